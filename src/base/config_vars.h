@@ -1,0 +1,49 @@
+/*
+ * The registry of every SHOAL_* environment variable.  One line each:
+ *   BASE_CONFIG_VAR(NAME, TYPE, default, extra, scope, one-line doc)
+ * NAME is the variable without its SHOAL_ prefix and is also the field of
+ * base_cfg.  TYPE is INT, SIZE, BOOL, ENUM, STRING or DURATION; extra is
+ * "min:max" for numbers and "a|b|c" for enums (the first choice is index 0).
+ * scope is "library" (read by every rank), "shoalrun" (read by the launcher)
+ * or "both".  docs/CONFIG.md is generated from this list (shoal-info
+ * --config=markdown) and a test keeps the two equal.
+ *
+ * No include guard: this file is included several times with different
+ * definitions of BASE_CONFIG_VAR.
+ */
+
+/* base */
+BASE_CONFIG_VAR(LOG, ENUM, "warn", "error|warn|info|debug|trace", "both",
+                "Messages at this level and more severe are printed to stderr")
+
+/* boot */
+BASE_CONFIG_VAR(BOOT, ENUM, "auto", "auto|pmi1|single", "library",
+                "Bootstrap backend; auto detects PMI_FD or PMI_PORT, else runs as a single rank")
+BASE_CONFIG_VAR(BOOT_TIMEOUT, DURATION, "120s", "1ms:1000000s", "library",
+                "How long a rank waits for one reply of the launcher before giving up")
+
+/* wire/shm */
+BASE_CONFIG_VAR(SHM_CELLS, INT, "128", "2:65536", "library",
+                "Cells (64-byte message slots) in each shared-memory channel; a power of two")
+BASE_CONFIG_VAR(SHM_BULK, SIZE, "256k", "4k:1g", "library",
+                "Bytes of each shared-memory channel's ring for medium payloads; a power of two")
+BASE_CONFIG_VAR(SHM_CMA, ENUM, "auto", "auto|on|off", "library",
+                "Single-copy long messages with process_vm_writev; auto uses it when the kernel allows")
+BASE_CONFIG_VAR(SHM_CMA_MIN, SIZE, "16k", "0:1g", "library",
+                "Long payloads of at least this many bytes move by cross-memory attach, smaller ones through the bulk ring")
+
+/* am */
+BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
+                "Largest medium payload; at most half of SHOAL_SHM_BULK")
+BASE_CONFIG_VAR(AM_WINDOW, INT, "64", "1:65536", "library",
+                "Requests a rank may have outstanding to one peer before it must wait for credits")
+BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",
+                "Open connections to peers on first use, or to every peer during initialization")
+BASE_CONFIG_VAR(WAIT, ENUM, "adaptive", "adaptive|poll|block", "library",
+                "How a rank waits for messages: spin then yield then sleep, only spin, or sleep at once")
+BASE_CONFIG_VAR(WAIT_SPIN, DURATION, "50us", "0:1000s", "library",
+                "Adaptive wait: how long to spin before yielding when this rank has a core of its own")
+BASE_CONFIG_VAR(WAIT_BLOCK, DURATION, "2ms", "0:1000s", "library",
+                "Adaptive wait: how long to spin and yield before sleeping on the doorbell")
+BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
+                "How often a sleeping rank checks that the peers it talks to are still alive")

@@ -1,0 +1,7 @@
+list(APPEND SHOAL_SOURCES
+    base/clock.c
+    base/config.c
+    base/containers.c
+    base/err.c
+    base/log.c
+    base/util.c)

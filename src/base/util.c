@@ -1,0 +1,87 @@
+/* Small helpers: randomness, hex, hashing, CPU count. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "base.h"
+
+int base_random(void *buf, size_t len)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return base_err(SHOAL_ERR_SYSTEM, "getrandom: %s", strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return SHOAL_OK;
+}
+
+void base_hex_encode(const void *data, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+long base_hex_decode(const char *text, size_t textlen, void *out, size_t cap)
+{
+    unsigned char *o = out;
+
+    if (textlen % 2 != 0 || textlen / 2 > cap)
+        return -1;
+    for (size_t i = 0; i < textlen / 2; i++) {
+        int hi = hex_value(text[2 * i]);
+        int lo = hex_value(text[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        o[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return (long)(textlen / 2);
+}
+
+uint64_t base_hash64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+int base_cpu_count(void)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}

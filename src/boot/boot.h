@@ -1,0 +1,78 @@
+/*
+ * boot: how a rank learns who it is and exchanges addresses with the others.
+ *
+ * One small interface over several backends, selected by SHOAL_BOOT or
+ * detected from the environment (see ../shared/notes/launchers.md §6.1):
+ *   pmi1    PMI-1 wire protocol over PMI_FD (shoalrun, Hydra, srun --mpi=pmi2)
+ *           or over TCP to PMI_PORT with PMI_ID (Hydra -pmi-port)
+ *   single  no launcher: rank 0 of 1
+ * srun --mpi=none (SLURM_PROCID without PMI_FD) and a PMIx launcher are
+ * refused with a message saying what to use instead.
+ *
+ * Values are binary; the layer encodes them for the wire and splits values
+ * larger than one PMI line.  Keys are short names ([A-Za-z0-9_-], at most 32
+ * characters) scoped by rank: boot_put publishes key for this rank,
+ * boot_get(r, key) reads rank r's.  Puts become visible to others after the
+ * next boot_fence.  None of these calls is thread-safe against each other;
+ * they are used during initialization and finalization only.
+ */
+#ifndef SHOAL_BOOT_H
+#define SHOAL_BOOT_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+
+#define BOOT_KEY_MAX 32
+
+typedef struct boot_info {
+    int rank;
+    int size;
+    int local_rank;      /* index of this rank among the ranks of its node */
+    int local_size;      /* ranks on this node */
+    const int *local_ranks; /* world ranks of this node, ascending (local_size) */
+    char node_id[64];    /* identity of this node (host + boot + network namespace) */
+    char jobid[128];     /* the launcher's name for the job (PMI kvsname) */
+    char shm_prefix[64]; /* "shoal-<16 hex digits of the job>-": names of this job's /dev/shm objects */
+    const char *backend; /* "pmi1" or "single" */
+} boot_info_t;
+
+/*
+ * Start the bootstrap.  Returns the job description (owned by boot, valid
+ * until boot_fini).  Fails with SHOAL_ERR_BOOT and a detail saying what was
+ * tried and why it failed.
+ */
+int boot_init(const boot_info_t **info_p);
+
+/* Publish key=value for this rank (visible to others after boot_fence). */
+int boot_put(const char *key, const void *value, size_t len);
+
+/* Collective: make every earlier put visible to every rank. */
+int boot_fence(void);
+
+/*
+ * Read rank's value of key into buf (cap bytes).  *len_p receives its
+ * length.  SHOAL_ERR_NOT_FOUND when rank never put key; SHOAL_ERR_TOO_LARGE
+ * when it does not fit.
+ */
+int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p);
+
+/* Collective barrier through the launcher (slow; for init and finalize). */
+int boot_barrier(void);
+
+/*
+ * Ask the launcher to end the whole job with exit code, printing msg.  Does
+ * not return: exits the process if the launcher does not kill it first.
+ */
+void boot_abort(int code, const char *msg) BASE_NORETURN;
+
+/* Tell the launcher this rank finished cleanly and release the backend. */
+int boot_fini(void);
+
+/*
+ * The /dev/shm name prefix of a job, "shoal-<16 hex>-", from its PMI kvsname.
+ * shoalrun uses it to sweep a job's objects; the library to name them.
+ */
+void boot_shm_prefix(const char *jobid, char *out, size_t cap);
+
+#endif /* SHOAL_BOOT_H */

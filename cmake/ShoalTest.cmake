@@ -10,7 +10,8 @@
 #
 # shoal_mp_test(<name> PROGRAM <target> NP <n> [ARGS <args...>] [ENV <k=v...>]
 #               [TIMEOUT <s>] [LABELS <labels...>])
-#   Runs `shoalrun -n <n> --timeout <s> <program> <args>` as mp.<name>.np<n>.
+#   Runs `shoalrun -n <n> --timeout <s> <program> <args>` as mp.<name>.np<n>,
+#   never alongside another test (RUN_SERIAL).
 #
 # Every test exits 0 on success, 77 to skip (with a message saying why).
 
@@ -43,8 +44,11 @@ function(shoal_mp_test name)
              COMMAND $<TARGET_FILE:shoalrun> -n ${T_NP} --timeout ${T_TIMEOUT}
                      $<TARGET_FILE:${T_PROGRAM}> ${T_ARGS})
     math(EXPR ctest_timeout "${T_TIMEOUT} + 30")
+    # RUN_SERIAL: ranks of two jobs sharing 2 cores starve each other into
+    # timeouts, so even `ctest -j` runs multi-process tests one at a time.
     set_tests_properties(${test_name} PROPERTIES
-        LABELS "mp;${T_LABELS}" TIMEOUT ${ctest_timeout} SKIP_RETURN_CODE 77)
+        LABELS "mp;${T_LABELS}" TIMEOUT ${ctest_timeout} SKIP_RETURN_CODE 77
+        RUN_SERIAL TRUE)
     if(T_ENV)
         set_tests_properties(${test_name} PROPERTIES ENVIRONMENT "${T_ENV}")
     endif()

@@ -1,1 +1,7 @@
-list(APPEND SHOAL_SOURCES)
+list(APPEND SHOAL_SOURCES
+    am/am_barrier.c
+    am/am_ep.c
+    am/am_init.c
+    am/am_progress.c
+    am/am_send.c
+    am/am_wait.c)

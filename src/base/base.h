@@ -58,7 +58,7 @@ static inline void base_cpu_relax(void)
  * Call it where the error is decided, not in every caller on the way up.
  */
 int base_err(int status, const char *fmt, ...) BASE_PRINTF(2, 3);
-int base_verr(int status, const char *fmt, va_list ap);
+int base_verr(int status, const char *fmt, va_list ap) BASE_PRINTF(2, 0);
 /* Forget the detail of an earlier error (used before retries). */
 void base_err_clear(void);
 

@@ -47,3 +47,7 @@ BASE_CONFIG_VAR(WAIT_BLOCK, DURATION, "2ms", "0:1000s", "library",
                 "Adaptive wait: how long to spin and yield before sleeping on the doorbell")
 BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
                 "How often a sleeping rank checks that the peers it talks to are still alive")
+
+/* shoalrun */
+BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
+                "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or core unless ranks outnumber CPUs (auto)")

@@ -13,8 +13,9 @@
  * larger than one PMI line.  Keys are short names ([A-Za-z0-9_-], at most 32
  * characters) scoped by rank: boot_put publishes key for this rank,
  * boot_get(r, key) reads rank r's.  Puts become visible to others after the
- * next boot_fence.  None of these calls is thread-safe against each other;
- * they are used during initialization and finalization only.
+ * next boot_fence; a key is put once.  Keys starting with "boot-" are this
+ * layer's own.  None of these calls is thread-safe against each other; they
+ * are used during initialization and finalization only.
  */
 #ifndef SHOAL_BOOT_H
 #define SHOAL_BOOT_H
@@ -32,7 +33,7 @@ typedef struct boot_info {
     int local_size;      /* ranks on this node */
     const int *local_ranks; /* world ranks of this node, ascending (local_size) */
     char node_id[64];    /* identity of this node (host + boot + network namespace) */
-    char jobid[128];     /* the launcher's name for the job (PMI kvsname) */
+    char jobid[256];     /* the launcher's name for the job (PMI kvsname) */
     char shm_prefix[64]; /* "shoal-<16 hex digits of the job>-": names of this job's /dev/shm objects */
     const char *backend; /* "pmi1" or "single" */
 } boot_info_t;
@@ -44,7 +45,11 @@ typedef struct boot_info {
  */
 int boot_init(const boot_info_t **info_p);
 
-/* Publish key=value for this rank (visible to others after boot_fence). */
+/*
+ * Publish key=value for this rank (visible to others after boot_fence).
+ * Each key is put once: SHOAL_ERR_ALREADY for a second put, because Hydra
+ * does not reliably replace values.
+ */
 int boot_put(const char *key, const void *value, size_t len);
 
 /* Collective: make every earlier put visible to every rank. */
@@ -52,8 +57,9 @@ int boot_fence(void);
 
 /*
  * Read rank's value of key into buf (cap bytes).  *len_p receives its
- * length.  SHOAL_ERR_NOT_FOUND when rank never put key; SHOAL_ERR_TOO_LARGE
- * when it does not fit.
+ * length.  SHOAL_ERR_NOT_FOUND when rank never put key (or put it after the
+ * last fence); SHOAL_ERR_TOO_LARGE when it does not fit, with *len_p set to
+ * the size needed.
  */
 int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p);
 

@@ -1,0 +1,157 @@
+/*
+ * am: the active-message engine behind shoal.h.
+ *
+ * It owns endpoints and handler tables, picks the wire for each peer and
+ * connects on first use, lends credits (at most SHOAL_AM_WINDOW requests
+ * outstanding per peer: a request is outstanding until its reply has run
+ * here or the peer finished it without replying), queues replies that find
+ * no room, splits long payloads larger than a wire frame, runs handlers
+ * from the wires' deliver upcall, and waits adaptively (poll, yield,
+ * sleep).  The native barrier is a dissemination barrier over system
+ * requests.
+ */
+#ifndef SHOAL_AM_H
+#define SHOAL_AM_H
+
+#include "shoal.h"
+
+#include "base/base.h"
+#include "base/base_list.h"
+#include "boot/boot.h"
+#include "wire/wire.h"
+
+/* Endpoint index of the library's own traffic (init/finalize barriers). */
+#define AM_SYSTEM_EP (WIRE_MAX_EPS - 1)
+
+/* System handler indices (frames with WIRE_F_SYSTEM). */
+#define AM_SYS_BARRIER 1
+
+_Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
+_Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");
+
+typedef struct am_handler {
+    shoal_handler_fn_t fn;
+    const char *name;
+    unsigned flags; /* SHOAL_HANDLER_REQUEST | SHOAL_HANDLER_REPLY */
+} am_handler_t;
+
+struct shoal_ep {
+    unsigned index;
+    am_handler_t handlers[SHOAL_AM_MAX_HANDLERS];
+    void *seg;
+    size_t seg_size;
+    void *user_data;
+};
+
+struct shoal_token {
+    shoal_ep_t *ep;
+    int src;
+    uint8_t is_request;
+    uint8_t replied;
+};
+
+/* A frame waiting for room (replies and their fragments only). */
+typedef struct am_deferred {
+    base_list_t link;
+    wire_msg_t msg;
+    uint64_t args[WIRE_MAX_ARGS];
+    /* the payload follows */
+} am_deferred_t;
+
+typedef struct am_peer {
+    wire_conn_t *conn;     /* NULL until first use */
+    uint32_t open;         /* our requests outstanding there */
+    uint64_t credits_seen; /* conn's credit count when last read */
+    int dead;
+    base_list_t pending;      /* am_deferred_t, in send order */
+    base_list_t pending_link; /* in am.pending_peers while pending */
+} am_peer_t;
+
+/* Dissemination-barrier state of one endpoint index. */
+typedef struct am_barrier {
+    uint32_t epoch;
+    uint64_t arrived[2]; /* per epoch parity: bit k = round k arrived */
+} am_barrier_t;
+
+typedef struct am_state {
+    int init_count;
+    const boot_info_t *job;
+    am_peer_t *peers; /* by rank */
+    shoal_ep_t *eps[SHOAL_MAX_ENDPOINTS];
+    int neps; /* eps[neps..] are all NULL */
+    am_barrier_t barriers[WIRE_MAX_EPS];
+    int in_handler;
+    uint32_t window;
+    size_t max_medium;
+    int oversubscribed; /* more ranks on this host than CPUs for them */
+    base_list_t pending_peers;
+    int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
+    uint64_t last_peer_check;
+    shoal_stats_t stats;
+} am_state_t;
+
+extern am_state_t am;
+
+/* ---- progress and waiting (am_progress.c, am_wait.c) --------------------- */
+
+/* Deliver arrived frames and flush queued ones; returns handlers run. */
+int am_progress(void);
+
+/* The wires' deliver upcall: run the handler of one frame. */
+int am_deliver(void *arg, int src, const wire_msg_t *msg);
+
+/*
+ * Wait adaptively until ready(arg, handled) returns non-zero: 1 for done
+ * (am_block returns SHOAL_OK) or a negative status (returned).  handled is
+ * how many handlers the last progress ran.  blocked, if not NULL, is a
+ * connection whose room the caller waits for.  report_deaths makes a newly
+ * detected peer death end the wait with SHOAL_ERR_PEER_DEAD.  timeout_ns < 0
+ * waits without limit.
+ */
+typedef int (*am_ready_fn_t)(void *arg, int handled);
+int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
+             int report_deaths, int64_t timeout_ns);
+
+/* ---- sending (am_send.c) ------------------------------------------------- */
+
+/* The peer's connection, opened on first use. */
+int am_peer_get(int rank, am_peer_t **peer_p);
+
+/* Send a request frame (system or user), waiting for credits and room. */
+int am_request(am_peer_t *peer, wire_msg_t *m);
+
+/* Send queued frames of every peer while their channels have room. */
+void am_flush_deferred(void);
+
+/* ---- endpoints and barriers (am_ep.c, am_barrier.c) ---------------------- */
+
+/* Is ep one of ours?  Compares pointers only: a stray one is not touched. */
+static inline int am_ep_valid(const shoal_ep_t *ep)
+{
+    for (int i = 0; i < am.neps; i++)
+        if (am.eps[i] == ep)
+            return ep != NULL;
+    return 0;
+}
+
+/* The error of a call that failed am_entry_ok (cold: formats a detail). */
+int am_entry_error(const char *fn, int allow_in_handler);
+
+/* Common checks of public calls: initialized, not in a handler. */
+static inline int am_check_entry(const char *fn, int allow_in_handler)
+{
+    if (BASE_LIKELY(am.init_count > 0 && (allow_in_handler || !am.in_handler)))
+        return SHOAL_OK;
+    return am_entry_error(fn, allow_in_handler);
+}
+
+/* Dissemination barrier over every rank for endpoint index epi. */
+int am_barrier_run(unsigned epi);
+
+/* Barrier, drain every channel and queue, twice: nothing is in flight after. */
+int am_quiesce(unsigned epi);
+
+/* System frame arrived. */
+void am_system_deliver(int src, const wire_msg_t *m);
+
+#endif /* SHOAL_AM_H */

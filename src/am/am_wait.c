@@ -1,0 +1,153 @@
+/*
+ * Waiting without spinning against the scheduler.
+ *
+ * Three phases, measured from the start of a wait:
+ *   spin   (SHOAL_WAIT_SPIN): poll in a tight loop; the cheapest reaction
+ *          when the peer runs on another core.  Skipped when this host has
+ *          more ranks than CPUs: the peer we wait for may need our core.
+ *   yield  (until SHOAL_WAIT_BLOCK): poll and give the core away.  When
+ *          oversubscribed, yield after every poll (a yield to a rank on the
+ *          same core costs about a microsecond, far less than a sleep);
+ *          otherwise yield now and then so other work can run.
+ *   sleep: arm the doorbells and sleep until a sender rings, waking every
+ *          SHOAL_PEER_CHECK to see whether the peers are still alive.
+ * SHOAL_WAIT=poll never leaves the first phase; SHOAL_WAIT=block goes to
+ * sleep at once.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+
+#include "am.h"
+
+#define AM_WAIT_ADAPTIVE 0
+#define AM_WAIT_POLL 1
+#define AM_WAIT_BLOCK 2
+
+/* Polls between clock reads while spinning (a clock read costs ~30 ns). */
+#define SPIN_CLOCK_EVERY 16
+/* When a rank has its own core: polls between yields in the yield phase. */
+#define YIELD_EVERY 64
+
+typedef struct wait_plan {
+    uint64_t spin_ns, block_ns;
+} wait_plan_t;
+
+static wait_plan_t plan(void)
+{
+    wait_plan_t p = {(uint64_t)base_cfg.WAIT_SPIN, (uint64_t)base_cfg.WAIT_BLOCK};
+
+    switch (base_cfg.WAIT) {
+    case AM_WAIT_POLL:
+        p.spin_ns = p.block_ns = UINT64_MAX;
+        break;
+    case AM_WAIT_BLOCK:
+        p.spin_ns = p.block_ns = 0;
+        break;
+    default:
+        if (am.oversubscribed)
+            p.spin_ns = 0;
+        if (p.block_ns < p.spin_ns)
+            p.block_ns = p.spin_ns;
+        break;
+    }
+    return p;
+}
+
+static void check_peers_now(uint64_t now)
+{
+    am.last_peer_check = now;
+    wire_shm_ops.check_peers();
+}
+
+/* Arm the doorbells; 1 when we may sleep, 0 when there is work already. */
+static int arm(wire_conn_t *blocked)
+{
+    if (wire_shm_ops.arm())
+        return 0;
+    if (blocked != NULL && wire_shm_ops.want_space(blocked))
+        return 0;
+    for (base_list_t *e = am.pending_peers.next; e != &am.pending_peers;
+         e = e->next) {
+        am_peer_t *p = BASE_CONTAINER_OF(e, am_peer_t, pending_link);
+        if (wire_shm_ops.want_space(p->conn))
+            return 0;
+    }
+    return 1;
+}
+
+static int sleep_once(wire_conn_t *blocked, uint64_t now, uint64_t deadline)
+{
+    uint64_t nap = (uint64_t)base_cfg.PEER_CHECK;
+
+    if (deadline != UINT64_MAX && deadline - now < nap)
+        nap = deadline - now;
+    if (arm(blocked)) {
+        am.stats.sleeps++;
+        wire_shm_ops.sleep(nap);
+    }
+    wire_shm_ops.disarm();
+    return SHOAL_OK;
+}
+
+int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
+             int report_deaths, int64_t timeout_ns)
+{
+    wait_plan_t p = plan();
+    uint64_t start = base_time_ns(), now = start;
+    uint64_t deadline =
+        timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
+
+    for (uint32_t iter = 1;; iter++) {
+        int r = ready(arg, am_progress());
+
+        if (r != 0)
+            return r > 0 ? SHOAL_OK : r;
+        if (report_deaths && am.unreported_deaths > 0) {
+            am.unreported_deaths--;
+            return base_err(SHOAL_ERR_PEER_DEAD,
+                            "a peer died while this rank waited (see the "
+                            "log for which)");
+        }
+        if (now - start < p.spin_ns && iter % SPIN_CLOCK_EVERY != 0) {
+            base_cpu_relax();
+            continue;
+        }
+        now = base_time_ns();
+        if (now >= deadline)
+            return base_err(SHOAL_ERR_TIMEOUT, "wait timed out after %lld ns",
+                            (long long)timeout_ns);
+        if (now - am.last_peer_check >= (uint64_t)base_cfg.PEER_CHECK)
+            check_peers_now(now);
+        if (now - start < p.spin_ns)
+            continue;
+        if (now - start < p.block_ns) {
+            if (am.oversubscribed || iter % YIELD_EVERY == 0)
+                sched_yield();
+            else
+                base_cpu_relax();
+            continue;
+        }
+        sleep_once(blocked, now, deadline);
+    }
+}
+
+static int any_handled(void *arg, int handled)
+{
+    int *count = arg;
+
+    *count += handled;
+    return *count > 0;
+}
+
+int shoal_wait(shoal_ep_t *ep, int64_t timeout_ns)
+{
+    int count = 0;
+    int status = am_check_entry("shoal_wait", 0);
+
+    if (status != SHOAL_OK)
+        return status;
+    if (!am_ep_valid(ep))
+        return base_err(SHOAL_ERR_INVALID, "shoal_wait: not an endpoint");
+    status = am_block(any_handled, &count, NULL, 1, timeout_ns);
+    return status != SHOAL_OK ? status : count;
+}

@@ -1,0 +1,277 @@
+/*
+ * boot: backend selection (launchers.md §6.1) and the calls of boot.h on top
+ * of whichever backend runs.  Selection never guesses silently: a launcher
+ * we cannot talk to is refused with a message naming what to use instead,
+ * because starting N independent singletons would look like success.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "base/base_strmap.h"
+#include "boot/boot.h"
+#include "boot/boot_internal.h"
+
+/* Index of SHOAL_BOOT's choices "auto|pmi1|single". */
+enum { BOOT_AUTO, BOOT_PMI1, BOOT_SINGLE };
+
+static struct {
+    int active;
+    boot_backend_t be;
+    boot_info_t info;
+    int *local_ranks;
+    base_strmap_t put_keys; /* keys this rank has put: each only once */
+} boot;
+
+const boot_backend_t *boot_backend(void)
+{
+    return boot.active ? &boot.be : NULL;
+}
+
+void boot_shm_prefix(const char *jobid, char *out, size_t cap)
+{
+    uint64_t h = base_hash64(jobid, strlen(jobid));
+
+    snprintf(out, cap, "shoal-%016llx-", (unsigned long long)h);
+}
+
+static int has_pmi(void)
+{
+    return getenv("PMI_FD") != NULL ||
+           (getenv("PMI_PORT") != NULL && getenv("PMI_ID") != NULL);
+}
+
+static int has_pmix(void)
+{
+    extern char **environ;
+
+    if (getenv("PMIX_NAMESPACE") != NULL || getenv("PMIX_RANK") != NULL)
+        return 1;
+    for (char **e = environ; e != NULL && *e != NULL; e++)
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0)
+            return 1;
+    return 0;
+}
+
+/* Launchers we recognise but cannot use. */
+static int refuse_launcher(void)
+{
+    if (has_pmix())
+        return base_err(SHOAL_ERR_BOOT,
+                        "this process was started by a PMIx launcher "
+                        "(PMIX_* is set: Open MPI's mpirun or srun "
+                        "--mpi=pmix), and Shoal speaks PMI-1; start it with "
+                        "shoalrun, mpiexec.mpich or srun --mpi=pmi2");
+    if (getenv("SLURM_PROCID") != NULL) {
+        const char *n = getenv("SLURM_STEP_NUM_TASKS");
+        if (n != NULL && strcmp(n, "1") == 0)
+            return SHOAL_OK;
+        return base_err(SHOAL_ERR_BOOT,
+                        "this process was started by srun without a PMI "
+                        "interface (SLURM_PROCID is set, PMI_FD is not): use "
+                        "srun --mpi=pmi2, or shoalrun; SHOAL_BOOT=single "
+                        "runs every process alone as rank 0 of 1");
+    }
+    return SHOAL_OK;
+}
+
+static int open_backend(void)
+{
+    boot_info_t *in = &boot.info;
+    int choice = (int)base_cfg.BOOT;
+
+    if (choice == BOOT_PMI1 && !has_pmi())
+        return base_err(SHOAL_ERR_BOOT,
+                        "SHOAL_BOOT=pmi1, but neither PMI_FD nor PMI_PORT "
+                        "with PMI_ID is set: start the program with a PMI "
+                        "launcher (shoalrun, mpiexec.mpich, srun "
+                        "--mpi=pmi2)");
+    if (choice == BOOT_PMI1 || (choice == BOOT_AUTO && has_pmi()))
+        return boot_pmi1_backend(&boot.be, &in->rank, &in->size, in->jobid,
+                                 sizeof(in->jobid));
+    if (choice == BOOT_AUTO) {
+        int status = refuse_launcher();
+        if (status != SHOAL_OK)
+            return status;
+    }
+    in->rank = 0;
+    in->size = 1;
+    return boot_single_backend(&boot.be, in->jobid, sizeof(in->jobid));
+}
+
+/* Node of every rank, from the launcher's mapping or by exchange. */
+static int find_nodes(int *node_of)
+{
+    boot_info_t *in = &boot.info;
+    char map[BOOT_TEXT_MAX + 1];
+
+    if (strcmp(boot.be.name, "single") == 0) {
+        node_of[0] = 0;
+        return SHOAL_OK;
+    }
+    /* Every rank gets the same mapping, so all take the same branch. */
+    int status = boot_pmi1_get_reserved(boot.be.kvs.ctx,
+                                        "PMI_process_mapping", map,
+                                        sizeof(map));
+    if (status == SHOAL_OK)
+        status = boot_mapping_parse(map, in->size, node_of);
+    if (status == SHOAL_OK)
+        return SHOAL_OK;
+    /* A broken connection is not a missing mapping: report it. */
+    if (status != SHOAL_ERR_NOT_FOUND && status != SHOAL_ERR_PROTOCOL)
+        return status;
+    base_debug("boot", "no usable PMI_process_mapping (%s); exchanging "
+               "node ids", shoal_error_detail());
+    return boot_nodes_by_exchange(&boot.be, in->rank, in->size, "boot-node",
+                                  in->node_id, node_of);
+}
+
+/* Hydra's MPI_LOCALRANKID/MPI_LOCALNRANKS should agree with the mapping. */
+static void cross_check_local(void)
+{
+    const char *id = getenv("MPI_LOCALRANKID");
+    const char *n = getenv("MPI_LOCALNRANKS");
+    boot_info_t *in = &boot.info;
+
+    if (id == NULL || n == NULL)
+        return;
+    if (atoi(id) != in->local_rank || atoi(n) != in->local_size)
+        base_warn("boot",
+                  "the launcher says local rank %s of %s, the process "
+                  "mapping %d of %d; using the mapping",
+                  id, n, in->local_rank, in->local_size);
+}
+
+static int find_locality(void)
+{
+    boot_info_t *in = &boot.info;
+    int *node_of = malloc((size_t)in->size * sizeof(*node_of));
+
+    if (node_of == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
+    int status = find_nodes(node_of);
+    if (status == SHOAL_OK)
+        status = boot_local_ranks(node_of, in->size, in->rank,
+                                  &boot.local_ranks, &in->local_rank,
+                                  &in->local_size);
+    free(node_of);
+    if (status != SHOAL_OK)
+        return status;
+    in->local_ranks = boot.local_ranks;
+    cross_check_local();
+    return SHOAL_OK;
+}
+
+int boot_init(const boot_info_t **info_p)
+{
+    char prefix[32];
+
+    if (boot.active)
+        return base_err(SHOAL_ERR_ALREADY, "boot_init: already initialized");
+    base_config_load(0); /* a bad SHOAL_* value was logged; use defaults */
+    memset(&boot.info, 0, sizeof(boot.info));
+    boot_node_id(boot.info.node_id, sizeof(boot.info.node_id));
+    int status = open_backend();
+    if (status != SHOAL_OK)
+        goto err_log;
+    boot.active = 1;
+    base_strmap_init(&boot.put_keys);
+    boot.info.backend = boot.be.name;
+    boot_shm_prefix(boot.info.jobid, boot.info.shm_prefix,
+                    sizeof(boot.info.shm_prefix));
+    status = find_locality();
+    if (status != SHOAL_OK)
+        goto err_fini;
+    snprintf(prefix, sizeof(prefix), "shoal[%d]", boot.info.rank);
+    base_log_set_prefix(prefix);
+    base_debug("boot", "rank %d of %d via %s, local %d of %d, job %s",
+               boot.info.rank, boot.info.size, boot.be.name,
+               boot.info.local_rank, boot.info.local_size, boot.info.jobid);
+    *info_p = &boot.info;
+    return SHOAL_OK;
+err_fini:
+    boot.be.fini(boot.be.kvs.ctx);
+    base_strmap_fini(&boot.put_keys);
+    boot.active = 0;
+err_log:
+    /* The one place a failed start is decided: say it even if the caller
+     * only looks at the status. */
+    base_error("boot", "%s", shoal_error_detail());
+    return status;
+}
+
+static int not_init(const char *fn)
+{
+    return base_err(SHOAL_ERR_NOT_INIT, "%s: boot_init has not run", fn);
+}
+
+int boot_put(const char *key, const void *value, size_t len)
+{
+    if (!boot.active)
+        return not_init("boot_put");
+    /*
+     * Hydra 4.0 does not reliably replace a value put again after a
+     * barrier: peers may read the old one.  So keys are write-once.
+     */
+    if (base_strmap_get(&boot.put_keys, key) != NULL)
+        return base_err(SHOAL_ERR_ALREADY,
+                        "boot_put: key '%s' was already put (keys are "
+                        "write-once)",
+                        key);
+    int status = boot_kvs_put(&boot.be.kvs, boot.info.rank, key, value, len);
+    if (status == SHOAL_OK)
+        status = base_strmap_put(&boot.put_keys, key, &boot, NULL);
+    return status;
+}
+
+int boot_fence(void)
+{
+    if (!boot.active)
+        return not_init("boot_fence");
+    return boot.be.fence(boot.be.kvs.ctx);
+}
+
+int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p)
+{
+    if (!boot.active)
+        return not_init("boot_get");
+    if (rank < 0 || rank >= boot.info.size)
+        return base_err(SHOAL_ERR_RANK, "boot_get: rank %d out of range "
+                        "[0, %d)", rank, boot.info.size);
+    return boot_kvs_get(&boot.be.kvs, rank, key, buf, cap, len_p);
+}
+
+int boot_barrier(void)
+{
+    if (!boot.active)
+        return not_init("boot_barrier");
+    return boot.be.barrier(boot.be.kvs.ctx);
+}
+
+void boot_abort(int code, const char *msg)
+{
+    if (msg == NULL)
+        msg = "";
+    base_error("boot", "aborting the job with exit code %d: %s", code, msg);
+    if (boot.active)
+        boot.be.abort(boot.be.kvs.ctx, code, msg);
+    fflush(NULL);
+    /* No atexit handlers: the process state is whatever made us abort. */
+    _exit(code);
+}
+
+int boot_fini(void)
+{
+    if (!boot.active)
+        return not_init("boot_fini");
+    int status = boot.be.fini(boot.be.kvs.ctx);
+    free(boot.local_ranks);
+    boot.local_ranks = NULL;
+    base_strmap_fini(&boot.put_keys);
+    boot.active = 0;
+    return status;
+}

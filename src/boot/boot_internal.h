@@ -1,0 +1,114 @@
+/*
+ * Inside the boot layer: the backend interface, the value codec and the
+ * locality helpers.  Only the files of src/boot, shoalrun and the tests include this;
+ * upper layers use boot.h.
+ */
+#ifndef SHOAL_BOOT_INTERNAL_H
+#define SHOAL_BOOT_INTERNAL_H
+
+#include <stddef.h>
+
+#include "boot/boot.h"
+
+/*
+ * A string key-value store as a backend offers it: one value of at most
+ * room(keylen) characters per key, [!-~] only.  The codec (boot_kvs.c) turns
+ * binary values of any size into such strings.
+ */
+typedef struct boot_kvs {
+    void *ctx;
+    int (*put)(void *ctx, const char *key, const char *value);
+    /* SHOAL_ERR_NOT_FOUND when absent; value has cap bytes for text + NUL. */
+    int (*get)(void *ctx, const char *key, char *value, size_t cap);
+    /* Longest value that fits in one put beside a key of keylen chars. */
+    size_t (*room)(void *ctx, size_t keylen);
+    size_t key_max; /* longest key the store takes */
+} boot_kvs_t;
+
+/* A backend: the store plus the collective and lifecycle calls. */
+typedef struct boot_backend {
+    const char *name;
+    boot_kvs_t kvs;
+    int (*fence)(void *ctx);    /* publish puts, then wait for everyone */
+    int (*barrier)(void *ctx);
+    void (*abort)(void *ctx, int code, const char *msg); /* may return */
+    int (*fini)(void *ctx);     /* also frees ctx */
+} boot_backend_t;
+
+/* Largest value boot_put accepts (keeps a runaway caller from flooding). */
+#define BOOT_VALUE_MAX (16u << 20)
+/* Longest value text a backend hands back (a PMI-1 value is at most 1023). */
+#define BOOT_TEXT_MAX 1024
+
+/* ---- codec (boot_kvs.c) -------------------------------------------------- */
+
+/* True when key is 1..BOOT_KEY_MAX characters of [A-Za-z0-9_-]. */
+int boot_key_ok(const char *key);
+
+/*
+ * Store rank's key as "shoal-<rank>-<key>": "v<hex>" when it fits in one
+ * put, else "c<chunks>:<bytes>" with the hex split over keys
+ * "shoal-<rank>-<key>.<i>".
+ */
+int boot_kvs_put(const boot_kvs_t *kvs, int rank, const char *key,
+                 const void *data, size_t len);
+/*
+ * Read it back into buf.  *len_p gets the value's length, also when
+ * SHOAL_ERR_TOO_LARGE says it does not fit in cap.
+ */
+int boot_kvs_get(const boot_kvs_t *kvs, int rank, const char *key, void *buf,
+                 size_t cap, size_t *len_p);
+
+/* ---- locality (boot_locality.c) ------------------------------------------ */
+
+/*
+ * Parse PMI_process_mapping "(vector,(first_node,nnodes,ppn),...)" into the
+ * node index of each of size ranks.  The block list repeats cyclically until
+ * every rank has a node (Hydra's "(vector,(0,1,1))" puts all ranks on node
+ * 0).  SHOAL_ERR_PROTOCOL when it does not parse.
+ */
+int boot_mapping_parse(const char *text, int size, int *node_of);
+
+/*
+ * From the node index of every rank, the ranks sharing rank's node
+ * (ascending, allocated; free with free()), its index among them and their
+ * count.
+ */
+int boot_local_ranks(const int *node_of, int size, int rank, int **ranks_p,
+                     int *local_rank_p, int *local_size_p);
+
+/* This node's identity: hash of hostname, boot id and network namespace. */
+void boot_node_id(char *out, size_t cap);
+
+/*
+ * Collective: learn the node of every rank by exchanging node ids through
+ * the KVS under key (put, fence, size gets).  node_of gets small node
+ * indices.  boot_init uses the key "boot-node".
+ */
+int boot_nodes_by_exchange(const boot_backend_t *be, int rank, int size,
+                           const char *key, const char *node_id,
+                           int *node_of);
+
+/* ---- backends ------------------------------------------------------------ */
+
+/*
+ * Open the PMI-1 backend from PMI_FD/PMI_RANK/PMI_SIZE or PMI_PORT/PMI_ID.
+ * Fills rank, size and the job id (the kvsname).
+ */
+int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
+                      char *jobid, size_t jobid_cap);
+/* The singleton: rank 0 of 1 with a KVS in this process. */
+int boot_single_backend(boot_backend_t *be, char *jobid, size_t jobid_cap);
+
+/*
+ * Raw PMI-1 get of a launcher-reserved key such as PMI_process_mapping
+ * (not namespaced, not encoded).  Only for the pmi1 backend's ctx.
+ */
+int boot_pmi1_get_reserved(void *ctx, const char *key, char *value,
+                           size_t cap);
+
+/* The backend of the running boot, for tests of the internals (NULL if
+ * boot_init has not run). */
+const boot_backend_t *boot_backend(void);
+
+#endif /* SHOAL_BOOT_INTERNAL_H */

@@ -1,0 +1,52 @@
+/*
+ * PMI-1 client: one connection to the launcher (Hydra, srun --mpi=pmi2,
+ * shoalrun), strictly one request and one reply at a time under a mutex.
+ * Every wait is bounded by the timeout; a closed connection is reported as
+ * the launcher's death.  After an I/O failure the stream is out of step, so
+ * every later call fails at once with the same error.
+ */
+#ifndef SHOAL_BOOT_PMI1_H
+#define SHOAL_BOOT_PMI1_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/pmi_wire.h"
+
+typedef struct boot_pmi1 {
+    int fd;
+    pthread_mutex_t lock;
+    pmi_linebuf_t in;
+    uint64_t timeout_ns;
+    int rank, size;    /* from the environment, or the server in port mode */
+    char kvsname[256]; /* exactly as get_my_kvsname returned it */
+    long kvsname_max, keylen_max, vallen_max; /* the server's, NUL counted */
+    int failed;        /* an I/O failure left the stream out of step */
+    int fail_status;
+} boot_pmi1_t;
+
+/*
+ * Handshake on a connected fd (PMI_FD mode): init, get_maxes,
+ * get_my_kvsname.  rank and size come from PMI_RANK and PMI_SIZE.  Takes
+ * ownership of fd (closed by boot_pmi1_close, also after a failure).
+ */
+int boot_pmi1_open_fd(boot_pmi1_t *c, int fd, int rank, int size,
+                      uint64_t timeout_ns);
+/* Connect to PMI_PORT "host:port" and identify as PMI_ID, then as above. */
+int boot_pmi1_open_port(boot_pmi1_t *c, const char *hostport, int id,
+                        uint64_t timeout_ns);
+
+int boot_pmi1_put(boot_pmi1_t *c, const char *key, const char *value);
+/* SHOAL_ERR_NOT_FOUND when the server has no such key (any rc != 0). */
+int boot_pmi1_get(boot_pmi1_t *c, const char *key, char *value, size_t cap);
+int boot_pmi1_barrier(boot_pmi1_t *c);
+int boot_pmi1_finalize(boot_pmi1_t *c);
+/* Send abort (no reply is expected; the launcher ends the job). */
+void boot_pmi1_abort(boot_pmi1_t *c, int code, const char *msg);
+void boot_pmi1_close(boot_pmi1_t *c);
+
+/* Characters of value that fit in one put line beside a key of keylen. */
+size_t boot_pmi1_room(const boot_pmi1_t *c, size_t keylen);
+
+#endif /* SHOAL_BOOT_PMI1_H */

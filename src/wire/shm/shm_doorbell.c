@@ -1,0 +1,44 @@
+/*
+ * Doorbells: a futex word in each rank's control block.  The owner sets it
+ * to 1 before it sleeps and rechecks its channels; a sender that finds it 1
+ * after publishing swaps it to 0 and wakes the owner.  Senders pay one load
+ * of a line that stays in their cache while nobody sleeps.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+static long futex_op(_Atomic uint32_t *word, int op, uint32_t val,
+                     const struct timespec *timeout)
+{
+    /* Not FUTEX_PRIVATE: the word is shared between processes. */
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
+
+int shm_doorbell_ring(shm_ctrl_t *ctrl)
+{
+    if (BASE_LIKELY(atomic_load_explicit(&ctrl->sleeping,
+                                         memory_order_seq_cst) == 0))
+        return 0;
+    if (atomic_exchange_explicit(&ctrl->sleeping, 0, memory_order_acq_rel) ==
+        0)
+        return 0; /* another sender rang first */
+    futex_op(&ctrl->sleeping, FUTEX_WAKE, 1, NULL);
+    return 1;
+}
+
+int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
+                          (long)(timeout_ns % 1000000000u)};
+
+    if (futex_op(&ctrl->sleeping, FUTEX_WAIT, 1, &ts) != 0 &&
+        errno != EAGAIN && errno != EINTR && errno != ETIMEDOUT)
+        return base_err(SHOAL_ERR_SYSTEM, "futex wait failed");
+    return SHOAL_OK;
+}

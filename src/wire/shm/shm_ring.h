@@ -1,0 +1,183 @@
+/*
+ * The shared-memory channel: one producer, one consumer.
+ *
+ * A channel is a ring of 64-byte cells plus a byte ring ("bulk") for
+ * payloads that do not fit in a cell.  Each cell starts with a sequence
+ * word: the producer of ticket t writes the cell's contents and then stores
+ * seq = t + 1 (release); the consumer at head h knows the cell is ready when
+ * seq == h + 1.  The data and its flag share one cache line, so a message
+ * costs one line transfer to the consumer.  Stale cells from earlier laps
+ * hold seq values h + 1 - k * ncells, never h + 1, so cells need no reset
+ * and 32-bit sequence numbers may wrap.
+ *
+ * The consumer publishes how far it has consumed (head, bulk_head) in the
+ * channel header; the producer keeps private copies and reads the shared
+ * ones only when its copies say the ring is full, so a steady stream costs
+ * the producer one extra line transfer per lap, not per message.
+ *
+ * These functions hold no locks, make no system calls and allocate nothing.
+ */
+#ifndef SHOAL_SHM_RING_H
+#define SHOAL_SHM_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/base.h"
+
+#define SHM_CELL_SIZE 64
+#define SHM_CELL_BODY 48 /* bytes after the 16-byte cell header */
+#define SHM_BULK_ALIGN 64
+
+/* Where a frame's payload is (bits 5-6 of shm_cell_t.kind). */
+#define SHM_LOC_NONE 0u
+#define SHM_LOC_INLINE 1u   /* in the cell body, after args (and offset) */
+#define SHM_LOC_BULK 2u     /* in the bulk ring at position aux */
+#define SHM_LOC_DIRECT 3u   /* already written into the segment (CMA) */
+#define SHM_LOC_SHIFT 5
+#define SHM_LOC_MASK (3u << SHM_LOC_SHIFT)
+
+typedef struct shm_cell {
+    _Atomic uint32_t seq; /* ticket + 1 once published */
+    uint8_t kind;         /* WIRE kind bits | SHM_LOC_* << SHM_LOC_SHIFT */
+    uint8_t ep;
+    uint8_t handler;
+    uint8_t nargs;
+    uint32_t len; /* payload length */
+    uint32_t aux; /* bulk position of the payload (SHM_LOC_BULK) */
+    uint64_t body[SHM_CELL_BODY / 8]; /* args, [long offset], [inline data] */
+} BASE_ALIGNED(SHM_CELL_SIZE) shm_cell_t;
+
+_Static_assert(sizeof(shm_cell_t) == SHM_CELL_SIZE, "one cell, one line");
+
+/* The consumer-written and producer-written words of one channel. */
+typedef struct shm_chan_hdr {
+    /* written by the consumer, read by the producer when it runs short */
+    _Atomic uint32_t head;      /* cells consumed */
+    _Atomic uint32_t bulk_head; /* bulk bytes released (position) */
+    _Atomic uint64_t noreply;   /* requests finished without a reply */
+    char pad0[BASE_SHARING_UNIT - 16];
+    /* written by the producer, read by the consumer after each release */
+    _Atomic uint32_t want_wake; /* producer sleeps until room appears */
+    char pad1[BASE_SHARING_UNIT - 4];
+} shm_chan_hdr_t;
+
+_Static_assert(sizeof(shm_chan_hdr_t) == 2 * BASE_SHARING_UNIT, "layout");
+
+/* ---- producer -------------------------------------------------------------- */
+
+typedef struct shm_prod {
+    shm_cell_t *cells;
+    uint32_t mask; /* ncells - 1 */
+    uint32_t tail; /* next ticket */
+    uint32_t head_cache;
+    char *bulk;
+    uint32_t bulk_mask; /* bulk size - 1 */
+    uint32_t bulk_tail;
+    uint32_t bulk_head_cache;
+    shm_chan_hdr_t *hdr;
+} shm_prod_t;
+
+/* The next free cell, or NULL when the ring is full. */
+static inline shm_cell_t *shm_prod_cell(shm_prod_t *p)
+{
+    if (BASE_UNLIKELY(p->tail - p->head_cache > p->mask)) {
+        p->head_cache =
+            atomic_load_explicit(&p->hdr->head, memory_order_acquire);
+        if (p->tail - p->head_cache > p->mask)
+            return NULL;
+    }
+    return &p->cells[p->tail & p->mask];
+}
+
+/*
+ * Room for len bytes of bulk: returns the position (and leaves the tail
+ * for shm_prod_publish to advance), or -1 when there is no room.  A payload
+ * never wraps: when it would cross the end it starts at the beginning and
+ * the bytes skipped count as used.
+ */
+static inline int64_t shm_prod_bulk(shm_prod_t *p, uint32_t len,
+                                    uint32_t *new_tail_p)
+{
+    uint32_t size = p->bulk_mask + 1;
+    uint32_t need = (uint32_t)base_align_up(len, SHM_BULK_ALIGN);
+    uint32_t pos = p->bulk_tail;
+    uint32_t room_to_end = size - (pos & p->bulk_mask);
+
+    if (need > size / 2)
+        return -1;
+    if (need > room_to_end)
+        pos += room_to_end; /* skip to the start of the ring */
+    if (pos + need - p->bulk_head_cache > size) {
+        p->bulk_head_cache =
+            atomic_load_explicit(&p->hdr->bulk_head, memory_order_acquire);
+        if (pos + need - p->bulk_head_cache > size)
+            return -1;
+    }
+    *new_tail_p = pos + need;
+    return pos;
+}
+
+static inline void *shm_bulk_at(char *bulk, uint32_t mask, uint32_t pos)
+{
+    return bulk + (pos & mask);
+}
+
+/*
+ * Make the cell filled for ticket tail visible.  Sequentially consistent:
+ * the store must be ordered before the producer's later load of the
+ * consumer's sleeping flag (see the doorbell in shm_wire.c).
+ */
+static inline void shm_prod_publish(shm_prod_t *p, shm_cell_t *cell)
+{
+    atomic_store_explicit(&cell->seq, p->tail + 1, memory_order_seq_cst);
+    p->tail++;
+}
+
+/* ---- consumer -------------------------------------------------------------- */
+
+typedef struct shm_cons {
+    shm_cell_t *cells;
+    uint32_t mask;
+    uint32_t head;
+    char *bulk;
+    uint32_t bulk_mask;
+    uint64_t noreply;
+    shm_chan_hdr_t *hdr;
+} shm_cons_t;
+
+/* The cell at the head if it holds a published frame, else NULL. */
+static inline shm_cell_t *shm_cons_peek(const shm_cons_t *c)
+{
+    shm_cell_t *cell = &c->cells[c->head & c->mask];
+
+    if (atomic_load_explicit(&cell->seq, memory_order_acquire) != c->head + 1)
+        return NULL;
+    return cell;
+}
+
+/*
+ * Release the head cell (and its bulk payload, if any).  Returns 1 when
+ * the producer asked to be woken (the caller rings its doorbell).  Only
+ * the producer clears want_wake, when it stops waiting, so a request to be
+ * woken is never lost to a concurrent clear.
+ */
+static inline int shm_cons_release(shm_cons_t *c, const shm_cell_t *cell,
+                                   int noreply)
+{
+    if (((cell->kind & SHM_LOC_MASK) >> SHM_LOC_SHIFT) == SHM_LOC_BULK)
+        atomic_store_explicit(
+            &c->hdr->bulk_head,
+            cell->aux + (uint32_t)base_align_up(cell->len, SHM_BULK_ALIGN),
+            memory_order_release);
+    if (noreply)
+        atomic_store_explicit(&c->hdr->noreply, ++c->noreply,
+                              memory_order_release);
+    c->head++;
+    /* seq_cst: ordered before the load of want_wake (Dekker with the producer). */
+    atomic_store_explicit(&c->hdr->head, c->head, memory_order_seq_cst);
+    return atomic_load_explicit(&c->hdr->want_wake, memory_order_seq_cst) != 0;
+}
+
+#endif /* SHOAL_SHM_RING_H */

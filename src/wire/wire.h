@@ -1,0 +1,167 @@
+/*
+ * wire: transports behind one small ops table.
+ *
+ * A wire moves active-message frames between ranks: it never interprets
+ * handlers or endpoints, it only carries them (kind, ep, handler, args,
+ * payload) and hands each arriving frame to the layer above through the
+ * deliver upcall.  Flow control is split: the wire says when a channel has
+ * no room (SHOAL_ERR_AGAIN) and counts the requests a peer finished without
+ * a reply (the credits the layer above lends); the layer above decides what
+ * waits and what is queued.
+ *
+ * Rules every wire follows:
+ *   - per (sender, receiver) pair, frames are delivered in the order sent;
+ *   - send never blocks and never allocates on the small-message path;
+ *   - poll delivers a frame at most once, and only from the poll caller's
+ *     thread;
+ *   - a frame's args and payload pointers are valid only during deliver.
+ */
+#ifndef SHOAL_WIRE_H
+#define SHOAL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "boot/boot.h"
+
+/* Frame kinds: a category in the low bits, flags above. */
+#define WIRE_CAT_SHORT 0u
+#define WIRE_CAT_MEDIUM 1u
+#define WIRE_CAT_LONG 2u
+#define WIRE_CAT_MASK 3u
+#define WIRE_F_REPLY 0x04u    /* a reply (else a request) */
+#define WIRE_F_SYSTEM 0x08u   /* for the am layer's own handlers */
+#define WIRE_F_FRAGMENT 0x10u /* long data only; no handler runs */
+#define WIRE_KIND_MASK 0x1fu
+/* Send-side only: a long frame whose payload earlier fragments already
+ * wrote; it carries no data, and len/offset describe the whole payload. */
+#define WIRE_F_LANDED 0x80u
+
+#define WIRE_MAX_ARGS 5  /* = SHOAL_AM_MAX_ARGS */
+#define WIRE_MAX_EPS 16  /* endpoint indices a frame can name */
+
+typedef struct wire_msg {
+    uint8_t kind;    /* WIRE_CAT_* | WIRE_F_* */
+    uint8_t ep;      /* endpoint index */
+    uint8_t handler; /* handler index */
+    uint8_t nargs;   /* <= WIRE_MAX_ARGS */
+    uint32_t len;    /* payload bytes */
+    uint64_t offset; /* long: offset in the destination's segment */
+    const uint64_t *args;
+    /* On send: the source bytes.  On deliver: a library buffer (medium)
+     * or the destination address in the segment, already written (long). */
+    const void *payload;
+} wire_msg_t;
+
+/* deliver's answer: did a request finish without a reply? */
+#define WIRE_DELIVERED 0
+#define WIRE_DELIVERED_NOREPLY 1
+
+typedef struct wire_upcalls {
+    /* A frame from rank src arrived; returns WIRE_DELIVERED[_NOREPLY]. */
+    int (*deliver)(void *arg, int src, const wire_msg_t *msg);
+    /* Rank died or became unreachable; status is a link-failure code. */
+    void (*peer_failed)(void *arg, int rank, int status, const char *why);
+    /* Where long frames for endpoint ep land; NULL base when none. */
+    void (*segment)(void *arg, unsigned ep, void **base_p, size_t *size_p);
+    void *arg;
+} wire_upcalls_t;
+
+/* A connection to one peer; each wire embeds this as its first member. */
+typedef struct wire_conn {
+    const struct wire_ops *ops;
+    int rank;
+} wire_conn_t;
+
+/* A peer's segment for one endpoint, as the sender sees it. */
+typedef struct wire_segment {
+    uint64_t base; /* in the peer's address space */
+    uint64_t size;
+} wire_segment_t;
+
+typedef struct wire_ops {
+    const char *name;
+
+    /*
+     * Bring the wire up.  Collective over the job (may use boot fences).
+     * SHOAL_ERR_UNSUPPORTED, with a detail, when it cannot work here.
+     */
+    int (*init)(const boot_info_t *job, const wire_upcalls_t *up);
+    /* Release everything; no call may follow but init. */
+    void (*fini)(void);
+
+    /* 1 when this wire can reach rank, else 0. */
+    int (*reaches)(int rank);
+    /* Open (or return the open) connection to rank.  May not block. */
+    int (*connect)(int rank, wire_conn_t **conn_p);
+
+    /*
+     * Send one frame: SHOAL_OK, SHOAL_ERR_AGAIN when the channel has no
+     * room now (retry after progress), or an error (SHOAL_ERR_PEER_DEAD,
+     * SHOAL_ERR_SEGMENT for a long frame outside the peer's segment).
+     * Never blocks.  msg->len must not exceed max_payload unless the frame
+     * is WIRE_F_LANDED (it then carries no data).
+     */
+    int (*send)(wire_conn_t *conn, const wire_msg_t *msg);
+    /* Largest payload one frame of category cat may carry on conn. */
+    size_t (*max_payload)(wire_conn_t *conn, unsigned cat);
+    /* Cumulative count of our requests the peer finished without reply. */
+    uint64_t (*credits)(wire_conn_t *conn);
+    /* The peer's segment for endpoint ep (size 0 when it has none). */
+    int (*peer_segment)(wire_conn_t *conn, unsigned ep, wire_segment_t *seg);
+    /* Tell peers where this process's segment for ep is (NULL: none). */
+    int (*publish_segment)(unsigned ep, const void *base, size_t size);
+
+    /* Deliver up to budget arrived frames; returns how many (>= 0). */
+    int (*poll)(int budget);
+
+    /*
+     * Blocking waits, in this order: arm() announces that the caller may
+     * sleep and returns 1 when frames already wait (then do not sleep);
+     * want_space(conn) asks to be woken when conn gains room or credits and
+     * returns 1 when it already has; sleep() blocks until a doorbell rings
+     * or timeout_ns passes; disarm() ends the sequence (always call it).
+     */
+    int (*arm)(void);
+    int (*want_space)(wire_conn_t *conn);
+    int (*sleep)(uint64_t timeout_ns);
+    void (*disarm)(void);
+
+    /* Look for dead peers among those connected; reports via peer_failed. */
+    void (*check_peers)(void);
+} wire_ops_t;
+
+extern const wire_ops_t wire_shm_ops;
+
+/* Counters kept by the wires (process-wide, single-threaded updates). */
+typedef struct wire_stats {
+    uint64_t doorbells;   /* sleeping peers woken */
+    uint64_t sleeps;      /* sleeps on this process's doorbell */
+    uint64_t single_copy; /* long payloads moved by cross-memory attach */
+    uint64_t connections; /* connections opened */
+    uint64_t dropped;     /* malformed or undeliverable frames dropped */
+} wire_stats_t;
+
+extern wire_stats_t wire_stats;
+
+/*
+ * How many CPUs the ranks of this host may run on together (the union of
+ * their affinity masks), known once the shm wire is up; 0 before.
+ */
+int wire_shm_host_cpus(void);
+
+/*
+ * Segment memory that local peers can map: long messages into it are one
+ * memcpy by the sender.  Page-aligned, zeroed, rounded up to pages.
+ */
+int wire_shm_mem_alloc(size_t size, void **base_p);
+int wire_shm_mem_free(void *base);
+
+/*
+ * Whether single-copy (cross-memory attach) works from this process, and
+ * if not, why (for shoal-info).  Probes the kernel; no peers needed.
+ */
+int wire_shm_cma_probe(char *why, size_t cap);
+
+#endif /* SHOAL_WIRE_H */

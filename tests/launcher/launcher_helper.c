@@ -1,0 +1,298 @@
+/*
+ * A rank for shoalrun's behaviour tests.  The first argument is a marker
+ * that only lets the test find this job's processes (pgrep -f); the second
+ * says what to do:
+ *   exit CODE             every rank exits with CODE
+ *   exit-rank R CODE      rank R exits with CODE after 0.2 s; others sleep
+ *   kill-rank R SIG       rank R kills itself with SIG after 0.3 s; others
+ *                         sleep (each rank leaves a child and a /dev/shm
+ *                         object behind for shoalrun to clean up)
+ *   sleep S               set up like kill-rank, then sleep S seconds
+ *   signals               print each signal received; exit 0 on INT/TERM
+ *   ignore-int            print and ignore SIGINT; ignore SIGTERM
+ *   ignore-term           ignore SIGTERM
+ *   output BYTES          BYTES of numbered lines on stdout and on stderr
+ *   gen-output RANK BYTES what rank RANK of "output" writes on stdout
+ *   partial               output without newlines, for --tag-output
+ *   abort CODE            rank 1 calls boot_abort(CODE); others sleep
+ *   garbage               rank 1 writes garbage on its PMI fd; then every
+ *                         rank runs a normal put/fence/get
+ *   finalize-early        rank 1 finalizes; the others enter a barrier
+ *   affinity              print how many CPUs this rank may use
+ *   stdin                 print what was read from stdin
+ * Ranks print "ready rank R" (and rank 0 "prefix=<shm prefix>") once set up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+
+static int rank;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void say(const char *fmt, ...) BASE_PRINTF(1, 2);
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+/* A /dev/shm object of this job and a child in our process group. */
+static void leave_things_behind(void)
+{
+    char prefix[64], name[96];
+    const char *job = getenv("PMI_JOBID");
+
+    boot_shm_prefix(job ? job : "none", prefix, sizeof(prefix));
+    snprintf(name, sizeof(name), "/%shelper-%d", prefix, rank);
+    int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0) {
+        perror("shm_open");
+        exit(90);
+    }
+    close(fd);
+    if (fork() == 0) {
+        for (;;)
+            pause(); /* a grandchild of shoalrun: it must not survive */
+    }
+    if (rank == 0)
+        say("prefix=%s\n", prefix);
+    say("ready rank %d\n", rank);
+}
+
+static void on_signal(int sig)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "rank %d got SIG%s\n", rank,
+                     sigabbrev_np(sig));
+    ssize_t w = write(STDOUT_FILENO, buf, (size_t)n);
+
+    (void)w;
+    if (sig == SIGINT || sig == SIGTERM)
+        _exit(0);
+}
+
+static void on_int_ignored(int sig)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "rank %d got SIGINT (ignored)\n", rank);
+    ssize_t w = write(STDOUT_FILENO, buf, (size_t)n);
+
+    (void)w;
+}
+
+static void handle(int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = fn;
+    sigaction(sig, &sa, NULL);
+}
+
+static void forever(void)
+{
+    for (;;)
+        pause();
+}
+
+static void gen_output(FILE *f, int r, long bytes, const char *what)
+{
+    long written = 0;
+
+    for (long i = 0; written < bytes; i++) {
+        int n = fprintf(f, "r%d %s %ld abcdefghijklmnopqrstuvwxyz %ld\n", r,
+                        what, i, i * 7919 % 1000003);
+        written += n;
+    }
+    fflush(f);
+}
+
+static void boot_round(void)
+{
+    const boot_info_t *in;
+    char v[32];
+    size_t len;
+
+    if (boot_init(&in) != SHOAL_OK)
+        exit(91);
+    snprintf(v, sizeof(v), "from %d", in->rank);
+    if (boot_put("v", v, strlen(v)) != SHOAL_OK || boot_fence() != SHOAL_OK)
+        exit(92);
+    for (int r = 0; r < in->size; r++)
+        if (boot_get(r, "v", v, sizeof(v), &len) != SHOAL_OK)
+            exit(93);
+    if (boot_fini() != SHOAL_OK)
+        exit(94);
+    say("rank %d exchanged\n", rank);
+}
+
+/* Write garbage, one malformed put whose reply we read, then behave. */
+static void garbage(void)
+{
+    int fd = atoi(getenv("PMI_FD"));
+    char longline[1500], reply[256];
+    static const char bad_put[] = "cmd=put kvsname=wrong key=k value=v\n";
+    static const char junk[] = "this is not pmi\n\x01\x02\ncmd=frobnicate\n"
+                               "=\n\n";
+
+    if (write(fd, bad_put, sizeof(bad_put) - 1) < 0)
+        exit(95);
+    ssize_t n = read(fd, reply, sizeof(reply) - 1);
+    reply[n > 0 ? n : 0] = '\0';
+    say("garbage reply: %s", reply);
+    memset(longline, 'x', sizeof(longline));
+    longline[sizeof(longline) - 1] = '\n';
+    if (write(fd, junk, sizeof(junk) - 1) < 0 ||
+        write(fd, longline, sizeof(longline)) < 0)
+        exit(95);
+}
+
+static void affinity(void)
+{
+    cpu_set_t set;
+
+    sched_getaffinity(0, sizeof(set), &set);
+    say("rank %d cpus %d\n", rank, CPU_COUNT(&set));
+}
+
+static void read_stdin(void)
+{
+    char buf[256];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, stdin);
+
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    say("rank %d read: '%s'\n", rank, buf);
+}
+
+static void finalize_early(void)
+{
+    const boot_info_t *in;
+
+    if (boot_init(&in) != SHOAL_OK)
+        exit(91);
+    if (rank == 1) {
+        boot_fini();
+        forever();
+    }
+    boot_barrier(); /* never completes: shoalrun must notice */
+    exit(0);
+}
+
+static int run(const char *what, char **arg, int nargs)
+{
+    if (strcmp(what, "exit") == 0 && nargs >= 1)
+        return atoi(arg[0]);
+    if (strcmp(what, "exit-rank") == 0 && nargs >= 2) {
+        if (rank != atoi(arg[0]))
+            forever();
+        sleep_s(0.2);
+        return atoi(arg[1]);
+    }
+    if (strcmp(what, "kill-rank") == 0 && nargs >= 2) {
+        leave_things_behind();
+        if (rank != atoi(arg[0]))
+            forever();
+        sleep_s(0.3);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        say("dying at %lld\n", (long long)ts.tv_sec * 1000000000ll +
+                                   ts.tv_nsec);
+        raise(atoi(arg[1]));
+        return 99;
+    }
+    if (strcmp(what, "sleep") == 0 && nargs >= 1) {
+        leave_things_behind();
+        sleep_s(atof(arg[0]));
+        return 0;
+    }
+    if (strcmp(what, "signals") == 0) {
+        int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+            handle(sigs[i], on_signal);
+        say("ready rank %d\n", rank);
+        forever();
+    }
+    if (strcmp(what, "ignore-int") == 0 || strcmp(what, "ignore-term") == 0) {
+        if (what[7] == 'i')
+            handle(SIGINT, on_int_ignored);
+        signal(SIGTERM, SIG_IGN);
+        say("ready rank %d\n", rank);
+        forever();
+    }
+    if (strcmp(what, "output") == 0 && nargs >= 1) {
+        gen_output(stdout, rank, atol(arg[0]), "out");
+        gen_output(stderr, rank, atol(arg[0]), "err");
+        return 0;
+    }
+    if (strcmp(what, "gen-output") == 0 && nargs >= 2) {
+        gen_output(stdout, atoi(arg[0]), atol(arg[1]), "out");
+        return 0;
+    }
+    if (strcmp(what, "partial") == 0) {
+        say("a");
+        sleep_s(0.05);
+        say("b\nc");
+        return 0;
+    }
+    if (strcmp(what, "abort") == 0 && nargs >= 1) {
+        const boot_info_t *in;
+        if (boot_init(&in) != SHOAL_OK)
+            return 91;
+        if (rank == 1)
+            boot_abort(atoi(arg[0]), "helper abort test");
+        forever();
+    }
+    if (strcmp(what, "garbage") == 0) {
+        if (rank == 1)
+            garbage();
+        boot_round();
+        return 0;
+    }
+    if (strcmp(what, "finalize-early") == 0)
+        finalize_early();
+    if (strcmp(what, "affinity") == 0) {
+        affinity();
+        return 0;
+    }
+    if (strcmp(what, "stdin") == 0) {
+        read_stdin();
+        return 0;
+    }
+    fprintf(stderr, "launcher_helper: bad arguments\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *r = getenv("PMI_RANK");
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: launcher_helper MARKER ACTION [ARGS]\n");
+        return 2;
+    }
+    rank = r ? atoi(r) : 0;
+    return run(argv[2], argv + 3, argc - 3);
+}

@@ -1,0 +1,258 @@
+/*
+ * The command line: shoalrun [options] program [args...].  Options stop at
+ * the first word that is not one (or at "--"), so the program's own options
+ * are never taken for ours.  Every mistake is reported with what was wrong
+ * and a hint, before anything is started.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shoal/version.h"
+#include "shoalrun.h"
+
+static const char usage_text[] =
+    "Usage: shoalrun -n N [options] program [args...]\n"
+    "Start N ranks of program on this machine and serve them PMI-1.\n"
+    "\n"
+    "Options:\n"
+    "  -n, -np N             number of ranks (1 to 4096; required)\n"
+    "  --timeout S           stop the job after S seconds (fractions allowed)\n"
+    "  --tag-output          prefix each output line with [rank]\n"
+    "  --bind-to core|none|auto\n"
+    "                        pin rank i to the i-th CPU of shoalrun's mask\n"
+    "                        (core), leave placement to the kernel (none), or\n"
+    "                        core unless there are more ranks than CPUs\n"
+    "                        (auto, the default; also SHOAL_BIND_TO)\n"
+    "  -h, --help            show this help\n"
+    "  --version             show the version\n"
+    "\n"
+    "Exit status:\n"
+    "  0     every rank exited with 0\n"
+    "  N     the first rank to fail exited with N, or called PMI abort with N\n"
+    "  128+S the first rank to fail was killed by signal S\n"
+    "  2     bad command line\n"
+    "  124   the job exceeded --timeout\n"
+    "  125   shoalrun could not start or run the job\n"
+    "  126   the program is not executable\n"
+    "  127   the program was not found\n"
+    "\n"
+    "See docs/LAUNCHING.md for signals, cleanup and running under other "
+    "launchers.\n";
+
+static int usage_error(int *exit_p, const char *fmt, ...) BASE_PRINTF(2, 3);
+
+static int usage_error(int *exit_p, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "shoalrun: %s\nTry 'shoalrun --help' for more "
+            "information.\n", msg);
+    *exit_p = SHOALRUN_EXIT_USAGE;
+    return 1;
+}
+
+static int parse_nranks(const char *text, int *out, int *exit_p)
+{
+    char *end;
+
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (text[0] == '\0' || *end != '\0')
+        return usage_error(exit_p, "-n '%s' is not a number of ranks", text);
+    if ((errno == ERANGE && v > 0) || v > SHOALRUN_MAX_RANKS)
+        return usage_error(exit_p, "-n %s: too many ranks (at most %d)", text,
+                           SHOALRUN_MAX_RANKS);
+    if (v <= 0)
+        return usage_error(exit_p, "-n %s: a job needs at least 1 rank", text);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_timeout(const char *text, double *out, int *exit_p)
+{
+    char *end;
+
+    errno = 0;
+    double v = strtod(text, &end);
+    if (text[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) ||
+        v <= 0 || v > 1e8)
+        return usage_error(exit_p,
+                           "--timeout '%s' is not a number of seconds "
+                           "above 0",
+                           text);
+    *out = v;
+    return 0;
+}
+
+static int parse_bind(const char *text, int *out, int *exit_p)
+{
+    static const char *const names[] = {"auto", "core", "none"};
+
+    for (int i = 0; i < 3; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return usage_error(exit_p,
+                       "--bind-to '%s': expected core, none or auto", text);
+}
+
+/*
+ * The value of an option: "--opt=value" or the next word.  Returns NULL
+ * (with the error reported) when there is none.
+ */
+static const char *option_value(int argc, char **argv, int *i,
+                                const char *name, int *exit_p)
+{
+    const char *eq = strchr(argv[*i], '=');
+
+    if (eq != NULL && strncmp(argv[*i], "--", 2) == 0)
+        return eq + 1;
+    if (*i + 1 >= argc) {
+        usage_error(exit_p, "%s needs a value", name);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* One option at argv[*i]; returns 0 to go on, 1 to exit. */
+static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
+                        int *exit_p)
+{
+    const char *arg = argv[*i], *v;
+
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        fputs(usage_text, stdout);
+        *exit_p = 0;
+        return 1;
+    }
+    if (strcmp(arg, "--version") == 0) {
+        printf("shoalrun (Shoal) %s\n", SHOAL_VERSION_STRING);
+        *exit_p = 0;
+        return 1;
+    }
+    if (strcmp(arg, "--tag-output") == 0) {
+        a->tag_output = 1;
+        return 0;
+    }
+    if (strcmp(arg, "-n") == 0 || strcmp(arg, "-np") == 0 ||
+        is_option(arg, "--np") || is_option(arg, "--n")) {
+        v = option_value(argc, argv, i, arg, exit_p);
+        return v == NULL || parse_nranks(v, &a->nranks, exit_p);
+    }
+    if (is_option(arg, "--timeout")) {
+        v = option_value(argc, argv, i, "--timeout", exit_p);
+        return v == NULL || parse_timeout(v, &a->timeout_s, exit_p);
+    }
+    if (is_option(arg, "--bind-to")) {
+        v = option_value(argc, argv, i, "--bind-to", exit_p);
+        return v == NULL || parse_bind(v, &a->bind, exit_p);
+    }
+    return usage_error(exit_p, "unknown option '%s'", arg);
+}
+
+/* The file execv will run, or the errno explaining why there is none. */
+static int check_file(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+        return EACCES;
+    return 0;
+}
+
+/* Search PATH like execvp: the first executable wins; EACCES if only
+ * non-executable files were found. */
+static int search_path(const char *name, char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    int err = ENOENT;
+
+    if (path == NULL || path[0] == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path != '\0') {
+        size_t n = strcspn(path, ":");
+        int len = snprintf(out, cap, "%.*s%s%s", (int)n, path,
+                           n == 0 ? "" : "/", name);
+        if (len > 0 && (size_t)len < cap) {
+            int e = check_file(n == 0 ? name : out);
+            if (e == 0) {
+                if (n == 0)
+                    snprintf(out, cap, "./%s", name);
+                return 0;
+            }
+            if (e == EACCES || e == EISDIR)
+                err = EACCES;
+        }
+        path += n + (path[n] == ':');
+    }
+    return err;
+}
+
+static int resolve_program(shoalrun_args_t *a, int *exit_p)
+{
+    const char *prog = a->argv[0];
+    int err;
+
+    if (prog[0] == '\0')
+        err = ENOENT;
+    else if (strchr(prog, '/') != NULL) {
+        err = check_file(prog);
+        if (err == 0 && strlen(prog) >= sizeof(a->path))
+            err = ENAMETOOLONG;
+        if (err == 0)
+            strcpy(a->path, prog);
+    } else
+        err = search_path(prog, a->path, sizeof(a->path));
+    if (err == 0)
+        return 0;
+    shoalrun_say("cannot execute '%s': %s", prog, strerror(err));
+    *exit_p = err == ENOENT || err == ENOTDIR ? SHOALRUN_EXIT_NOTFOUND
+                                              : SHOALRUN_EXIT_NOEXEC;
+    return 1;
+}
+
+int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
+                        int *exit_p)
+{
+    int i;
+
+    memset(a, 0, sizeof(*a));
+    a->bind = (int)base_cfg.BIND_TO;
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if (parse_option(argc, argv, &i, a, exit_p))
+            return 1;
+    }
+    if (a->nranks == 0)
+        return usage_error(exit_p, "missing -n N: how many ranks to start");
+    if (i >= argc)
+        return usage_error(exit_p, "no program to run");
+    a->argv = argv + i;
+    return resolve_program(a, exit_p);
+}

@@ -1,0 +1,238 @@
+/*
+ * shoalrun: starts the ranks of a job on this machine and serves them the
+ * PMI-1 wire protocol.  One process, one poll() loop.  The pieces, one file
+ * each:
+ *   args.c       the command line
+ *   loop.c       the poll() loop: file descriptors with callbacks
+ *   job.c        watching, signalling and reaping the ranks; the job's
+ *                exit status
+ *   spawn.c      starting one rank
+ *   bind.c       which CPU each rank runs on
+ *   pmi_server.c the PMI-1 server: key-value store and barrier
+ *   stdio_fwd.c  the ranks' stdout/stderr to ours, our stdin to rank 0
+ *   cleanup.c    the /dev/shm sweep and the watchdog that cleans up after
+ *                a shoalrun that was killed
+ * A multi-host mode would add daemons that do spawn.c's work remotely and
+ * relay PMI lines and output; pmi_server.c and stdio_fwd.c do not care
+ * where a line came from.
+ */
+#ifndef SHOALRUN_H
+#define SHOALRUN_H
+
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "base/base.h"
+#include "base/base_strmap.h"
+#include "boot/pmi_wire.h"
+
+/* Exit codes of shoalrun itself (a job's own status passes through). */
+#define SHOALRUN_EXIT_USAGE 2     /* bad command line */
+#define SHOALRUN_EXIT_TIMEOUT 124 /* --timeout expired */
+#define SHOALRUN_EXIT_FAILED 125  /* shoalrun could not start or run the job */
+#define SHOALRUN_EXIT_NOEXEC 126  /* program found but not executable */
+#define SHOALRUN_EXIT_NOTFOUND 127 /* program not found */
+
+#define SHOALRUN_MAX_RANKS 4096
+/* How long ranks get to exit after SIGTERM before SIGKILL. */
+#define SHOALRUN_GRACE_NS 1000000000ull
+/* After the last rank is reaped, how long we still read its output. */
+#define SHOALRUN_DRAIN_NS 500000000ull
+
+/* Choices of --bind-to, in the order of SHOAL_BIND_TO's "auto|core|none". */
+enum { SHOALRUN_BIND_AUTO, SHOALRUN_BIND_CORE, SHOALRUN_BIND_NONE };
+
+/* Print "shoalrun: <message>\n" on stderr in one write. */
+void shoalrun_say(const char *fmt, ...) BASE_PRINTF(1, 2);
+
+/* ---- args.c -------------------------------------------------------------- */
+
+typedef struct shoalrun_args {
+    int nranks;
+    double timeout_s; /* 0: no limit */
+    int tag_output;
+    int bind;         /* SHOALRUN_BIND_* */
+    char **argv;      /* the program and its arguments (NULL-terminated) */
+    char path[PATH_MAX]; /* the program, resolved through PATH */
+} shoalrun_args_t;
+
+/*
+ * Parse the command line and find the program.  Returns 0 to go on, or 1
+ * with *exit_p set when shoalrun should exit at once (after --help, or with
+ * a message and one of the exit codes above).
+ */
+int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
+                        int *exit_p);
+
+/* ---- loop.c -------------------------------------------------------------- */
+
+typedef void (*shoalrun_io_fn)(void *ctx, int fd, short revents);
+
+typedef struct shoalrun_watch {
+    int fd; /* -1: removed, compacted after the current round */
+    short events;
+    shoalrun_io_fn fn;
+    void *ctx;
+} shoalrun_watch_t;
+
+typedef struct shoalrun_loop {
+    shoalrun_watch_t *watches;
+    struct pollfd *pfds;
+    size_t n, cap;
+} shoalrun_loop_t;
+
+void shoalrun_loop_init(shoalrun_loop_t *l);
+void shoalrun_loop_fini(shoalrun_loop_t *l);
+int shoalrun_loop_add(shoalrun_loop_t *l, int fd, short events,
+                      shoalrun_io_fn fn, void *ctx);
+void shoalrun_loop_set_events(shoalrun_loop_t *l, int fd, short events);
+/* Safe to call from a callback, also for the fd being served. */
+void shoalrun_loop_remove(shoalrun_loop_t *l, int fd);
+/* Wait at most timeout_ms (-1: forever) and run the callbacks of ready fds. */
+int shoalrun_loop_once(shoalrun_loop_t *l, int timeout_ms);
+
+/* ---- bind.c -------------------------------------------------------------- */
+
+/* The binding a job of nranks gets on ncpus when asked for mode. */
+int shoalrun_bind_resolve(int mode, int nranks, int ncpus);
+const char *shoalrun_bind_name(int mode);
+/* In a child: pin rank to the rank-th CPU of cpus (ncpus of them). */
+void shoalrun_bind_rank(int rank, const int *cpus, int ncpus);
+/* The CPUs shoalrun may use, in order; returns the count (at least 1). */
+int shoalrun_bind_cpus(int *cpus, int cap);
+
+/* ---- spawn.c ------------------------------------------------------------- */
+
+/* What every rank of the job gets. */
+typedef struct shoalrun_launch {
+    const char *path; /* the resolved program */
+    char **argv;
+    int nranks;
+    const char *kvsname;
+    pid_t parent;            /* shoalrun, for the parent-death check */
+    sigset_t child_mask;     /* the signal mask shoalrun was started with */
+    struct rlimit child_nofile; /* its open-file limit, before raising */
+    int stdin_fd;            /* rank 0's stdin */
+    int bind;                /* SHOALRUN_BIND_CORE or _NONE (resolved) */
+    int *cpus;               /* the CPUs of shoalrun's mask, in order */
+    int ncpus;
+} shoalrun_launch_t;
+
+/* A started rank: its pid (and process group) and our ends of its fds. */
+typedef struct shoalrun_child {
+    pid_t pid;
+    int pmi_fd;         /* our end of its PMI socketpair */
+    int out_fd, err_fd; /* read ends of its stdout and stderr */
+} shoalrun_child_t;
+
+/*
+ * Before any signal is blocked: record the mask and open-file limit the
+ * ranks get, raise ours, choose the binding.
+ */
+int shoalrun_launch_init(shoalrun_launch_t *l, const shoalrun_args_t *args,
+                         const char *kvsname);
+void shoalrun_launch_fini(shoalrun_launch_t *l);
+int shoalrun_spawn(const shoalrun_launch_t *l, int rank, shoalrun_child_t *c);
+
+/* ---- pmi_server.c -------------------------------------------------------- */
+
+/* What the server tells the job about. */
+typedef struct shoalrun_pmi_events {
+    void *ctx;
+    /* A rank asked to end the job. */
+    void (*abort)(void *ctx, int rank, long code, const char *msg);
+    /* A barrier can never complete because rank left without entering it. */
+    void (*stuck)(void *ctx, int rank, const char *why);
+} shoalrun_pmi_events_t;
+
+typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
+
+typedef struct shoalrun_pmi {
+    int nranks;
+    char kvsname[64];
+    char mapping[64]; /* PMI_process_mapping */
+    shoalrun_loop_t *loop;
+    shoalrun_pmi_events_t ev;
+    shoalrun_pmi_conn_t *conns; /* one per rank */
+    base_strmap_t kvs;          /* published keys; values are strdup'ed */
+    size_t kvs_bytes;           /* everything ever put, against runaways */
+    int in_barrier;             /* ranks waiting in barrier_in */
+    int stuck_reported;
+} shoalrun_pmi_t;
+
+int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
+                      const char *kvsname, const shoalrun_pmi_events_t *ev);
+/* Serve rank on fd (our end of its socketpair); takes ownership of fd. */
+int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd);
+/* The rank's process ended: handle what it sent last (an abort, often). */
+void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
+/* Then forget it: close, and fail a barrier it can no longer enter. */
+void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank);
+void shoalrun_pmi_fini(shoalrun_pmi_t *s);
+
+/* ---- stdio_fwd.c --------------------------------------------------------- */
+
+typedef struct shoalrun_stream shoalrun_stream_t;
+
+typedef struct shoalrun_stdio {
+    shoalrun_loop_t *loop;
+    int tag;
+    int nranks;
+    shoalrun_stream_t *streams; /* 2 per rank: stdout, stderr */
+    int open;                   /* streams not yet at EOF */
+    /* Our stdin to rank 0 through a pipe (only when stdin is a terminal). */
+    int in_fd, to_rank0;
+    char *in_buf;
+    size_t in_len;
+    int in_eof;
+} shoalrun_stdio_t;
+
+int shoalrun_stdio_init(shoalrun_stdio_t *io, shoalrun_loop_t *loop,
+                        int nranks, int tag);
+/* Forward rank's stdout and stderr from the read ends of its pipes. */
+int shoalrun_stdio_attach(shoalrun_stdio_t *io, int rank, int out_fd,
+                          int err_fd);
+/*
+ * The stdin rank 0 should get: our own fd 0, or (when it is a terminal,
+ * which a rank in its own process group may not read) the read end of a
+ * pipe we feed.  *child_fd_p is the fd for the child; the caller closes it
+ * in the parent after fork when it is not 0.
+ */
+int shoalrun_stdio_stdin_for_rank0(shoalrun_stdio_t *io, int *child_fd_p);
+/* Rank 0 is gone: stop feeding it. */
+void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io);
+/* Write out partial lines and close everything. */
+void shoalrun_stdio_fini(shoalrun_stdio_t *io);
+
+/* ---- cleanup.c ----------------------------------------------------------- */
+
+typedef struct shoalrun_watchdog {
+    pid_t pid;
+    int fd; /* write end of the pipe the watchdog reads */
+} shoalrun_watchdog_t;
+
+/* Remove /dev/shm/<prefix>*; returns how many were removed. */
+int shoalrun_sweep_shm(const char *prefix);
+/*
+ * Fork the watchdog.  It reads process group ids from a pipe; if the pipe
+ * closes without "done" (shoalrun was killed), it kills those groups and
+ * sweeps /dev/shm/<prefix>*.
+ */
+int shoalrun_watchdog_start(shoalrun_watchdog_t *wd, const char *shm_prefix);
+void shoalrun_watchdog_add(shoalrun_watchdog_t *wd, pid_t pgid);
+/* The job is cleaned up: tell the watchdog to exit, and reap it. */
+void shoalrun_watchdog_done(shoalrun_watchdog_t *wd);
+/* The pid the job's reaper should leave to shoalrun_watchdog_done. */
+int shoalrun_watchdog_is(const shoalrun_watchdog_t *wd, pid_t pid);
+
+/* ---- job.c --------------------------------------------------------------- */
+
+/* Run the whole job; returns shoalrun's exit status. */
+int shoalrun_job_run(shoalrun_args_t *args);
+
+#endif /* SHOALRUN_H */

@@ -4,6 +4,7 @@
 
 BUILD_DIR    ?= build
 SANITIZE_DIR ?= build-sanitize
+THREAD_DIR   ?= build-thread
 FUZZ_DIR     ?= build-fuzz
 PREFIX       ?= /usr/local
 DESTDIR      ?=
@@ -57,7 +58,7 @@ define run_tests
 	exit $$rc
 endef
 
-.PHONY: all build demo check test check-sanitize build-sanitize fuzz install clean help
+.PHONY: all build demo check test check-sanitize build-sanitize check-thread fuzz install clean help
 
 all: build
 
@@ -82,6 +83,15 @@ build-sanitize:
 
 check-sanitize: build-sanitize
 	$(call run_tests,$(SANITIZE_DIR))
+
+# ThreadSanitizer sees the threads of one process, so it runs the unit tests
+# (the channel between two threads, the PMI client against a server thread);
+# ranks are separate processes, out of its sight.
+check-thread:
+	$(call configure,$(THREAD_DIR),$(common_args) -DSHOAL_SANITIZE=thread)
+	$(CMAKE) --build $(THREAD_DIR) -j $(JOBS)
+	cd $(THREAD_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    $(CTEST) --output-on-failure -j $(JOBS) -L '^unit$$' $(CTEST_ARGS)
 
 # Fuzz targets are the executables of the fuzz build that link libFuzzer
 # (they define LLVMFuzzerTestOneInput and LLVMFuzzerRunDriver).  Each runs
@@ -134,7 +144,7 @@ install: build
 	fi
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(THREAD_DIR) $(FUZZ_DIR)
 
 help:
 	@echo "Shoal build commands (a wrapper around CMake; see docs/BUILDING.md)"
@@ -143,6 +153,7 @@ help:
 	@echo "  make demo            build, then run the demo on 4 ranks with shoalrun"
 	@echo "  make check           build, then run the test suite (make test: the same)"
 	@echo "  make check-sanitize  the test suite built with $(SANITIZERS) sanitizers, in $(SANITIZE_DIR)/"
+	@echo "  make check-thread    the unit tests under ThreadSanitizer, in $(THREAD_DIR)/"
 	@echo "  make fuzz            build with $(FUZZ_CC) in $(FUZZ_DIR)/, run each fuzz target $(FUZZ_SECONDS) s"
 	@echo "  make install         install into PREFIX (now $(PREFIX))"
 	@echo "  make clean           remove $(BUILD_DIR)/ $(SANITIZE_DIR)/ $(FUZZ_DIR)/"

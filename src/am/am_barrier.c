@@ -1,5 +1,6 @@
 /*
- * The native barrier: dissemination (Hensgen, Finkel and Manber).  In round
+ * The native barrier.  Among ranks of one host: a shared counter (see
+ * host_barrier).  Otherwise dissemination (Hensgen, Finkel and Manber).  In round
  * k every rank sends to rank + 2^k and waits for rank - 2^k, so all ranks
  * are released after ceil(log2 n) rounds of one message each, with no root
  * to become a hot spot.  A rank can be at most one barrier ahead of another
@@ -35,9 +36,37 @@ static int round_arrived(void *arg, int handled)
     return 0;
 }
 
+static int host_released(void *arg, int handled)
+{
+    unsigned epi = *(unsigned *)arg;
+
+    (void)handled;
+    if (wire_shm_hbar_done(epi))
+        return 1;
+    if (am.unreported_deaths > 0)
+        return any_peer_dead();
+    return 0;
+}
+
+/*
+ * When every rank of the job shares this host, a counter in shared memory
+ * is cheaper than log2(n) rounds of messages: each rank runs once to
+ * arrive and once to see the release, which matters when ranks outnumber
+ * cores and every round costs a turn of the scheduler.
+ */
+static int host_barrier(unsigned epi)
+{
+    wire_shm_hbar_arrive(epi);
+    return am_block(host_released, &epi, NULL, 0, -1);
+}
+
 int am_barrier_run(unsigned epi)
 {
     am_barrier_t *b = &am.barriers[epi];
+
+    if (am.job->local_size == am.job->size)
+        return host_barrier(epi);
+
     int n = am.job->size, me = am.job->rank;
     barrier_wait_t w = {b, b->epoch & 1, 0};
 

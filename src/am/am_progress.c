@@ -16,42 +16,53 @@ static int drop(int src, const wire_msg_t *m, const char *why)
     return (m->kind & WIRE_F_REPLY) ? WIRE_DELIVERED : WIRE_DELIVERED_NOREPLY;
 }
 
-int am_deliver(void *arg, int src, const wire_msg_t *m)
+/* Fragments, system frames and frames that must be dropped. */
+static int deliver_other(int src, const wire_msg_t *m)
 {
     int is_request = !(m->kind & WIRE_F_REPLY);
     shoal_ep_t *ep;
-    am_handler_t *h;
 
-    (void)arg;
     if (m->kind & WIRE_F_FRAGMENT)
         return WIRE_DELIVERED; /* data landed; the last frame runs the handler */
-    if (!is_request) {
-        am_peer_t *p = &am.peers[src];
-        if (p->open > 0)
-            p->open--; /* the reply ends one of our requests */
-    }
+    if (!is_request && am.peers[src].open > 0)
+        am.peers[src].open--; /* even a dropped reply ends a request */
     if (m->kind & WIRE_F_SYSTEM) {
         am_system_deliver(src, m);
         return is_request ? WIRE_DELIVERED_NOREPLY : WIRE_DELIVERED;
     }
     ep = m->ep < SHOAL_MAX_ENDPOINTS ? am.eps[m->ep] : NULL;
-    if (BASE_UNLIKELY(ep == NULL))
+    if (ep == NULL)
         return drop(src, m, "no such endpoint here");
-    h = &ep->handlers[m->handler];
-    if (BASE_UNLIKELY(h->fn == NULL))
+    if (ep->handlers[m->handler].fn == NULL)
         return drop(src, m, "handler not registered here");
-    if (BASE_UNLIKELY(!(h->flags & (is_request ? SHOAL_HANDLER_REQUEST
-                                               : SHOAL_HANDLER_REPLY))))
-        return drop(src, m, is_request ? "handler takes no requests"
-                                       : "handler takes no replies");
+    return drop(src, m, is_request ? "handler takes no requests"
+                                   : "handler takes no replies");
+}
 
-    shoal_token_t token = {ep, src, (uint8_t)is_request, 0};
+int am_deliver(void *arg, int src, const wire_msg_t *m)
+{
+    unsigned is_reply = (m->kind & WIRE_F_REPLY) != 0;
+    shoal_ep_t *ep = m->ep < SHOAL_MAX_ENDPOINTS ? am.eps[m->ep] : NULL;
+    const am_handler_t *h;
+
+    (void)arg;
+    /* SHOAL_HANDLER_REQUEST is 1 and SHOAL_HANDLER_REPLY 2; flags are 0
+     * for an unregistered index, so one test covers both. */
+    if (BASE_UNLIKELY((m->kind & (WIRE_F_FRAGMENT | WIRE_F_SYSTEM)) ||
+                      ep == NULL ||
+                      !(ep->handlers[m->handler].flags & (1u + is_reply))))
+        return deliver_other(src, m);
+    if (is_reply && am.peers[src].open > 0)
+        am.peers[src].open--; /* the reply ends one of our requests */
+    h = &ep->handlers[m->handler];
+
+    shoal_token_t token = {ep, src, (uint8_t)!is_reply, 0};
     am.in_handler++;
     h->fn(&token, m->args, m->nargs, (void *)m->payload, m->len);
     am.in_handler--;
     am.stats.messages_handled++;
-    return (is_request && !token.replied) ? WIRE_DELIVERED_NOREPLY
-                                          : WIRE_DELIVERED;
+    return (!is_reply && !token.replied) ? WIRE_DELIVERED_NOREPLY
+                                         : WIRE_DELIVERED;
 }
 
 int am_progress(void)

@@ -381,7 +381,7 @@ void am_flush_deferred(void)
 }
 
 /* Send now if the way is clear, else queue (replies never wait). */
-static int send_or_defer(am_peer_t *p, const wire_msg_t *m)
+static inline int send_or_defer(am_peer_t *p, const wire_msg_t *m)
 {
     if (base_list_empty(&p->pending)) {
         int status = p->conn->ops->send(p->conn, m);
@@ -398,11 +398,11 @@ static int reply_frame(am_peer_t *peer, wire_msg_t *m, int last)
     return send_or_defer(peer, m);
 }
 
-static int reply(shoal_token_t *t, unsigned cat, unsigned handler,
-                 const void *payload, size_t len, uint64_t offset,
-                 const uint64_t *args, unsigned nargs, const char *fn)
+/* Cold: say what is wrong with a reply. */
+static int reply_error(shoal_token_t *t, unsigned handler, const void *payload,
+                       size_t len, const uint64_t *args, unsigned nargs,
+                       const char *fn)
 {
-    am_peer_t *peer;
     int status = am_check_entry(fn, 1);
 
     if (status != SHOAL_OK)
@@ -421,12 +421,38 @@ static int reply(shoal_token_t *t, unsigned cat, unsigned handler,
     status = check_handler(t->ep, handler, SHOAL_HANDLER_REPLY, fn);
     if (status == SHOAL_OK)
         status = check_args(args, nargs, payload, len, fn);
-    if (status == SHOAL_OK)
+    return status != SHOAL_OK ? status
+                              : base_err(SHOAL_ERR_INTERNAL, "%s: bad reply",
+                                         fn);
+}
+
+static int reply(shoal_token_t *t, unsigned cat, unsigned handler,
+                 const void *payload, size_t len, uint64_t offset,
+                 const uint64_t *args, unsigned nargs, const char *fn)
+{
+    am_peer_t *peer;
+    int status;
+
+    if (BASE_UNLIKELY(!(am.init_count > 0 && am.in_handler && t != NULL &&
+                        t->is_request && !t->replied &&
+                        handler < SHOAL_AM_MAX_HANDLERS &&
+                        (t->ep->handlers[handler].flags &
+                         SHOAL_HANDLER_REPLY) &&
+                        nargs <= SHOAL_AM_MAX_ARGS &&
+                        (args != NULL || nargs == 0) &&
+                        (payload != NULL || len == 0))))
+        return reply_error(t, handler, payload, len, args, nargs, fn);
+    peer = &am.peers[t->src];
+    if (BASE_UNLIKELY(peer->conn == NULL)) {
         status = am_peer_get(t->src, &peer);
-    if (status == SHOAL_OK && cat != WIRE_CAT_SHORT)
+        if (status != SHOAL_OK)
+            return status;
+    }
+    if (cat != WIRE_CAT_SHORT) {
         status = check_payload(peer, t->ep->index, cat, len, offset, fn);
-    if (status != SHOAL_OK)
-        return status;
+        if (status != SHOAL_OK)
+            return status;
+    }
 
     wire_msg_t m = {
         .kind = (uint8_t)(cat | WIRE_F_REPLY),
@@ -440,7 +466,7 @@ static int reply(shoal_token_t *t, unsigned cat, unsigned handler,
     };
     status = cat == WIRE_CAT_LONG ? send_long(peer, &m, reply_frame)
                                   : send_or_defer(peer, &m);
-    if (status == SHOAL_OK) {
+    if (BASE_LIKELY(status == SHOAL_OK)) {
         t->replied = 1;
         am.stats.replies_sent++;
     }

@@ -23,7 +23,9 @@
 #define AM_WAIT_POLL 1
 #define AM_WAIT_BLOCK 2
 
-/* Polls between clock reads while spinning (a clock read costs ~30 ns). */
+/* Polls before a wait reads the clock at all, and between clock reads
+ * while spinning (a clock read costs ~30 ns in a VM). */
+#define FAST_POLLS 32
 #define SPIN_CLOCK_EVERY 16
 /* When a rank has its own core: polls between yields in the yield phase. */
 #define YIELD_EVERY 64
@@ -75,31 +77,42 @@ static int arm(wire_conn_t *blocked)
     return 1;
 }
 
-static int sleep_once(wire_conn_t *blocked, uint64_t now, uint64_t deadline)
+/*
+ * Sleep until a doorbell rings, the deadline, or the next peer check.
+ * Returns non-zero (ready's answer) when the condition came true while
+ * arming: a condition set by a peer without a frame (a barrier release)
+ * is caught by this second look, made after the doorbell is armed.
+ */
+static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
+                      uint64_t now, uint64_t deadline)
 {
     uint64_t nap = (uint64_t)base_cfg.PEER_CHECK;
+    int r = 0;
 
     if (deadline != UINT64_MAX && deadline - now < nap)
         nap = deadline - now;
     if (arm(blocked)) {
-        am.stats.sleeps++;
-        wire_shm_ops.sleep(nap);
+        r = ready(arg, 0);
+        if (r == 0) {
+            am.stats.sleeps++;
+            wire_shm_ops.sleep(nap);
+        }
     }
     wire_shm_ops.disarm();
-    return SHOAL_OK;
+    return r;
 }
 
 int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns)
 {
     wait_plan_t p = plan();
-    uint64_t start = base_time_ns(), now = start;
-    uint64_t deadline =
-        timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
+    uint64_t start = 0, now = 0, deadline = UINT64_MAX;
+    /* When ranks share cores, the peer may need ours: hand it over soon. */
+    uint32_t fast_polls = am.oversubscribed ? 2 : FAST_POLLS;
+    int r;
 
     for (uint32_t iter = 1;; iter++) {
-        int r = ready(arg, am_progress());
-
+        r = ready(arg, am_progress());
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
         if (report_deaths && am.unreported_deaths > 0) {
@@ -107,6 +120,15 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
             return base_err(SHOAL_ERR_PEER_DEAD,
                             "a peer died while this rank waited (see the "
                             "log for which)");
+        }
+        /* Most waits end within a few polls: read the clock (tens of ns
+         * in a VM) only once this one has lasted a little. */
+        if (iter < fast_polls)
+            continue;
+        if (start == 0) {
+            start = now = base_time_ns();
+            if (timeout_ns >= 0)
+                deadline = start + (uint64_t)timeout_ns;
         }
         if (now - start < p.spin_ns && iter % SPIN_CLOCK_EVERY != 0) {
             base_cpu_relax();
@@ -121,13 +143,16 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (now - start < p.spin_ns)
             continue;
         if (now - start < p.block_ns) {
+            /* Oversubscribed: the rank we wait for may need this core. */
             if (am.oversubscribed || iter % YIELD_EVERY == 0)
                 sched_yield();
             else
                 base_cpu_relax();
             continue;
         }
-        sleep_once(blocked, now, deadline);
+        r = sleep_once(ready, arg, blocked, now, deadline);
+        if (r != 0)
+            return r > 0 ? SHOAL_OK : r;
     }
 }
 

@@ -49,6 +49,20 @@ static inline void base_cpu_relax(void)
 #endif
 }
 
+/*
+ * Ask for a cache line in exclusive state ahead of a write.  PREFETCHW is
+ * a no-op on x86 processors that lack it; the compiler only emits it when
+ * told the target has it, hence the assembly.
+ */
+static inline void base_prefetch_write(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 /*

@@ -152,6 +152,16 @@ extern wire_stats_t wire_stats;
 int wire_shm_host_cpus(void);
 
 /*
+ * A barrier among all ranks of this host, one per endpoint index: a shared
+ * arrival counter and epoch in local rank 0's segment.  arrive() counts
+ * this rank in (the last one releases the others and rings their
+ * doorbells); done() says whether the barrier this rank arrived at has been
+ * released.  Each rank must alternate arrive and (eventually true) done.
+ */
+void wire_shm_hbar_arrive(unsigned idx);
+int wire_shm_hbar_done(unsigned idx);
+
+/*
  * Segment memory that local peers can map: long messages into it are one
  * memcpy by the sender.  Page-aligned, zeroed, rounded up to pages.
  */

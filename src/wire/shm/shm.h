@@ -80,6 +80,13 @@ typedef struct shm_ctrl {
 
     /* Segments long messages land in, per endpoint. */
     BASE_ALIGNED(BASE_SHARING_UNIT) shm_seg_entry_t segs[WIRE_MAX_EPS];
+
+    /* Host barriers, per endpoint index; used in local rank 0's block
+     * only.  Arrivals and the epoch waiters watch live on separate lines. */
+    struct {
+        BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t count;
+        BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t epoch;
+    } hbar[WIRE_MAX_EPS];
 } shm_ctrl_t;
 
 /* A sender's connection to one receiver (lives in the sender's memory). */
@@ -132,6 +139,7 @@ typedef struct shm_state {
     uint32_t cma_min;
     shm_conn_t **waiting; /* connections whose want_wake we set */
     int nwaiting;
+    uint32_t hbar_epoch[WIRE_MAX_EPS]; /* barriers this rank passed */
 } shm_state_t;
 
 extern shm_state_t shm_state;

@@ -442,3 +442,41 @@ const wire_ops_t wire_shm_ops = {
     .disarm = shm_disarm,
     .check_peers = shm_check_peers,
 };
+
+/* ---- host barrier ------------------------------------------------------------ */
+
+void wire_shm_hbar_arrive(unsigned idx)
+{
+    shm_state_t *s = &shm_state;
+    shm_ctrl_t *home = s->peers[0].ctrl; /* local rank 0 */
+    uint32_t n = (uint32_t)s->job->local_size;
+
+    if (atomic_fetch_add_explicit(&home->hbar[idx].count, 1,
+                                  memory_order_acq_rel) +
+            1 !=
+        n)
+        return;
+    /* Last in: reset for the next barrier before releasing this one (no
+     * rank can arrive again until it sees the new epoch). */
+    atomic_store_explicit(&home->hbar[idx].count, 0, memory_order_relaxed);
+    atomic_store_explicit(&home->hbar[idx].epoch, s->hbar_epoch[idx] + 1,
+                          memory_order_seq_cst);
+    for (uint32_t slot = 0; slot < n; slot++)
+        if (s->peers[slot].ctrl != s->me &&
+            shm_doorbell_ring(s->peers[slot].ctrl))
+            wire_stats.doorbells++;
+}
+
+int wire_shm_hbar_done(unsigned idx)
+{
+    shm_state_t *s = &shm_state;
+    shm_ctrl_t *home = s->peers[0].ctrl;
+
+    /* seq_cst: a waiter that armed its doorbell must see a release made
+     * before the releaser looked at the doorbell. */
+    if (atomic_load_explicit(&home->hbar[idx].epoch, memory_order_seq_cst) ==
+        s->hbar_epoch[idx])
+        return 0;
+    s->hbar_epoch[idx]++;
+    return 1;
+}

@@ -67,6 +67,9 @@ int shm_send(wire_conn_t *conn, const wire_msg_t *m)
     int64_t pos = 0;
     shm_cell_t *cell;
 
+    /* Ask for the next cell's line now: the ownership transfer then runs
+     * while we decide how to pack the frame. */
+    base_prefetch_write(&p->cells[p->tail & p->mask]);
     if (BASE_UNLIKELY(c->dead))
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", c->base.rank);
     cell = shm_prod_cell(p);

@@ -50,4 +50,4 @@ BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
 
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
-                "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or core unless ranks outnumber CPUs (auto)")
+                "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or the measured default, core (auto)")

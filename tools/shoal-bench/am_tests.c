@@ -11,9 +11,9 @@
 #include "bench.h"
 #include "test.h"
 
-enum { H_PING = 1, H_PONG, H_STREAM, H_DONE, H_WAKE, H_RESULT };
+enum { H_PING = 1, H_PONG, H_STREAM, H_DONE, H_WAKE, H_RESULT, H_TOKEN };
 
-static volatile uint64_t pings, pongs, streamed, dones, wakes, results;
+static volatile uint64_t pings, pongs, streamed, dones, wakes, results, tokens;
 static volatile uint64_t wake_stamp, wake_arrival;
 static double result_values[2];
 static shoal_ep_t *ep_priv; /* same handlers, private (malloc) segment */
@@ -59,6 +59,12 @@ static void on_wake(shoal_token_t *t, const uint64_t *a, unsigned na,
     wakes++;
 }
 
+static void on_token(shoal_token_t *t, const uint64_t *a, unsigned na,
+                     void *payload, size_t len)
+{
+    tokens++;
+}
+
 static void on_result(shoal_token_t *t, const uint64_t *a, unsigned na,
                       void *payload, size_t len)
 {
@@ -75,6 +81,7 @@ void bench_am_init(void)
         {H_DONE, on_done, "done", SHOAL_HANDLER_REPLY},
         {H_WAKE, on_wake, "wake", SHOAL_HANDLER_REQUEST},
         {H_RESULT, on_result, "result", SHOAL_HANDLER_REQUEST},
+        {H_TOKEN, on_token, "token", SHOAL_HANDLER_REQUEST},
     };
     shoal_ep_params_t p = {
         .field_mask = SHOAL_EP_PARAM_HANDLERS | SHOAL_EP_PARAM_SEGMENT,
@@ -178,6 +185,55 @@ double bench_am_barrier(int iters)
     for (int i = 0; i < iters; i++)
         T_OK(shoal_barrier(bench_ep));
     return (double)(bench_now_ns() - t0) / iters;
+}
+
+/* A token passed around all ranks: the latency of one hop when every hop
+ * may need the scheduler to run the next rank. */
+double bench_am_ring(int laps)
+{
+    int next = (bench_rank + 1) % bench_size;
+    uint64_t t0;
+
+    bench_barrier();
+    tokens = 0;
+    bench_barrier();
+    t0 = bench_now_ns();
+    for (int lap = 1; lap <= laps; lap++) {
+        if (bench_rank == 0) {
+            T_OK(shoal_am_request_short(bench_ep, next, H_TOKEN, NULL, 0));
+            T_OK(SHOAL_WAIT_UNTIL(bench_ep, tokens == (uint64_t)lap));
+        } else {
+            T_OK(SHOAL_WAIT_UNTIL(bench_ep, tokens == (uint64_t)lap));
+            T_OK(shoal_am_request_short(bench_ep, next, H_TOKEN, NULL, 0));
+        }
+    }
+    double ns = (double)(bench_now_ns() - t0) / laps / bench_size;
+    bench_barrier();
+    return ns;
+}
+
+/*
+ * Compute-bound steps separated by barriers: how placement shares CPUs.
+ * Every rank does the same fixed work per step (about work_ms on a CPU of
+ * its own here), so a rank that shares its CPU makes everyone wait.
+ */
+static volatile double bsp_sink;
+
+double bench_am_bsp(int steps, double work_ms)
+{
+    const long per_ms = 330000; /* loop iterations per ms on this VM, alone */
+    uint64_t t0;
+
+    bench_barrier();
+    t0 = bench_now_ns();
+    for (int s = 0; s < steps; s++) {
+        double x = 1.0;
+        for (long i = 0; i < (long)(per_ms * work_ms); i++)
+            x = x * 1.0000001 + 1e-9;
+        bsp_sink = x;
+        T_OK(shoal_barrier(bench_ep));
+    }
+    return (double)(bench_now_ns() - t0) / 1e6 / steps;
 }
 
 void bench_am_wake(double wait_s, double *cpu_pct, double *latency_us)

@@ -25,6 +25,8 @@ typedef struct bench_opts {
 #define BENCH_T_BANDWIDTH (1u << 3)
 #define BENCH_T_BARRIER (1u << 4)
 #define BENCH_T_WAKE (1u << 5)
+#define BENCH_T_RING (1u << 6)
+#define BENCH_T_BSP (1u << 7)
 
 extern bench_opts_t bench_opts;
 extern shoal_ep_t *bench_ep;
@@ -59,6 +61,8 @@ double bench_am_latency(unsigned kind, size_t size, int iters); /* ns one way */
 double bench_am_rate(int count);                 /* messages per second */
 double bench_am_bandwidth(unsigned kind, size_t size, int shared, int count);
 double bench_am_barrier(int iters);              /* ns per barrier */
+double bench_am_ring(int laps);                  /* ns per hop */
+double bench_am_bsp(int steps, double work_ms);  /* ms per step */
 void bench_am_wake(double wait_s, double *cpu_pct, double *latency_us);
 
 #define BENCH_SHORT 0u

@@ -20,7 +20,7 @@
 #include "bench.h"
 #include "test.h"
 
-bench_opts_t bench_opts = {11, 0, 4u << 20, 1.0, ~0u, 0};
+bench_opts_t bench_opts = {11, 0, 4u << 20, 1.0, ~BENCH_T_BSP, 0};
 shoal_ep_t *bench_ep;
 int bench_rank, bench_size;
 void *bench_seg, *bench_seg_priv;
@@ -299,6 +299,38 @@ static void run_barrier(void)
         target("barrier, 8 ranks", series_median(&bar), 10, 1, "us");
 }
 
+static void run_ring(void)
+{
+    bench_series_t hop;
+
+    memset(&hop, 0, sizeof(hop));
+    for (int r = 0; r < bench_opts.reps; r++)
+        series_add(&hop, bench_am_ring(iters(2000)) / 1e3);
+    if (bench_rank != 0)
+        return;
+    printf("\nToken ring, %d ranks on %ld CPUs, one short request per hop\n",
+           bench_size, sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  %-28s %7.2f us (min %.2f, max %.2f)\n", "per hop",
+           series_median(&hop), series_min(&hop), series_max(&hop));
+}
+
+static void run_bsp(void)
+{
+    bench_series_t step;
+
+    memset(&step, 0, sizeof(step));
+    for (int r = 0; r < bench_opts.reps; r++)
+        series_add(&step, bench_am_bsp(bench_opts.quick ? 10 : 50, 2.0));
+    if (bench_rank != 0)
+        return;
+    printf("\nCompute 2 ms then barrier, %d ranks on %ld CPUs (ideal %.2f ms "
+           "per step)\n",
+           bench_size, sysconf(_SC_NPROCESSORS_ONLN),
+           2.0 * bench_size / (double)sysconf(_SC_NPROCESSORS_ONLN));
+    printf("  %-28s %7.2f ms (min %.2f, max %.2f)\n", "per step",
+           series_median(&step), series_min(&step), series_max(&step));
+}
+
 static void run_wake(void)
 {
     bench_series_t cpu, lat, fx;
@@ -339,8 +371,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: shoalrun -n 2 shoal-bench [options]\n"
             "  --tests LIST   comma list of limits,latency,rate,bandwidth,\n"
-            "                 barrier,wake (default: all; barrier only with\n"
-            "                 more than 2 ranks)\n"
+            "                 barrier,wake,ring,bsp (default: all but bsp;\n"
+            "                 with more than 2 ranks only barrier and ring)\n"
             "  --reps N       repetitions, medians reported (default 11)\n"
             "  --max-size S   largest message in bytes (default 4194304)\n"
             "  --wait S       seconds of the long-wait test (default 1)\n"
@@ -349,14 +381,15 @@ static void usage(FILE *f)
 
 static unsigned parse_tests(const char *list)
 {
-    static const char *const names[] = {"limits", "latency", "rate",
-                                        "bandwidth", "barrier", "wake"};
+    static const char *const names[] = {"limits",  "latency", "rate",
+                                        "bandwidth", "barrier", "wake",
+                                        "ring",    "bsp"};
     unsigned bits = 0;
     char *copy = strdup(list), *save = NULL;
 
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         unsigned found = 0;
-        for (unsigned i = 0; i < 6; i++)
+        for (unsigned i = 0; i < 8; i++)
             if (strcmp(t, names[i]) == 0)
                 found = 1u << i;
         if (!found) {
@@ -447,9 +480,9 @@ int main(int argc, char **argv)
                    "pairwise tests\n");
         bench_opts.tests &= BENCH_T_BARRIER;
     } else if (bench_size > 2) {
-        bench_opts.tests &= BENCH_T_BARRIER;
+        bench_opts.tests &= BENCH_T_BARRIER | BENCH_T_RING | BENCH_T_BSP;
     }
-    if (bench_opts.tests & ~BENCH_T_BARRIER)
+    if (bench_opts.tests & ~(BENCH_T_BARRIER | BENCH_T_RING | BENCH_T_BSP))
         bench_limits_setup();
     if (bench_opts.tests & BENCH_T_LATENCY)
         run_latency();
@@ -459,6 +492,10 @@ int main(int argc, char **argv)
         run_bandwidth();
     if (bench_opts.tests & BENCH_T_BARRIER)
         run_barrier();
+    if (bench_opts.tests & BENCH_T_RING)
+        run_ring();
+    if (bench_opts.tests & BENCH_T_BSP)
+        run_bsp();
     if (bench_opts.tests & BENCH_T_WAKE)
         run_wake();
     print_targets();

@@ -28,7 +28,7 @@ static const char usage_text[] =
     "  --bind-to core|none|auto\n"
     "                        pin rank i to the i-th CPU of shoalrun's mask\n"
     "                        (core), leave placement to the kernel (none), or\n"
-    "                        core unless there are more ranks than CPUs\n"
+    "                        use the measured default, which is core\n"
     "                        (auto, the default; also SHOAL_BIND_TO)\n"
     "  -h, --help            show this help\n"
     "  --version             show the version\n"

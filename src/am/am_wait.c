@@ -29,6 +29,8 @@
 #define SPIN_CLOCK_EVERY 16
 /* When a rank has its own core: polls between yields in the yield phase. */
 #define YIELD_EVERY 64
+/* When ranks share cores: yields between clock reads. */
+#define YIELD_CLOCK_EVERY 8
 
 typedef struct wait_plan {
     uint64_t spin_ns, block_ns;
@@ -108,7 +110,7 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     wait_plan_t p = plan();
     uint64_t start = 0, now = 0, deadline = UINT64_MAX;
     /* When ranks share cores, the peer may need ours: hand it over soon. */
-    uint32_t fast_polls = am.oversubscribed ? 2 : FAST_POLLS;
+    uint32_t fast_polls = am.oversubscribed ? 1 : FAST_POLLS;
     int r;
 
     for (uint32_t iter = 1;; iter++) {
@@ -132,6 +134,13 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         }
         if (now - start < p.spin_ns && iter % SPIN_CLOCK_EVERY != 0) {
             base_cpu_relax();
+            continue;
+        }
+        /* Sharing cores, every turn counts: yield at once, and read the
+         * clock only every few yields (each takes a microsecond or more). */
+        if (am.oversubscribed && p.block_ns > 0 && iter % YIELD_CLOCK_EVERY &&
+            now - start < p.block_ns) {
+            sched_yield();
             continue;
         }
         now = base_time_ns();

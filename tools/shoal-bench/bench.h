@@ -56,6 +56,7 @@ void bench_limits_setup(void);       /* shares a page between ranks 0 and 1 */
 double bench_cacheline_oneway(int iters);  /* ns, ranks 0 and 1 */
 double bench_memcpy_gbs(size_t size);      /* GB/s, local */
 double bench_futex_wake_us(double sleep_s);/* us, ranks 0 and 1 */
+double bench_yield_handoff_us(int iters);  /* us, rank 0 and a child */
 
 double bench_am_latency(unsigned kind, size_t size, int iters); /* ns one way */
 double bench_am_rate(int count);                 /* messages per second */

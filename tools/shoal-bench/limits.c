@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +159,63 @@ double bench_futex_wake_us(double sleep_s)
         atomic_store(&page->stamp, bench_now_ns());
         atomic_store(&page->word, 2);
     }
+    bench_barrier();
+    return us;
+}
+
+/*
+ * The cost of handing a CPU to another process: rank 0 forks a child onto
+ * its own CPU and they take turns with sched_yield.  This is what every
+ * step costs when ranks outnumber CPUs.  The other ranks are asleep in a
+ * barrier meanwhile (they waited long enough to stop yielding).
+ */
+double bench_yield_handoff_us(int iters)
+{
+    _Atomic uint64_t *turn;
+    cpu_set_t set;
+    double us = 0;
+    pid_t child;
+
+    bench_barrier();
+    if (bench_rank != 0) {
+        bench_barrier();
+        return 0;
+    }
+    usleep(20000); /* let the others fall asleep in the barrier */
+    turn = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    T_ASSERT(turn != MAP_FAILED);
+    sched_getaffinity(0, sizeof(set), &set);
+    if (CPU_COUNT(&set) != 1) { /* not bound: use the first CPU */
+        int first = 0;
+        while (!CPU_ISSET(first, &set))
+            first++;
+        CPU_ZERO(&set);
+        CPU_SET(first, &set);
+    }
+    cpu_set_t old;
+    sched_getaffinity(0, sizeof(old), &old);
+    sched_setaffinity(0, sizeof(set), &set);
+    child = fork();
+    T_ASSERT(child >= 0);
+    if (child == 0) {
+        for (uint64_t i = 1; i <= (uint64_t)iters; i++) {
+            while (atomic_load(turn) != 2 * i - 1)
+                sched_yield();
+            atomic_store(turn, 2 * i);
+        }
+        _exit(0);
+    }
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 1; i <= (uint64_t)iters; i++) {
+        atomic_store(turn, 2 * i - 1);
+        while (atomic_load(turn) != 2 * i)
+            sched_yield();
+    }
+    us = (double)(bench_now_ns() - t0) / iters / 2 / 1e3;
+    waitpid(child, NULL, 0);
+    munmap((void *)turn, 4096);
+    sched_setaffinity(0, sizeof(old), &old);
     bench_barrier();
     return us;
 }

@@ -283,18 +283,32 @@ static void run_bandwidth(void)
 
 static void run_barrier(void)
 {
-    bench_series_t bar;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int shared = bench_size > ncpu; /* ranks share CPUs */
+    bench_series_t bar, hand;
 
     memset(&bar, 0, sizeof(bar));
-
-    for (int r = 0; r < bench_opts.reps; r++)
+    memset(&hand, 0, sizeof(hand));
+    for (int r = 0; r < bench_opts.reps; r++) {
         series_add(&bar, bench_am_barrier(iters(20000)) / 1e3);
+        if (shared)
+            series_add(&hand, bench_yield_handoff_us(iters(20000)));
+    }
     if (bench_rank != 0)
         return;
-    printf("\nNative barrier, %d ranks on %ld CPUs\n", bench_size,
-           sysconf(_SC_NPROCESSORS_ONLN));
+    printf("\nNative barrier, %d ranks on %ld CPUs\n", bench_size, ncpu);
     printf("  %-28s %7.2f us (min %.2f, max %.2f)\n", "per barrier",
            series_median(&bar), series_min(&bar), series_max(&bar));
+    if (shared) {
+        double per_cpu = (double)((bench_size + ncpu - 1) / ncpu);
+        printf("  %-28s %7.2f us (min %.2f, max %.2f)\n",
+               "yield handoff (limit)", series_median(&hand),
+               series_min(&hand), series_max(&hand));
+        printf("  every rank runs at least once per barrier: %.0f ranks per "
+               "CPU make %.2f us;\n  the barrier takes %.2fx that\n",
+               per_cpu, per_cpu * series_median(&hand),
+               series_median(&bar) / (per_cpu * series_median(&hand)));
+    }
     if (bench_size == 8)
         target("barrier, 8 ranks", series_median(&bar), 10, 1, "us");
 }

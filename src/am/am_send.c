@@ -103,6 +103,25 @@ static int check_payload(am_peer_t *p, unsigned ep, unsigned cat, size_t len,
     return SHOAL_OK;
 }
 
+/* A frame for the wire; arguments were checked by the caller. */
+static inline wire_msg_t frame(unsigned kind, unsigned ep, unsigned handler,
+                               const void *payload, size_t len,
+                               uint64_t offset, const uint64_t *args,
+                               unsigned nargs)
+{
+    wire_msg_t m = {
+        .kind = (uint8_t)kind,
+        .ep = (uint8_t)ep,
+        .handler = (uint8_t)handler,
+        .nargs = (uint8_t)nargs,
+        .len = (uint32_t)len,
+        .offset = offset,
+        .args = args,
+        .payload = payload,
+    };
+    return m;
+}
+
 /* ---- requests ---------------------------------------------------------------- */
 
 typedef struct send_ctx {
@@ -285,16 +304,8 @@ static int request(shoal_ep_t *ep, int dest, unsigned cat, unsigned handler,
             return status;
     }
 
-    wire_msg_t m = {
-        .kind = (uint8_t)cat,
-        .ep = (uint8_t)ep->index,
-        .handler = (uint8_t)handler,
-        .nargs = (uint8_t)nargs,
-        .len = (uint32_t)len,
-        .offset = offset,
-        .args = args,
-        .payload = payload,
-    };
+    wire_msg_t m = frame(cat, ep->index, handler, payload, len, offset, args,
+                         nargs);
     if (cat == WIRE_CAT_LONG)
         status = send_long(peer, &m, request_frame);
     else
@@ -454,16 +465,8 @@ static int reply(shoal_token_t *t, unsigned cat, unsigned handler,
             return status;
     }
 
-    wire_msg_t m = {
-        .kind = (uint8_t)(cat | WIRE_F_REPLY),
-        .ep = (uint8_t)t->ep->index,
-        .handler = (uint8_t)handler,
-        .nargs = (uint8_t)nargs,
-        .len = (uint32_t)len,
-        .offset = offset,
-        .args = args,
-        .payload = payload,
-    };
+    wire_msg_t m = frame(cat | WIRE_F_REPLY, t->ep->index, handler, payload,
+                         len, offset, args, nargs);
     status = cat == WIRE_CAT_LONG ? send_long(peer, &m, reply_frame)
                                   : send_or_defer(peer, &m);
     if (BASE_LIKELY(status == SHOAL_OK)) {

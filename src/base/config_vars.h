@@ -32,6 +32,9 @@ BASE_CONFIG_VAR(SHM_CMA, ENUM, "auto", "auto|on|off", "library",
 BASE_CONFIG_VAR(SHM_CMA_MIN, SIZE, "16k", "0:1g", "library",
                 "Long payloads of at least this many bytes move by cross-memory attach, smaller ones through the bulk ring")
 
+BASE_CONFIG_VAR(SHM_FENCE, ENUM, "auto", "auto|full", "library",
+                "Doorbell ordering: auto moves the fence to sleeping ranks with membarrier when every rank can; full fences every message")
+
 /* am */
 BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
                 "Largest medium payload; at most half of SHOAL_SHM_BULK")

@@ -22,7 +22,7 @@ grep -q "rank $killed .*signal 9" "$out" ||
     fail "the launcher did not say that rank $killed died of signal 9"
 stamp=$(sed -n "s/^.*rank $killed: SIGKILL at \([0-9.]*\).*$/\1/p" "$out" | head -n 1)
 [ -n "$stamp" ] || fail "rank $killed did not print the time of its kill"
-elapsed=$(echo "$end - $stamp" | bc -l 2>/dev/null || awk "BEGIN{print $end - $stamp}")
+elapsed=$(awk -v a="$end" -v b="$stamp" 'BEGIN {printf "%.3f", a - b}')
 awk "BEGIN{exit !($elapsed < 2.0)}" ||
     fail "the job ended $elapsed s after the kill (limit 2 s)"
 sleep 0.2

@@ -70,6 +70,7 @@ typedef struct shm_ctrl {
     uint64_t owner_base; /* the segment's address in the owner's process */
     char node_id[64];
     uint64_t cpumask[SHM_CPU_WORDS];
+    uint32_t membarrier; /* the owner registered for global membarrier */
 
     /* The owner's doorbell: 1 while it sleeps (or is about to). */
     BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t sleeping;
@@ -140,6 +141,7 @@ typedef struct shm_state {
     shm_conn_t **waiting; /* connections whose want_wake we set */
     int nwaiting;
     uint32_t hbar_epoch[WIRE_MAX_EPS]; /* barriers this rank passed */
+    int light; /* every rank of the host takes part in membarrier */
 } shm_state_t;
 
 extern shm_state_t shm_state;
@@ -194,5 +196,10 @@ int shm_cma_check(pid_t pid, uint64_t addr);
 int shm_doorbell_ring(shm_ctrl_t *ctrl);
 /* Sleep while ctrl->sleeping == 1, at most timeout_ns. */
 int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns);
+/* Register this process for global membarrier; 1 on success. */
+int shm_fence_register(void);
+/* The sleeping side's barrier: orders the flag just raised before what
+ * follows, against every other process's hot-path stores (light mode). */
+void shm_fence_heavy(void);
 
 #endif /* SHOAL_SHM_H */

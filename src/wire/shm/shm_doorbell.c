@@ -3,10 +3,23 @@
  * to 1 before it sleeps and rechecks its channels; a sender that finds it 1
  * after publishing swaps it to 0 and wakes the owner.  Senders pay one load
  * of a line that stays in their cache while nobody sleeps.
+ *
+ * That is a Dekker pattern (store data, load flag / store flag, load data)
+ * and needs a full barrier on both sides.  The senders' side runs on every
+ * message, the sleepers' side after milliseconds of waiting, so the cost is
+ * moved there: every rank registers for membarrier(GLOBAL_EXPEDITED) and a
+ * rank about to sleep calls it after raising its flag, which makes every
+ * running thread of the registered processes pass a full barrier (and a
+ * thread that is not running passed one when it was switched out).  Then a
+ * sender's plain store is visible to the sleeper's recheck, or the sender's
+ * load sees the flag.  When membarrier is missing (old kernels, seccomp) or
+ * SHOAL_SHM_FENCE=full, every rank uses fenced stores instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <string.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,4 +54,22 @@ int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns)
         errno != EAGAIN && errno != EINTR && errno != ETIMEDOUT)
         return base_err(SHOAL_ERR_SYSTEM, "futex wait failed");
     return SHOAL_OK;
+}
+
+int shm_fence_register(void)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+        return 0;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0,
+                   0) == 0;
+}
+
+void shm_fence_heavy(void)
+{
+    if (shm_state.light &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+        base_fatal("membarrier failed after it was registered: %s",
+                   strerror(errno));
 }

@@ -125,13 +125,30 @@ static inline void *shm_bulk_at(char *bulk, uint32_t mask, uint32_t pos)
 }
 
 /*
- * Make the cell filled for ticket tail visible.  Sequentially consistent:
- * the store must be ordered before the producer's later load of the
- * consumer's sleeping flag (see the doorbell in shm_wire.c).
+ * The store that publishes a cell (or releases one) must be ordered before
+ * the load that follows it (the consumer's sleeping flag, the producer's
+ * want_wake).  With light set, every process of the host has registered
+ * for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) and the rare side (the
+ * one about to sleep) issues that barrier after raising its flag, so the
+ * hot side needs only a compiler barrier; otherwise the store itself is
+ * sequentially consistent (a locked instruction that waits for the line).
+ * See shm_doorbell.c.
  */
-static inline void shm_prod_publish(shm_prod_t *p, shm_cell_t *cell)
+static inline void shm_store_ordered(_Atomic uint32_t *word, uint32_t value,
+                                     int light)
 {
-    atomic_store_explicit(&cell->seq, p->tail + 1, memory_order_seq_cst);
+    if (BASE_LIKELY(light)) {
+        atomic_store_explicit(word, value, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_store_explicit(word, value, memory_order_seq_cst);
+    }
+}
+
+/* Make the cell filled for ticket tail visible to the consumer. */
+static inline void shm_prod_publish(shm_prod_t *p, shm_cell_t *cell, int light)
+{
+    shm_store_ordered(&cell->seq, p->tail + 1, light);
     p->tail++;
 }
 
@@ -164,7 +181,7 @@ static inline shm_cell_t *shm_cons_peek(const shm_cons_t *c)
  * woken is never lost to a concurrent clear.
  */
 static inline int shm_cons_release(shm_cons_t *c, const shm_cell_t *cell,
-                                   int noreply)
+                                   int noreply, int light)
 {
     if (((cell->kind & SHM_LOC_MASK) >> SHM_LOC_SHIFT) == SHM_LOC_BULK)
         atomic_store_explicit(
@@ -175,8 +192,8 @@ static inline int shm_cons_release(shm_cons_t *c, const shm_cell_t *cell,
         atomic_store_explicit(&c->hdr->noreply, ++c->noreply,
                               memory_order_release);
     c->head++;
-    /* seq_cst: ordered before the load of want_wake (Dekker with the producer). */
-    atomic_store_explicit(&c->hdr->head, c->head, memory_order_seq_cst);
+    /* Ordered before the load of want_wake (Dekker with the producer). */
+    shm_store_ordered(&c->hdr->head, c->head, light);
     return atomic_load_explicit(&c->hdr->want_wake, memory_order_seq_cst) != 0;
 }
 

@@ -71,6 +71,7 @@ static void ctrl_fill(shm_ctrl_t *c, const boot_info_t *job, uint32_t ncells,
     c->pid = (int32_t)getpid();
     c->rank = job->rank;
     c->owner_base = (uint64_t)(uintptr_t)c;
+    c->membarrier = base_cfg.SHM_FENCE == 0 && shm_fence_register();
     snprintf(c->node_id, sizeof(c->node_id), "%s", job->node_id);
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
         for (int cpu = 0; cpu < SHM_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
@@ -115,6 +116,15 @@ static int peer_attach(shm_peer_t *p, int rank, const boot_info_t *job)
     }
     p->ctrl = c;
     return SHOAL_OK;
+}
+
+/* Light stores only if every rank of the host takes part in membarrier. */
+static void fence_mode_compute(void)
+{
+    shm_state.light = 1;
+    for (int s = 0; s < shm_state.job->local_size; s++)
+        if (!shm_state.peers[s].ctrl->membarrier)
+            shm_state.light = 0;
 }
 
 static void host_cpus_compute(void)
@@ -229,10 +239,11 @@ static int shm_init(const boot_info_t *job, const wire_upcalls_t *up)
         goto err_unlink;
     shm_unlink(name);
     host_cpus_compute();
+    fence_mode_compute();
     base_debug("shm", "segment %s: %zu bytes, %d channels of %u cells + %u "
-               "bulk bytes; %d CPUs for %d local ranks",
+               "bulk bytes; %d CPUs for %d local ranks; %s stores",
                name, s->me_size, job->local_size, ncells, bulk, s->host_cpus,
-               job->local_size);
+               job->local_size, s->light ? "light" : "fenced");
     return SHOAL_OK;
 
 err_unlink:

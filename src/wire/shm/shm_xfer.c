@@ -109,7 +109,7 @@ int shm_send(wire_conn_t *conn, const wire_msg_t *m)
         memcpy(&cell->body[words], m->payload, m->len);
     else if (loc == SHM_LOC_NONE && cat == WIRE_CAT_LONG)
         cell->len = 0;
-    shm_prod_publish(p, cell);
+    shm_prod_publish(p, cell, shm_state.light);
     if (loc == SHM_LOC_BULK)
         p->bulk_tail = bulk_tail;
     if (shm_doorbell_ring(c->ctrl))
@@ -225,7 +225,8 @@ static int poll_chan(shm_inchan_t *in)
         else
             r = (cell->kind & WIRE_F_REPLY) ? WIRE_DELIVERED
                                             : WIRE_DELIVERED_NOREPLY;
-        if (shm_cons_release(&in->cons, cell, r == WIRE_DELIVERED_NOREPLY) &&
+        if (shm_cons_release(&in->cons, cell, r == WIRE_DELIVERED_NOREPLY,
+                             s->light) &&
             shm_doorbell_ring(s->peers[in->slot].ctrl))
             wire_stats.doorbells++;
         n++;
@@ -255,6 +256,7 @@ int shm_arm(void)
     shm_state_t *s = &shm_state;
 
     atomic_store_explicit(&s->me->sleeping, 1, memory_order_seq_cst);
+    shm_fence_heavy();
     if (atomic_load_explicit(&s->me->connect_gen, memory_order_seq_cst) !=
         s->seen_gen)
         return 1;
@@ -274,6 +276,7 @@ int shm_want_space(wire_conn_t *conn)
 
     if (!c->waiting) {
         atomic_store_explicit(&p->hdr->want_wake, 1, memory_order_seq_cst);
+        shm_fence_heavy();
         c->waiting = 1;
         s->waiting[s->nwaiting++] = c;
     }

@@ -63,7 +63,7 @@ double bench_am_rate(int count);                 /* messages per second */
 double bench_am_bandwidth(unsigned kind, size_t size, int shared, int count);
 double bench_am_barrier(int iters);              /* ns per barrier */
 double bench_am_ring(int laps);                  /* ns per hop */
-double bench_am_bsp(int steps, double work_ms);  /* ms per step */
+double bench_am_bsp(int steps, double *alone_ms); /* ms per step */
 void bench_am_wake(double wait_s, double *cpu_pct, double *latency_us);
 
 #define BENCH_SHORT 0u

@@ -50,7 +50,7 @@ row "long 1 MiB bandwidth, shared segment" pair GB/s column '^  1 MiB ' 5
 echo "$over ranks on $ncpu CPUs"
 row "barrier" over us value "per barrier"
 row "token ring, per hop" over us column '^  per hop ' 3
-row "compute 2 ms + barrier, per step" over ms column '^  per step ' 3
+row "compute then barrier, per step" over ms column '^  per step ' 3
 echo "$((ncpu + 1)) ranks on $ncpu CPUs"
 row "token ring, per hop" odd us column '^  per hop ' 3
-row "compute 2 ms + barrier, per step" odd ms column '^  per step ' 3
+row "compute then barrier, per step" odd ms column '^  per step ' 3

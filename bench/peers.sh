@@ -35,7 +35,7 @@ fi
 
 run_peer() { # run_peer <peer> <ranks> <test>
     case $1 in
-    ompi) timeout 300 mpirun.openmpi --oversubscribe --bind-to core -n "$2" "$tmp/ompi" "$3" ;;
+    ompi) timeout 300 mpirun.openmpi --oversubscribe -n "$2" "$tmp/ompi" "$3" ;;
     mpich) timeout 300 mpiexec.mpich -n "$2" "$tmp/mpich" "$3" ;;
     esac
 }
@@ -64,7 +64,7 @@ for t in latency barrier; do
     printf '  %-34s %10.3f' "$label" "$s"
     for p in "${peers[@]}"; do
         v=$(median <"$tmp/$p.$t")
-        printf ' %10.3f %12.3f' "$v" "$(awk -v a="$s" -v b="$v" 'BEGIN {print a / b}')"
+        printf ' %10.3f %12.3g' "$v" "$(awk -v a="$s" -v b="$v" 'BEGIN {print a / b}')"
     done
     echo
 done

@@ -12,6 +12,9 @@
  *                                  (malloc'd, or from shoal_segment_alloc)
  *   am_traffic flood [count]       requests whose handlers all reply, sent
  *                                  without polling in between (credits)
+ *   am_traffic connections         each rank talks only to the next one:
+ *                                  it must have opened exactly one connection
+ *                                  (every peer's with SHOAL_CONNECT=all)
  *
  * Every message carries (source, per-destination sequence number); the
  * receiver checks it arrives exactly once and in order, payloads are
@@ -376,6 +379,23 @@ static void flood(long count)
     finish(expect);
 }
 
+static void connections(void)
+{
+    const char *mode = getenv("SHOAL_CONNECT");
+    int all = mode != NULL && strcmp(mode, "all") == 0;
+    shoal_stats_t st;
+
+    setup(0);
+    for (int i = 0; i < 100; i++)
+        send_seq((me + 1) % nranks, H_SEQ);
+    T_OK(SHOAL_WAIT_UNTIL(ep, received == 100));
+    T_OK(shoal_barrier(ep));
+    T_OK(shoal_stats_get(&st));
+    /* Only the ring neighbour, unless connections are opened up front. */
+    T_EQ(st.connections, all ? (uint64_t)nranks : 1);
+    finish(100);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all_to_all";
@@ -395,6 +415,8 @@ int main(int argc, char **argv)
     }
     else if (strcmp(mode, "flood") == 0)
         flood(count);
+    else if (strcmp(mode, "connections") == 0)
+        connections();
     else
         T_FAIL("unknown mode %s", mode);
     return 0;

@@ -86,6 +86,7 @@ typedef struct am_state {
     int oversubscribed; /* more ranks on this host than CPUs for them */
     base_list_t pending_peers;
     int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
+    int deaths;            /* peer deaths seen, ever (collectives check) */
     uint64_t last_peer_check;
     shoal_stats_t stats;
 } am_state_t;

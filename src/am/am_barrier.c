@@ -31,7 +31,8 @@ static int round_arrived(void *arg, int handled)
     (void)handled;
     if (w->b->arrived[w->parity] >> w->round & 1)
         return 1;
-    if (am.unreported_deaths > 0)
+    /* A dead rank never arrives: fail instead of waiting for it. */
+    if (am.deaths > 0)
         return any_peer_dead();
     return 0;
 }
@@ -43,7 +44,7 @@ static int host_released(void *arg, int handled)
     (void)handled;
     if (wire_shm_hbar_done(epi))
         return 1;
-    if (am.unreported_deaths > 0)
+    if (am.deaths > 0)
         return any_peer_dead();
     return 0;
 }

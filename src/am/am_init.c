@@ -20,6 +20,7 @@ static void am_peer_failed(void *arg, int rank, int status, const char *why)
         return;
     p->dead = 1;
     am.unreported_deaths++;
+    am.deaths++;
     base_error("am", "rank %d failed: %s (%s)", rank, why,
                shoal_strerror(status));
 }

@@ -128,7 +128,8 @@ typedef struct wire_ops {
     int (*sleep)(uint64_t timeout_ns);
     void (*disarm)(void);
 
-    /* Look for dead peers among those connected; reports via peer_failed. */
+    /* Look for dead peers (every one this wire reaches); reports each once
+     * via peer_failed. */
     void (*check_peers)(void);
 } wire_ops_t;
 

@@ -422,9 +422,9 @@ static void shm_check_peers(void)
         shm_peer_t *p = &s->peers[slot];
         char why[96];
 
-        if (p->ctrl == s->me || !(p->connected || p->listening))
-            continue;
-        if (p->conn.dead || !peer_gone(p))
+        /* Every rank of the host, talked to or not: a barrier waits for
+         * all of them. */
+        if (p->ctrl == s->me || p->conn.dead || !peer_gone(p))
             continue;
         p->dead = 1;
         p->conn.dead = 1;

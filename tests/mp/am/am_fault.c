@@ -6,6 +6,10 @@
  *                           itself with SIGKILL (printing the time first).
  *                           The launcher must end the job and say so; the
  *                           survivors must not hang.
+ *   am_fault vanish         the last rank exits (status 0, so the launcher
+ *                           lets the others run) without finalizing: the
+ *                           others' wait, barrier and finalize must report
+ *                           SHOAL_ERR_PEER_DEAD instead of waiting for it.
  *   am_fault stop           rank 1 stops itself with SIGSTOP for 1 s (a
  *                           child sends SIGCONT).  Rank 0 waits for it and
  *                           must use under 10% of a core meanwhile; it
@@ -126,6 +130,29 @@ static void kill_mid_traffic(void)
     exit(3);
 }
 
+static void vanish(void)
+{
+    uint64_t t0;
+    int status;
+
+    setup();
+    T_ASSERT(n >= 2);
+    if (me == n - 1)
+        _exit(0); /* no shoal_finalize: the peers must notice */
+    t0 = now_ns();
+    /* Nothing will ever come; the wait must end with the death. */
+    status = SHOAL_WAIT_UNTIL(ep, notes == 1);
+    T_ERR(status, SHOAL_ERR_PEER_DEAD);
+    T_ERR(shoal_barrier(ep), SHOAL_ERR_PEER_DEAD);
+    T_ASSERT(strstr(shoal_error_detail(), "died") != NULL);
+    T_ERR(shoal_am_request_short(ep, n - 1, H_NOTE, &t0, 1),
+          SHOAL_ERR_PEER_DEAD);
+    T_ERR(shoal_finalize(), SHOAL_ERR_PEER_DEAD);
+    if (me == 0)
+        printf("ok: a vanished peer was reported after %.2f s\n",
+               (double)(now_ns() - t0) / 1e9);
+}
+
 static void stop_and_continue(void)
 {
     uint64_t a;
@@ -174,7 +201,9 @@ int main(int argc, char **argv)
         kill_mid_traffic();
     else if (strcmp(mode, "stop") == 0)
         stop_and_continue();
+    else if (strcmp(mode, "vanish") == 0)
+        vanish();
     else
-        T_FAIL("usage: am_fault kill|stop [marker]");
+        T_FAIL("usage: am_fault kill|stop|vanish [marker]");
     return 0;
 }

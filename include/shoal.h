@@ -88,6 +88,7 @@ static inline int shoal_init(const shoal_init_params_t *params)
 /*
  * Collective: waits until every rank has called it, so that no message is
  * in flight, then releases everything.  Endpoints still open are destroyed.
+ * If a rank died, returns SHOAL_ERR_PEER_DEAD, after releasing everything.
  */
 SHOAL_API int shoal_finalize(void);
 
@@ -285,7 +286,8 @@ SHOAL_API int shoal_wait(shoal_ep_t *ep, int64_t timeout_ns);
 
 /*
  * Collective over all ranks of the endpoint: returns when every rank has
- * entered.  Runs handlers while waiting.
+ * entered.  Runs handlers while waiting.  SHOAL_ERR_PEER_DEAD when a rank
+ * died (it would never arrive).
  */
 SHOAL_API int shoal_barrier(shoal_ep_t *ep);
 

@@ -4,7 +4,8 @@
 #define _GNU_SOURCE
 #include "am.h"
 
-/* Frames a wire may deliver from one channel per progress call. */
+/* Frames a wire delivers from one channel per progress call, before it
+ * moves on to the next channel. */
 #define AM_POLL_BUDGET 32
 
 static int drop(int src, const wire_msg_t *m, const char *why)

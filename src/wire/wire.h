@@ -113,7 +113,8 @@ typedef struct wire_ops {
     /* Tell peers where this process's segment for ep is (NULL: none). */
     int (*publish_segment)(unsigned ep, const void *base, size_t size);
 
-    /* Deliver up to budget arrived frames; returns how many (>= 0). */
+    /* Deliver arrived frames, at most budget from each channel (so one
+     * busy sender cannot starve the others); returns how many (>= 0). */
     int (*poll)(int budget);
 
     /*

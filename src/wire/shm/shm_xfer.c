@@ -10,9 +10,6 @@
 
 #include "shm.h"
 
-/* Frames a poll takes from one channel before moving to the next. */
-#define SHM_POLL_BURST 32
-
 /* ---- send ------------------------------------------------------------------ */
 
 /*
@@ -210,13 +207,13 @@ static int decode(const shm_inchan_t *in, const shm_cell_t *cell,
     return 0;
 }
 
-static int poll_chan(shm_inchan_t *in)
+static int poll_chan(shm_inchan_t *in, int budget)
 {
     shm_state_t *s = &shm_state;
     shm_cell_t *cell;
     int n = 0;
 
-    while (n < SHM_POLL_BURST && (cell = shm_cons_peek(&in->cons)) != NULL) {
+    while (n < budget && (cell = shm_cons_peek(&in->cons)) != NULL) {
         wire_msg_t m;
         int r;
 
@@ -241,11 +238,10 @@ int shm_poll(int budget)
         atomic_load_explicit(&s->me->connect_gen, memory_order_acquire);
     int n = 0;
 
-    (void)budget;
     if (BASE_UNLIKELY(gen != s->seen_gen))
         shm_refresh_inchans(gen);
     for (int i = 0; i < s->nactive; i++)
-        n += poll_chan(s->active[i]);
+        n += poll_chan(s->active[i], budget);
     return n;
 }
 

@@ -1,0 +1,1 @@
+list(APPEND SHOAL_SOURCES)

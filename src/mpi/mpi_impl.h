@@ -1,0 +1,418 @@
+/*
+ * mpi: MPI semantics on top of the active-message engine.
+ *
+ * This header is the contract between the files of src/mpi/: the layout of
+ * every handle's object, the error path, the datatype engine's interface
+ * (used by point-to-point and collectives to move non-contiguous data), the
+ * internal point-to-point calls collectives and communicator construction
+ * are built on, and the lock that makes MPI_THREAD_MULTIPLE safe.
+ *
+ * Who owns what (one idea per file):
+ *   mpi_init.c      Init/Finalize/environment, the global state `mpi`
+ *   mpi_err.c       error classes, strings, handlers; mpi_error()
+ *   mpi_p2p*.c      protocols, matching, requests, send modes, probe
+ *   mpi_dt*.c       datatypes: constructors, engine, pack, external32
+ *   mpi_group.c, mpi_comm*.c, mpi_topo.c, mpi_attr.c, mpi_info.c
+ *   mpi_op.c        predefined and user reduction operations
+ *   mpi_coll.c      MPI collective calls, glued to src/coll/
+ *   mpi_handle.c    Fortran integer handles (c2f/f2c)
+ *
+ * Every public function is defined as PMPI_X and aliased weakly as MPI_X
+ * with SHOAL_MPI_WEAK(X).  Internal callers use PMPI_X or mpi_* functions,
+ * never MPI_X, so a profiling tool sees each user call exactly once.
+ */
+#ifndef SHOAL_MPI_IMPL_H
+#define SHOAL_MPI_IMPL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "mpi.h"
+#include "shoal.h"
+
+#include "base/base.h"
+#include "base/base_list.h"
+
+/* Make MPI_name a weak alias of PMPI_name (put after the definition). */
+#define SHOAL_MPI_WEAK(name) _Pragma(SHOAL_MPI_STR_(weak MPI_##name = PMPI_##name))
+#define SHOAL_MPI_STR_(x) #x
+
+/* Object kinds, checked on every handle a caller passes in. */
+#define MPI_MAGIC_COMM 0x436f6d6du  /* "Comm" */
+#define MPI_MAGIC_GROUP 0x47727075u /* "Grpu" */
+#define MPI_MAGIC_DT 0x44747970u    /* "Dtyp" */
+#define MPI_MAGIC_REQ 0x52657175u   /* "Requ" */
+#define MPI_MAGIC_OP 0x4f706572u    /* "Oper" */
+#define MPI_MAGIC_ERRH 0x45727268u  /* "Errh" */
+#define MPI_MAGIC_INFO 0x496e666fu  /* "Info" */
+#define MPI_MAGIC_DEAD 0xdeadbeefu  /* freed objects get this */
+
+/* ---- global state (mpi_init.c) ------------------------------------------- */
+
+typedef struct mpi_state {
+    int initialized, finalized;
+    int thread_level;    /* provided */
+    int mt;              /* 1 when THREAD_MULTIPLE: take `lock` */
+    pthread_t main_thread;
+    pthread_mutex_t lock;
+    int world_rank, world_size;
+    shoal_ep_t *ep;       /* the endpoint MPI traffic uses */
+    double wtime_base;
+    char processor_name[MPI_MAX_PROCESSOR_NAME];
+} mpi_state_t;
+
+extern mpi_state_t mpi;
+
+/* The engine lock: taken by point-to-point primitives and progress only. */
+static inline void mpi_lock(void)
+{
+    if (BASE_UNLIKELY(mpi.mt))
+        pthread_mutex_lock(&mpi.lock);
+}
+static inline void mpi_unlock(void)
+{
+    if (BASE_UNLIKELY(mpi.mt))
+        pthread_mutex_unlock(&mpi.lock);
+}
+
+/* Objects that are not the engine's (handle tables, keyvals, error
+ * strings) are guarded by this lock; never held while waiting. */
+extern pthread_mutex_t mpi_obj_lock;
+
+/* ---- errors (mpi_err.c) --------------------------------------------------- */
+
+/*
+ * Report an error from MPI function fn: format a detail message, run the
+ * error handler of comm (MPI_COMM_WORLD's when comm is NULL or invalid),
+ * and return the code to hand back to the caller.  errclass is an MPI error
+ * class or a code from MPI_Add_error_code.
+ */
+int mpi_error(MPI_Comm comm, int errclass, const char *fn, const char *fmt,
+              ...) BASE_PRINTF(4, 5);
+
+/* The MPI class for a Shoal status (SHOAL_ERR_PEER_DEAD -> MPI_ERR_PROC_ABORTED...). */
+int mpi_class_of_status(int shoal_status);
+
+/* Called first by every public function: MPI_ERR_OTHER before Init or
+ * after Finalize (with a message), else MPI_SUCCESS. */
+int mpi_check_init(const char *fn);
+#define MPI_CHECK_INIT(fn)                                                   \
+    do {                                                                     \
+        if (BASE_UNLIKELY(!mpi.initialized || mpi.finalized))                \
+            return mpi_check_init(fn);                                       \
+    } while (0)
+
+struct shoal_mpi_errhandler {
+    uint32_t magic;
+    int refs;
+    int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function */
+    MPI_Comm_errhandler_function *fn;
+};
+
+/* ---- info (mpi_info.c) ------------------------------------------------------ */
+
+struct shoal_mpi_info {
+    uint32_t magic;
+    int refs;
+    int nkeys, cap;
+    char **keys, **vals;
+};
+
+/* Value of key in info (NULL when absent or info is MPI_INFO_NULL). */
+const char *mpi_info_lookup(MPI_Info info, const char *key);
+
+/* ---- attributes (mpi_attr.c) ------------------------------------------------ */
+
+typedef struct mpi_attr {
+    struct mpi_attr *next;
+    int keyval;
+    void *val;
+} mpi_attr_t;
+
+/* Object kinds for keyvals. */
+#define MPI_ATTR_COMM 1
+#define MPI_ATTR_TYPE 2
+
+/* Copy every attribute of `from` (an object of kind) by its copy callback;
+ * delete all of `obj`'s attributes by their delete callbacks. */
+int mpi_attr_copy_all(int kind, void *from_obj, mpi_attr_t *from,
+                      mpi_attr_t **to);
+int mpi_attr_delete_all(int kind, void *obj, mpi_attr_t **list);
+
+/* ---- groups (mpi_group.c) --------------------------------------------------- */
+
+struct shoal_mpi_group {
+    uint32_t magic;
+    int refs;
+    int size;
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* world rank of each member */
+};
+
+/* A new group of n members (world ranks copied); refs = 1. */
+int mpi_group_new(int n, const int *world, MPI_Group *group_p);
+void mpi_group_release(MPI_Group g); /* drop a reference; frees at 0 */
+
+/* ---- communicators (mpi_comm*.c) -------------------------------------------- */
+
+typedef struct mpi_matchq mpi_matchq_t;
+struct mpi_topo;
+
+struct shoal_mpi_comm {
+    uint32_t magic;
+    int refs;       /* user handle + pending operations */
+    uint32_t ctx;   /* point-to-point context; ctx + 1 carries collectives */
+    int rank, size; /* in the local group */
+    int is_inter;
+    int remote_size;        /* = size for intracommunicators */
+    MPI_Group group;        /* local group */
+    MPI_Group remote_group; /* intercommunicators; else = group */
+    const int *peer_world;  /* world rank of each destination rank */
+    mpi_matchq_t *mq, *cq;  /* match queues of ctx and ctx + 1 */
+    MPI_Errhandler errh;
+    MPI_Info info;
+    mpi_attr_t *attrs;
+    struct mpi_topo *topo;
+    void *coll; /* the collective layer's state for this comm */
+    uint32_t next_child; /* collective calls that create comms, counted */
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+/* Is comm a live communicator?  (NULL, freed and foreign pointers: no.) */
+static inline int mpi_comm_ok(MPI_Comm comm)
+{
+    return comm != NULL && comm->magic == MPI_MAGIC_COMM;
+}
+
+/*
+ * Build a communicator over group (and remote_group for intercomms) with
+ * context ctx: sets up matching queues, peer table, error handler
+ * (inherited from parent), refs = 1.  ctx must be agreed by all members.
+ */
+int mpi_comm_build(MPI_Comm parent, MPI_Group group, MPI_Group remote_group,
+                   uint32_t ctx, MPI_Comm *comm_p);
+/* Drop a reference; frees (and releases ctx and queues) at 0. */
+void mpi_comm_release(MPI_Comm comm);
+
+/*
+ * Agree on a fresh context id among the members of `parent` listed in
+ * `members` (comm ranks of parent, in order; NULL means all), collectively
+ * over those members.  tag separates concurrent agreements (Comm_create_group).
+ */
+int mpi_ctx_alloc(MPI_Comm parent, int nmembers, const int *members, int tag,
+                  uint32_t *ctx_p);
+void mpi_ctx_free(uint32_t ctx);
+
+/* ---- datatypes (mpi_dt*.c) --------------------------------------------------- */
+
+/* flags of a datatype */
+#define MPI_DT_PREDEF 0x1u    /* predefined: never freed */
+#define MPI_DT_COMMITTED 0x2u
+#define MPI_DT_CONTIG 0x4u    /* one element is one block, no gaps; and
+                                 count elements are one block (size==extent) */
+#define MPI_DT_PAIR 0x8u      /* MPI_FLOAT_INT and friends */
+
+/* One contiguous block of one element: displacement from the buffer. */
+typedef struct mpi_dt_seg {
+    MPI_Aint disp;
+    MPI_Count len;
+} mpi_dt_seg_t;
+
+struct shoal_mpi_datatype {
+    uint32_t magic;
+    int refs;
+    unsigned flags;
+    int combiner;
+    int basic;       /* predefined index of the one basic type every basic
+                        element has (reductions), or 0 when mixed */
+    MPI_Count size;  /* bytes of data in one element */
+    MPI_Aint lb, extent, true_lb, true_extent;
+    MPI_Count nelems; /* basic elements in one element */
+    mpi_dt_seg_t *segs; /* blocks of one element, in typemap order */
+    MPI_Count nsegs;
+    void *typemap;      /* the engine's private description (elements) */
+    /* MPI_Type_get_contents */
+    int nints, naddrs, ntypes;
+    int *ints;
+    MPI_Aint *addrs;
+    MPI_Datatype *types;
+    mpi_attr_t *attrs;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+/* Check a datatype handle for use in communication: not NULL, a datatype,
+ * committed.  Returns MPI_SUCCESS or reports through mpi_error. */
+int mpi_dt_check(MPI_Comm comm, MPI_Datatype dt, const char *fn);
+
+static inline int mpi_dt_contig(MPI_Datatype dt)
+{
+    return (dt->flags & MPI_DT_CONTIG) != 0;
+}
+
+void mpi_dt_retain(MPI_Datatype dt);  /* pending operations keep types */
+void mpi_dt_release(MPI_Datatype dt); /* frees a type freed by the user */
+
+/*
+ * A position in the packed byte stream of (buf, count, dt).  pack copies
+ * the next bytes of the stream out, unpack writes them in, iov describes
+ * them as memory blocks; all three advance the cursor and return how many
+ * bytes they covered (less than asked only at the end of the stream).
+ */
+typedef struct mpi_dt_cursor {
+    MPI_Datatype dt;
+    char *buf;
+    MPI_Count count;  /* elements */
+    MPI_Count elem;   /* current element */
+    MPI_Count seg;    /* current block of that element */
+    MPI_Count off;    /* bytes done in that block */
+    MPI_Count done, total; /* stream bytes done, in all */
+} mpi_dt_cursor_t;
+
+void mpi_dt_cursor_init(mpi_dt_cursor_t *c, MPI_Datatype dt, MPI_Count count,
+                        const void *buf, MPI_Count skip);
+MPI_Count mpi_dt_cursor_pack(mpi_dt_cursor_t *c, void *out, MPI_Count n);
+MPI_Count mpi_dt_cursor_unpack(mpi_dt_cursor_t *c, const void *in,
+                               MPI_Count n);
+/* Up to max blocks covering at most n bytes; *niov_p = blocks used. */
+MPI_Count mpi_dt_cursor_iov(mpi_dt_cursor_t *c, struct iovec *iov, int max,
+                            MPI_Count n, int *niov_p);
+
+/* Basic elements in the first `bytes` bytes of a stream of dt. */
+MPI_Count mpi_dt_elements(MPI_Datatype dt, MPI_Count bytes);
+
+/* Copy count elements of dt from src to dst (local copy, both layouts dt). */
+void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
+                 void *dst);
+
+/* The predefined type of index i (1..SHOAL_MPI_NPREDEF_TYPES-1). */
+#define MPI_DT_PREDEF_AT(i) (&shoal_mpi_dt_predef[(i)])
+
+/* ---- operations (mpi_op.c) ------------------------------------------------------ */
+
+struct shoal_mpi_op {
+    uint32_t magic;
+    int refs;
+    int predef;  /* index in shoal_mpi_op_predef, or 0 for user ops */
+    int commute;
+    MPI_User_function *fn;
+    MPI_User_function_c *fn_c;
+};
+
+/* inout[i] = in[i] op inout[i] for count elements of dt (native layout).
+ * Returns MPI_SUCCESS or MPI_ERR_OP when op is not defined for dt. */
+int mpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
+                 MPI_Datatype dt);
+/* Is op defined on dt?  (MPI_SUCCESS or MPI_ERR_OP, for argument checks.) */
+int mpi_op_check(MPI_Op op, MPI_Datatype dt);
+
+/* ---- requests and point-to-point (mpi_p2p*.c) ---------------------------------- */
+
+#define MPI_REQ_SEND 1
+#define MPI_REQ_RECV 2
+#define MPI_REQ_GREQ 3    /* generalized */
+#define MPI_REQ_COLL 4    /* collective or comm construction */
+#define MPI_REQ_MESSAGE 5 /* MPI_Message from Mprobe */
+
+struct shoal_mpi_request {
+    uint32_t magic;
+    uint8_t kind;
+    uint8_t persistent; /* Send_init/Recv_init: survives completion */
+    uint8_t active;     /* persistent: started and not yet completed */
+    uint8_t user_freed; /* MPI_Request_free: release at completion */
+    volatile int done;
+    MPI_Status status;
+    MPI_Comm comm;
+    /* the operation */
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype dt;
+    int peer; /* comm rank (dest or source; may be MPI_ANY_SOURCE) */
+    int tag;
+    int mode; /* send mode: MPI_P2P_STANDARD / SYNC / BUFFERED / READY */
+    int ctx_off; /* 0 point-to-point, 1 collective context */
+    /* engine state (mpi_p2p*.c) */
+    base_list_t link;   /* posted queue / progress lists */
+    base_list_t link2;  /* second queue (wildcard posted list) */
+    uint64_t seq;       /* post order */
+    void *umsg;         /* Mprobe'd message, or matched rendezvous */
+    MPI_Count bytes;    /* stream bytes moved so far */
+    uint64_t remote;    /* the peer's request id (rendezvous, sync) */
+    void *bsend_block;  /* buffered sends: space in the attached buffer */
+    /* generalized and collective requests */
+    int (*poll_fn)(MPI_Request req); /* advance; 1 when done */
+    int (*free_fn)(MPI_Request req);
+    int (*cancel_fn)(MPI_Request req, int complete);
+    int (*query_fn)(MPI_Request req, MPI_Status *status);
+    void *extra;
+    base_list_t poll_link; /* in the list of requests with poll_fn */
+};
+
+#define MPI_P2P_STANDARD 0
+#define MPI_P2P_SYNC 1
+#define MPI_P2P_BUFFERED 2
+#define MPI_P2P_READY 3
+
+/* Allocate a request (from a pool) of kind; released by mpi_req_free. */
+MPI_Request mpi_req_alloc(int kind, MPI_Comm comm);
+void mpi_req_free(MPI_Request req);
+
+/* Mark a request complete (any thread holding the engine lock). */
+static inline void mpi_req_complete(MPI_Request req)
+{
+    __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A request whose progress is poll_fn(req) (collectives, idup, generalized
+ * requests): progress calls it until it returns 1.
+ */
+void mpi_req_add_poll(MPI_Request req);
+
+/*
+ * Internal point-to-point for collectives and communicator construction:
+ * ctx_off 1 uses the communicator's collective context, so these never
+ * match user receives.  Arguments are not checked.  peer is a comm rank
+ * (remote group for intercomms).
+ */
+int mpi_isend_internal(const void *buf, MPI_Count count, MPI_Datatype dt,
+                       int dest, int tag, MPI_Comm comm, int ctx_off,
+                       MPI_Request *req_p);
+int mpi_irecv_internal(void *buf, MPI_Count count, MPI_Datatype dt,
+                       int source, int tag, MPI_Comm comm, int ctx_off,
+                       MPI_Request *req_p);
+/* Wait for and free requests (MPI_REQUEST_NULL entries skipped); the
+ * first error is returned (MPI_ERR_TRUNCATE, MPI_ERR_PROC_ABORTED...). */
+int mpi_wait_internal(MPI_Request *req, MPI_Status *status);
+int mpi_waitall_internal(int n, MPI_Request *reqs);
+/* Blocking helpers built on the above. */
+int mpi_send_internal(const void *buf, MPI_Count count, MPI_Datatype dt,
+                      int dest, int tag, MPI_Comm comm, int ctx_off);
+int mpi_recv_internal(void *buf, MPI_Count count, MPI_Datatype dt,
+                      int source, int tag, MPI_Comm comm, int ctx_off,
+                      MPI_Status *status);
+int mpi_sendrecv_internal(const void *sbuf, MPI_Count scount,
+                          MPI_Datatype sdt, int dest, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rdt, int source,
+                          int tag, MPI_Comm comm, int ctx_off);
+
+/* One round of progress (wires, rendezvous, polled requests). */
+void mpi_progress(void);
+
+/* Set up / tear down the engine (mpi_init.c calls these). */
+int mpi_p2p_init(void);
+void mpi_p2p_fini(void);
+mpi_matchq_t *mpi_matchq_get(uint32_t ctx); /* created on first use */
+void mpi_matchq_put(mpi_matchq_t *q);
+
+/* ---- collectives (mpi_coll.c) ------------------------------------------------ */
+
+/* Set up and release the collective layer's state of a communicator. */
+int mpi_coll_comm_init(MPI_Comm comm);
+void mpi_coll_comm_fini(MPI_Comm comm);
+
+/* ---- handle conversion (mpi_handle.c) ---------------------------------------- */
+void mpi_handle_fini(void);
+
+#endif /* SHOAL_MPI_IMPL_H */

@@ -26,6 +26,13 @@ extern "C" {
 #define MPI_SUBVERSION 0
 #define SHOAL_MPI 1
 
+/* Exported from libshoal (the library builds with hidden visibility). */
+#if defined(__GNUC__)
+#define SHOAL_MPI_API __attribute__((visibility("default")))
+#else
+#define SHOAL_MPI_API
+#endif
+
 /* ---- basic types -------------------------------------------------------- */
 
 typedef intptr_t MPI_Aint;
@@ -55,13 +62,35 @@ typedef struct MPI_Status {
 
 /* ---- predefined objects (exported by libshoal) --------------------------- */
 
-extern struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
-extern struct shoal_mpi_group shoal_mpi_group_empty;
-extern struct shoal_mpi_datatype shoal_mpi_dt_predef[];
-extern struct shoal_mpi_op shoal_mpi_op_predef[];
-extern struct shoal_mpi_errhandler shoal_mpi_errh_predef[];
-extern struct shoal_mpi_info shoal_mpi_info_env;
-extern struct shoal_mpi_request shoal_mpi_message_no_proc;
+SHOAL_MPI_API extern struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
+SHOAL_MPI_API extern struct shoal_mpi_group shoal_mpi_group_empty;
+SHOAL_MPI_API extern struct shoal_mpi_info shoal_mpi_info_env;
+SHOAL_MPI_API extern struct shoal_mpi_request shoal_mpi_message_no_proc;
+
+/*
+ * Predefined datatypes, operations and error handlers are elements of
+ * exported arrays.  Their objects have a fixed size (the strides below) so
+ * that programs, which see only opaque storage, can name element i as an
+ * address constant; the library (SHOAL_MPI_INTERNAL) sees the real types.
+ */
+#define SHOAL_MPI_DT_STRIDE 512
+#define SHOAL_MPI_OP_STRIDE 64
+#define SHOAL_MPI_ERRH_STRIDE 64
+#ifndef SHOAL_MPI_INTERNAL
+typedef struct { char shoal_opaque_[SHOAL_MPI_DT_STRIDE]; } shoal_mpi_dt_slot_t;
+typedef struct { char shoal_opaque_[SHOAL_MPI_OP_STRIDE]; } shoal_mpi_op_slot_t;
+typedef struct { char shoal_opaque_[SHOAL_MPI_ERRH_STRIDE]; } shoal_mpi_errh_slot_t;
+SHOAL_MPI_API extern shoal_mpi_dt_slot_t shoal_mpi_dt_predef[];
+SHOAL_MPI_API extern shoal_mpi_op_slot_t shoal_mpi_op_predef[];
+SHOAL_MPI_API extern shoal_mpi_errh_slot_t shoal_mpi_errh_predef[];
+#define SHOAL_MPI_DT_(i) ((MPI_Datatype)(void *)&shoal_mpi_dt_predef[i])
+#define SHOAL_MPI_OP_(i) ((MPI_Op)(void *)&shoal_mpi_op_predef[i])
+#define SHOAL_MPI_ERRH_(i) ((MPI_Errhandler)(void *)&shoal_mpi_errh_predef[i])
+#else
+#define SHOAL_MPI_DT_(i) (&shoal_mpi_dt_predef[i])
+#define SHOAL_MPI_OP_(i) (&shoal_mpi_op_predef[i])
+#define SHOAL_MPI_ERRH_(i) (&shoal_mpi_errh_predef[i])
+#endif
 
 #define MPI_COMM_WORLD (&shoal_mpi_comm_world)
 #define MPI_COMM_SELF (&shoal_mpi_comm_self)
@@ -144,84 +173,84 @@ extern struct shoal_mpi_request shoal_mpi_message_no_proc;
 
 #define SHOAL_MPI_NPREDEF_TYPES 55 /* index 0 is unused */
 
-#define MPI_CHAR (&shoal_mpi_dt_predef[1])
-#define MPI_SIGNED_CHAR (&shoal_mpi_dt_predef[2])
-#define MPI_UNSIGNED_CHAR (&shoal_mpi_dt_predef[3])
-#define MPI_BYTE (&shoal_mpi_dt_predef[4])
-#define MPI_SHORT (&shoal_mpi_dt_predef[5])
-#define MPI_UNSIGNED_SHORT (&shoal_mpi_dt_predef[6])
-#define MPI_INT (&shoal_mpi_dt_predef[7])
-#define MPI_UNSIGNED (&shoal_mpi_dt_predef[8])
-#define MPI_LONG (&shoal_mpi_dt_predef[9])
-#define MPI_UNSIGNED_LONG (&shoal_mpi_dt_predef[10])
-#define MPI_LONG_LONG_INT (&shoal_mpi_dt_predef[11])
+#define MPI_CHAR SHOAL_MPI_DT_(1)
+#define MPI_SIGNED_CHAR SHOAL_MPI_DT_(2)
+#define MPI_UNSIGNED_CHAR SHOAL_MPI_DT_(3)
+#define MPI_BYTE SHOAL_MPI_DT_(4)
+#define MPI_SHORT SHOAL_MPI_DT_(5)
+#define MPI_UNSIGNED_SHORT SHOAL_MPI_DT_(6)
+#define MPI_INT SHOAL_MPI_DT_(7)
+#define MPI_UNSIGNED SHOAL_MPI_DT_(8)
+#define MPI_LONG SHOAL_MPI_DT_(9)
+#define MPI_UNSIGNED_LONG SHOAL_MPI_DT_(10)
+#define MPI_LONG_LONG_INT SHOAL_MPI_DT_(11)
 #define MPI_LONG_LONG MPI_LONG_LONG_INT
-#define MPI_UNSIGNED_LONG_LONG (&shoal_mpi_dt_predef[12])
-#define MPI_FLOAT (&shoal_mpi_dt_predef[13])
-#define MPI_DOUBLE (&shoal_mpi_dt_predef[14])
-#define MPI_LONG_DOUBLE (&shoal_mpi_dt_predef[15])
-#define MPI_WCHAR (&shoal_mpi_dt_predef[16])
-#define MPI_C_BOOL (&shoal_mpi_dt_predef[17])
-#define MPI_INT8_T (&shoal_mpi_dt_predef[18])
-#define MPI_INT16_T (&shoal_mpi_dt_predef[19])
-#define MPI_INT32_T (&shoal_mpi_dt_predef[20])
-#define MPI_INT64_T (&shoal_mpi_dt_predef[21])
-#define MPI_UINT8_T (&shoal_mpi_dt_predef[22])
-#define MPI_UINT16_T (&shoal_mpi_dt_predef[23])
-#define MPI_UINT32_T (&shoal_mpi_dt_predef[24])
-#define MPI_UINT64_T (&shoal_mpi_dt_predef[25])
-#define MPI_AINT (&shoal_mpi_dt_predef[26])
-#define MPI_COUNT (&shoal_mpi_dt_predef[27])
-#define MPI_OFFSET (&shoal_mpi_dt_predef[28])
-#define MPI_C_FLOAT_COMPLEX (&shoal_mpi_dt_predef[29])
+#define MPI_UNSIGNED_LONG_LONG SHOAL_MPI_DT_(12)
+#define MPI_FLOAT SHOAL_MPI_DT_(13)
+#define MPI_DOUBLE SHOAL_MPI_DT_(14)
+#define MPI_LONG_DOUBLE SHOAL_MPI_DT_(15)
+#define MPI_WCHAR SHOAL_MPI_DT_(16)
+#define MPI_C_BOOL SHOAL_MPI_DT_(17)
+#define MPI_INT8_T SHOAL_MPI_DT_(18)
+#define MPI_INT16_T SHOAL_MPI_DT_(19)
+#define MPI_INT32_T SHOAL_MPI_DT_(20)
+#define MPI_INT64_T SHOAL_MPI_DT_(21)
+#define MPI_UINT8_T SHOAL_MPI_DT_(22)
+#define MPI_UINT16_T SHOAL_MPI_DT_(23)
+#define MPI_UINT32_T SHOAL_MPI_DT_(24)
+#define MPI_UINT64_T SHOAL_MPI_DT_(25)
+#define MPI_AINT SHOAL_MPI_DT_(26)
+#define MPI_COUNT SHOAL_MPI_DT_(27)
+#define MPI_OFFSET SHOAL_MPI_DT_(28)
+#define MPI_C_FLOAT_COMPLEX SHOAL_MPI_DT_(29)
 #define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
-#define MPI_C_DOUBLE_COMPLEX (&shoal_mpi_dt_predef[30])
-#define MPI_C_LONG_DOUBLE_COMPLEX (&shoal_mpi_dt_predef[31])
-#define MPI_PACKED (&shoal_mpi_dt_predef[32])
-#define MPI_FLOAT_INT (&shoal_mpi_dt_predef[33])
-#define MPI_DOUBLE_INT (&shoal_mpi_dt_predef[34])
-#define MPI_LONG_INT (&shoal_mpi_dt_predef[35])
-#define MPI_2INT (&shoal_mpi_dt_predef[36])
-#define MPI_SHORT_INT (&shoal_mpi_dt_predef[37])
-#define MPI_LONG_DOUBLE_INT (&shoal_mpi_dt_predef[38])
-#define MPI_UB (&shoal_mpi_dt_predef[39])
-#define MPI_LB (&shoal_mpi_dt_predef[40])
-#define MPI_CXX_BOOL (&shoal_mpi_dt_predef[41])
-#define MPI_CXX_FLOAT_COMPLEX (&shoal_mpi_dt_predef[42])
-#define MPI_CXX_DOUBLE_COMPLEX (&shoal_mpi_dt_predef[43])
-#define MPI_CXX_LONG_DOUBLE_COMPLEX (&shoal_mpi_dt_predef[44])
-#define MPI_INTEGER (&shoal_mpi_dt_predef[45])
-#define MPI_REAL (&shoal_mpi_dt_predef[46])
-#define MPI_DOUBLE_PRECISION (&shoal_mpi_dt_predef[47])
-#define MPI_LOGICAL (&shoal_mpi_dt_predef[48])
-#define MPI_CHARACTER (&shoal_mpi_dt_predef[49])
-#define MPI_COMPLEX (&shoal_mpi_dt_predef[50])
-#define MPI_DOUBLE_COMPLEX (&shoal_mpi_dt_predef[51])
-#define MPI_2REAL (&shoal_mpi_dt_predef[52])
-#define MPI_2DOUBLE_PRECISION (&shoal_mpi_dt_predef[53])
-#define MPI_2INTEGER (&shoal_mpi_dt_predef[54])
+#define MPI_C_DOUBLE_COMPLEX SHOAL_MPI_DT_(30)
+#define MPI_C_LONG_DOUBLE_COMPLEX SHOAL_MPI_DT_(31)
+#define MPI_PACKED SHOAL_MPI_DT_(32)
+#define MPI_FLOAT_INT SHOAL_MPI_DT_(33)
+#define MPI_DOUBLE_INT SHOAL_MPI_DT_(34)
+#define MPI_LONG_INT SHOAL_MPI_DT_(35)
+#define MPI_2INT SHOAL_MPI_DT_(36)
+#define MPI_SHORT_INT SHOAL_MPI_DT_(37)
+#define MPI_LONG_DOUBLE_INT SHOAL_MPI_DT_(38)
+#define MPI_UB SHOAL_MPI_DT_(39)
+#define MPI_LB SHOAL_MPI_DT_(40)
+#define MPI_CXX_BOOL SHOAL_MPI_DT_(41)
+#define MPI_CXX_FLOAT_COMPLEX SHOAL_MPI_DT_(42)
+#define MPI_CXX_DOUBLE_COMPLEX SHOAL_MPI_DT_(43)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX SHOAL_MPI_DT_(44)
+#define MPI_INTEGER SHOAL_MPI_DT_(45)
+#define MPI_REAL SHOAL_MPI_DT_(46)
+#define MPI_DOUBLE_PRECISION SHOAL_MPI_DT_(47)
+#define MPI_LOGICAL SHOAL_MPI_DT_(48)
+#define MPI_CHARACTER SHOAL_MPI_DT_(49)
+#define MPI_COMPLEX SHOAL_MPI_DT_(50)
+#define MPI_DOUBLE_COMPLEX SHOAL_MPI_DT_(51)
+#define MPI_2REAL SHOAL_MPI_DT_(52)
+#define MPI_2DOUBLE_PRECISION SHOAL_MPI_DT_(53)
+#define MPI_2INTEGER SHOAL_MPI_DT_(54)
 
 /* Predefined operations: index into shoal_mpi_op_predef. */
-#define MPI_MAX (&shoal_mpi_op_predef[1])
-#define MPI_MIN (&shoal_mpi_op_predef[2])
-#define MPI_SUM (&shoal_mpi_op_predef[3])
-#define MPI_PROD (&shoal_mpi_op_predef[4])
-#define MPI_LAND (&shoal_mpi_op_predef[5])
-#define MPI_BAND (&shoal_mpi_op_predef[6])
-#define MPI_LOR (&shoal_mpi_op_predef[7])
-#define MPI_BOR (&shoal_mpi_op_predef[8])
-#define MPI_LXOR (&shoal_mpi_op_predef[9])
-#define MPI_BXOR (&shoal_mpi_op_predef[10])
-#define MPI_MAXLOC (&shoal_mpi_op_predef[11])
-#define MPI_MINLOC (&shoal_mpi_op_predef[12])
-#define MPI_REPLACE (&shoal_mpi_op_predef[13])
-#define MPI_NO_OP (&shoal_mpi_op_predef[14])
+#define MPI_MAX SHOAL_MPI_OP_(1)
+#define MPI_MIN SHOAL_MPI_OP_(2)
+#define MPI_SUM SHOAL_MPI_OP_(3)
+#define MPI_PROD SHOAL_MPI_OP_(4)
+#define MPI_LAND SHOAL_MPI_OP_(5)
+#define MPI_BAND SHOAL_MPI_OP_(6)
+#define MPI_LOR SHOAL_MPI_OP_(7)
+#define MPI_BOR SHOAL_MPI_OP_(8)
+#define MPI_LXOR SHOAL_MPI_OP_(9)
+#define MPI_BXOR SHOAL_MPI_OP_(10)
+#define MPI_MAXLOC SHOAL_MPI_OP_(11)
+#define MPI_MINLOC SHOAL_MPI_OP_(12)
+#define MPI_REPLACE SHOAL_MPI_OP_(13)
+#define MPI_NO_OP SHOAL_MPI_OP_(14)
 #define SHOAL_MPI_NPREDEF_OPS 15
 
 /* Predefined error handlers. */
-#define MPI_ERRORS_ARE_FATAL (&shoal_mpi_errh_predef[1])
-#define MPI_ERRORS_RETURN (&shoal_mpi_errh_predef[2])
-#define MPI_ERRORS_ABORT (&shoal_mpi_errh_predef[3])
+#define MPI_ERRORS_ARE_FATAL SHOAL_MPI_ERRH_(1)
+#define MPI_ERRORS_RETURN SHOAL_MPI_ERRH_(2)
+#define MPI_ERRORS_ABORT SHOAL_MPI_ERRH_(3)
 
 /* ---- constants ----------------------------------------------------------- */
 
@@ -251,7 +280,7 @@ extern struct shoal_mpi_request shoal_mpi_message_no_proc;
 #define MPI_ERRCODES_IGNORE ((int *)1)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
-extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
+SHOAL_MPI_API extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
 #define MPI_UNWEIGHTED (&shoal_mpi_unweighted_)
 #define MPI_WEIGHTS_EMPTY (&shoal_mpi_weights_empty_)
 
@@ -429,13 +458,13 @@ typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 
 /* Predefined attribute callbacks (library functions). */
-int shoal_mpi_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
-int shoal_mpi_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
-int shoal_mpi_null_delete_fn(MPI_Comm, int, void *, void *);
-int shoal_mpi_type_null_copy_fn(MPI_Datatype, int, void *, void *, void *,
+SHOAL_MPI_API int shoal_mpi_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+SHOAL_MPI_API int shoal_mpi_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+SHOAL_MPI_API int shoal_mpi_null_delete_fn(MPI_Comm, int, void *, void *);
+SHOAL_MPI_API int shoal_mpi_type_null_copy_fn(MPI_Datatype, int, void *, void *, void *,
                                 int *);
-int shoal_mpi_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
-int shoal_mpi_type_null_delete_fn(MPI_Datatype, int, void *, void *);
+SHOAL_MPI_API int shoal_mpi_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
+SHOAL_MPI_API int shoal_mpi_type_null_delete_fn(MPI_Datatype, int, void *, void *);
 #define MPI_COMM_NULL_COPY_FN shoal_mpi_null_copy_fn
 #define MPI_COMM_DUP_FN shoal_mpi_dup_fn
 #define MPI_COMM_NULL_DELETE_FN shoal_mpi_null_delete_fn
@@ -452,11 +481,6 @@ int shoal_mpi_type_null_delete_fn(MPI_Datatype, int, void *, void *);
  * SHOAL_MPI_FN(return type, name without prefix, parameters) declares both
  * MPI_name and PMPI_name.
  */
-#if defined(__GNUC__)
-#define SHOAL_MPI_API __attribute__((visibility("default")))
-#else
-#define SHOAL_MPI_API
-#endif
 #define SHOAL_MPI_FN(ret, name, params)                                     \
     SHOAL_MPI_API ret MPI_##name params;                                     \
     SHOAL_MPI_API ret PMPI_##name params;

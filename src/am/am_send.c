@@ -339,6 +339,47 @@ int shoal_am_request_long(shoal_ep_t *ep, int dest, unsigned handler,
                    dest_offset, args, nargs, "shoal_am_request_long");
 }
 
+/*
+ * A request that never waits: SHOAL_ERR_AGAIN when the peer's credits or
+ * channel room are exhausted now (the caller retries after progress).  For
+ * layers above that push data from their progress loop.  Short and medium
+ * only; arguments are the caller's responsibility.
+ */
+int am_request_try(unsigned ep, int dest, unsigned handler,
+                   const void *payload, size_t len, const uint64_t *args,
+                   unsigned nargs)
+{
+    am_peer_t *peer;
+    int status = am_peer_get(dest, &peer);
+    wire_msg_t m;
+
+    if (status != SHOAL_OK)
+        return status;
+    m = frame(len > 0 || payload != NULL ? WIRE_CAT_MEDIUM : WIRE_CAT_SHORT,
+              ep, handler, payload, len, 0, args, nargs);
+    if (peer->dead)
+        return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", dest);
+    if (!base_list_empty(&peer->pending)) {
+        flush_peer(peer);
+        if (!base_list_empty(&peer->pending))
+            return SHOAL_ERR_AGAIN;
+    }
+    if (peer->open >= am.window) {
+        uint64_t credits = peer->conn->ops->credits(peer->conn);
+        uint64_t back = credits - peer->credits_seen;
+        peer->open = back >= peer->open ? 0 : peer->open - (uint32_t)back;
+        peer->credits_seen = credits;
+        if (peer->open >= am.window)
+            return SHOAL_ERR_AGAIN;
+    }
+    status = peer->conn->ops->send(peer->conn, &m);
+    if (status == SHOAL_OK) {
+        peer->open++;
+        am.stats.requests_sent++;
+    }
+    return status;
+}
+
 /* ---- replies and the queue of frames waiting for room ----------------------- */
 
 static int defer(am_peer_t *p, const wire_msg_t *m)

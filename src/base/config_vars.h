@@ -51,6 +51,16 @@ BASE_CONFIG_VAR(WAIT_BLOCK, DURATION, "2ms", "0:1000s", "library",
 BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
                 "How often a sleeping rank checks that the peers it talks to are still alive")
 
+/* mpi */
+BASE_CONFIG_VAR(MPI_EAGER, SIZE, "16k", "0:256m", "library",
+                "MPI messages up to this size go eagerly in one frame (capped by SHOAL_AM_MEDIUM_MAX); larger ones by rendezvous")
+BASE_CONFIG_VAR(MPI_EAGER_WINDOW, SIZE, "256k", "1k:1g", "library",
+                "Eager bytes (plus 64 per message) a sender may have unconsumed at one receiver before it switches to rendezvous")
+BASE_CONFIG_VAR(MPI_RNDV, ENUM, "pull", "pull|push", "library",
+                "Rendezvous on one host: the receiver reads the sender's buffer in one copy (pull), or the sender pushes fragments (push)")
+BASE_CONFIG_VAR(MPI_THREAD, ENUM, "auto", "auto|single|multiple", "library",
+                "Thread level MPI_Init_thread provides: what was asked (auto), at most MPI_THREAD_SERIALIZED (single), or always MPI_THREAD_MULTIPLE")
+
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
                 "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or the measured default, core (auto)")

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#define SHOAL_MPI_INTERNAL 1
 #include "mpi.h"
 #include "shoal.h"
 
@@ -105,11 +106,19 @@ int mpi_check_init(const char *fn);
     } while (0)
 
 struct shoal_mpi_errhandler {
-    uint32_t magic;
-    int refs;
-    int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function */
-    MPI_Comm_errhandler_function *fn;
+    union {
+        struct {
+            uint32_t magic;
+            int refs;
+            int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function */
+            MPI_Comm_errhandler_function *fn;
+        };
+        char shoal_stride_[SHOAL_MPI_ERRH_STRIDE];
+    };
 };
+_Static_assert(sizeof(struct shoal_mpi_errhandler) == SHOAL_MPI_ERRH_STRIDE,
+               "predefined error handlers are array elements of this size");
+SHOAL_MPI_API extern struct shoal_mpi_errhandler shoal_mpi_errh_predef[4];
 
 /* ---- info (mpi_info.c) ------------------------------------------------------ */
 
@@ -221,26 +230,35 @@ typedef struct mpi_dt_seg {
 } mpi_dt_seg_t;
 
 struct shoal_mpi_datatype {
-    uint32_t magic;
-    int refs;
-    unsigned flags;
-    int combiner;
-    int basic;       /* predefined index of the one basic type every basic
-                        element has (reductions), or 0 when mixed */
-    MPI_Count size;  /* bytes of data in one element */
-    MPI_Aint lb, extent, true_lb, true_extent;
-    MPI_Count nelems; /* basic elements in one element */
-    mpi_dt_seg_t *segs; /* blocks of one element, in typemap order */
-    MPI_Count nsegs;
-    void *typemap;      /* the engine's private description (elements) */
-    /* MPI_Type_get_contents */
-    int nints, naddrs, ntypes;
-    int *ints;
-    MPI_Aint *addrs;
-    MPI_Datatype *types;
-    mpi_attr_t *attrs;
-    char name[MPI_MAX_OBJECT_NAME];
+    union {
+        struct {
+            uint32_t magic;
+            int refs;
+            unsigned flags;
+            int combiner;
+            int basic;       /* predefined index of the one basic type every basic
+                                element has (reductions), or 0 when mixed */
+            MPI_Count size;  /* bytes of data in one element */
+            MPI_Aint lb, extent, true_lb, true_extent;
+            MPI_Count nelems; /* basic elements in one element */
+            mpi_dt_seg_t *segs; /* blocks of one element, in typemap order */
+            MPI_Count nsegs;
+            void *typemap;      /* the engine's private description (elements) */
+            /* MPI_Type_get_contents */
+            int nints, naddrs, ntypes;
+            int *ints;
+            MPI_Aint *addrs;
+            MPI_Datatype *types;
+            mpi_attr_t *attrs;
+            char name[MPI_MAX_OBJECT_NAME];
+        };
+        char shoal_stride_[SHOAL_MPI_DT_STRIDE];
+    };
 };
+_Static_assert(sizeof(struct shoal_mpi_datatype) == SHOAL_MPI_DT_STRIDE,
+               "predefined datatypes are array elements of this size");
+SHOAL_MPI_API extern struct shoal_mpi_datatype
+    shoal_mpi_dt_predef[SHOAL_MPI_NPREDEF_TYPES];
 
 /* Check a datatype handle for use in communication: not NULL, a datatype,
  * committed.  Returns MPI_SUCCESS or reports through mpi_error. */
@@ -292,13 +310,21 @@ void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
 /* ---- operations (mpi_op.c) ------------------------------------------------------ */
 
 struct shoal_mpi_op {
-    uint32_t magic;
-    int refs;
-    int predef;  /* index in shoal_mpi_op_predef, or 0 for user ops */
-    int commute;
-    MPI_User_function *fn;
-    MPI_User_function_c *fn_c;
+    union {
+        struct {
+            uint32_t magic;
+            int refs;
+            int predef;  /* index in shoal_mpi_op_predef, or 0 for user ops */
+            int commute;
+            MPI_User_function *fn;
+            MPI_User_function_c *fn_c;
+        };
+        char shoal_stride_[SHOAL_MPI_OP_STRIDE];
+    };
 };
+_Static_assert(sizeof(struct shoal_mpi_op) == SHOAL_MPI_OP_STRIDE,
+               "predefined operations are array elements of this size");
+SHOAL_MPI_API extern struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_NPREDEF_OPS];
 
 /* inout[i] = in[i] op inout[i] for count elements of dt (native layout).
  * Returns MPI_SUCCESS or MPI_ERR_OP when op is not defined for dt. */
@@ -347,6 +373,7 @@ struct shoal_mpi_request {
     int (*query_fn)(MPI_Request req, MPI_Status *status);
     void *extra;
     base_list_t poll_link; /* in the list of requests with poll_fn */
+    base_list_t free_link; /* freed by the user while still active */
 };
 
 #define MPI_P2P_STANDARD 0
@@ -369,6 +396,8 @@ static inline void mpi_req_complete(MPI_Request req)
  * requests): progress calls it until it returns 1.
  */
 void mpi_req_add_poll(MPI_Request req);
+/* Free req once it completes (MPI_Request_free of an active request). */
+void mpi_req_free_later(MPI_Request req);
 
 /*
  * Internal point-to-point for collectives and communicator construction:

@@ -176,4 +176,11 @@ int wire_shm_mem_free(void *base);
  */
 int wire_shm_cma_probe(char *why, size_t cap);
 
+/*
+ * The process id of a rank on this host (for single-copy reads by the
+ * layers above), or 0 when rank is not on this host or single copy is off
+ * (SHOAL_SHM_CMA=off, or refused for that peer).
+ */
+int wire_shm_peer_pid(int rank);
+
 #endif /* SHOAL_WIRE_H */

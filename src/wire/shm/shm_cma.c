@@ -78,3 +78,17 @@ int wire_shm_cma_probe(char *why, size_t cap)
     snprintf(why, cap, "process_vm_readv/writev available");
     return 1;
 }
+
+int wire_shm_peer_pid(int rank)
+{
+    shm_state_t *s = &shm_state;
+    int slot;
+
+    if (s->job == NULL || rank < 0 || rank >= s->job->size ||
+        s->cma_mode == 2)
+        return 0;
+    slot = s->slot_of[rank];
+    if (slot < 0 || s->peers[slot].ctrl == NULL)
+        return 0;
+    return (int)s->peers[slot].ctrl->pid;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# usage: run_expect_fail.sh <shoalrun> <np> <pattern> <program> [args...]
+# Passes when the job fails (non-zero exit) and stderr matches pattern.
+set -u
+shoalrun=$1 np=$2 pattern=$3
+shift 3
+out=$("$shoalrun" -n "$np" --timeout 60 "$@" 2>&1)
+status=$?
+if [[ $status -eq 0 ]]; then
+    echo "FAIL: the job succeeded; expected a failure"
+    echo "$out"
+    exit 1
+fi
+if ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: output does not match '$pattern':"
+    echo "$out"
+    exit 1
+fi
+echo "OK: exit $status, message matched:"
+grep -E -- "$pattern" <<<"$out" | head -3

@@ -3,7 +3,9 @@
 #   include/**.h                     every public header, generated ones too
 #   lib/pkgconfig/shoal.pc           for pkg-config users
 #   lib/cmake/Shoal/                 for find_package(Shoal): Shoal::shoal
-#   bin/                             the tools that exist (shoalrun, ...)
+#   bin/                             the tools that exist (shoalrun, ...), and
+#                                    shoalcc with the names mpicc, mpiexec and
+#                                    mpirun (symlinks to shoalcc and shoalrun)
 #   share/doc/shoal/                 docs/*.md and examples/*.c
 # Everything is relocatable: `cmake --install build --prefix P` works for any
 # P, whatever CMAKE_INSTALL_PREFIX was at configure time.
@@ -37,12 +39,30 @@ else()
          /prefix/${CMAKE_INSTALL_LIBDIR})
     set(SHOAL_TOOL_RPATH "$ORIGIN/${bin_to_lib}")
 endif()
-foreach(tool shoalrun shoalcc shoal-info shoal-bench)
+foreach(tool shoalrun shoal-info shoal-bench)
     if(TARGET ${tool})
         set_target_properties(${tool} PROPERTIES INSTALL_RPATH "${SHOAL_TOOL_RPATH}")
         install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     endif()
 endforeach()
+
+# shoalcc (a script made by tools/shoalcc/CMakeLists.txt) and the MPI names.
+option(SHOAL_INSTALL_MPI_NAMES
+       "Install mpicc, mpiexec and mpirun (links to shoalcc and shoalrun)" ON)
+get_property(shoal_mpi_tools_stage GLOBAL PROPERTY SHOAL_MPI_TOOLS_STAGE)
+if(shoal_mpi_tools_stage)
+    install(PROGRAMS ${shoal_mpi_tools_stage}/shoalcc
+            DESTINATION ${CMAKE_INSTALL_BINDIR})
+    # Relative symlinks, installed as links: mpicc -> shoalcc,
+    # mpiexec and mpirun -> shoalrun.  Off for a prefix shared with another
+    # MPI whose names these would hide.
+    if(SHOAL_INSTALL_MPI_NAMES)
+        install(FILES ${shoal_mpi_tools_stage}/mpicc
+                      ${shoal_mpi_tools_stage}/mpiexec
+                      ${shoal_mpi_tools_stage}/mpirun
+                DESTINATION ${CMAKE_INSTALL_BINDIR})
+    endif()
+endif()
 
 # ---- docs ---------------------------------------------------------------------
 

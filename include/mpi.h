@@ -669,19 +669,19 @@ SHOAL_MPI_FN(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 SHOAL_MPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))
 SHOAL_MPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
 SHOAL_MPI_FN(int, Waitall, (int count, MPI_Request requests[],
-                            MPI_Status statuses[]))
+                            MPI_Status *statuses))
 SHOAL_MPI_FN(int, Testall, (int count, MPI_Request requests[], int *flag,
-                            MPI_Status statuses[]))
+                            MPI_Status *statuses))
 SHOAL_MPI_FN(int, Waitany, (int count, MPI_Request requests[], int *index,
                             MPI_Status *status))
 SHOAL_MPI_FN(int, Testany, (int count, MPI_Request requests[], int *index,
                             int *flag, MPI_Status *status))
 SHOAL_MPI_FN(int, Waitsome, (int incount, MPI_Request requests[],
                              int *outcount, int indices[],
-                             MPI_Status statuses[]))
+                             MPI_Status *statuses))
 SHOAL_MPI_FN(int, Testsome, (int incount, MPI_Request requests[],
                              int *outcount, int indices[],
-                             MPI_Status statuses[]))
+                             MPI_Status *statuses))
 SHOAL_MPI_FN(int, Request_get_status, (MPI_Request request, int *flag,
                                        MPI_Status *status))
 SHOAL_MPI_FN(int, Request_free, (MPI_Request *request))

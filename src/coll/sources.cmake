@@ -1,1 +1,10 @@
-list(APPEND SHOAL_SOURCES)
+# The collective layer: algorithms as schedules over an abstract transport.
+list(APPEND SHOAL_SOURCES
+    coll/coll_sched.c
+    coll/coll_barrier.c
+    coll/coll_bcast.c
+    coll/coll_reduce.c
+    coll/coll_scan.c
+    coll/coll_gather.c
+    coll/coll_alltoall.c
+    coll/coll_inter.c)

@@ -60,6 +60,8 @@ typedef struct mpi_state {
     pthread_mutex_t lock;
     int world_rank, world_size;
     shoal_ep_t *ep;       /* the endpoint MPI traffic uses */
+    int in_wait;          /* inside a wait's progress callback: no
+                             blocking sends (they would nest waits) */
     double wtime_base;
     char processor_name[MPI_MAX_PROCESSOR_NAME];
 } mpi_state_t;

@@ -113,6 +113,9 @@ int PMPI_Finalize(void)
     int status;
 
     MPI_CHECK_INIT("MPI_Finalize");
+    /* The standard runs COMM_SELF's delete callbacks first, while the
+     * library still works (tools hook Finalize this way). */
+    mpi_attr_delete_all(MPI_ATTR_COMM, MPI_COMM_SELF, &MPI_COMM_SELF->attrs);
     /* Buffered messages must leave before the wires close. */
     {
         void *b;

@@ -125,29 +125,94 @@ static mpi_matchq_t *matchq_for_arrival(uint32_t ctx)
 
 static void h_ack(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
                   size_t len);
+static void h_part(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
+                   size_t len);
 
-/* Send a short control frame to the sender of `in`: a reply when inside
- * its handler, a request otherwise, a direct call for ourselves. */
+/* A control frame that could not go at once (no room, or we were in a
+ * handler that had already replied); sent from the progress loop. */
+typedef struct ctl_msg {
+    base_list_t link;
+    int world;
+    unsigned handler;
+    uint64_t args[4];
+} ctl_msg_t;
+
+static base_list_t ctl_list;
+
+static void ctl_run_local(unsigned handler, const uint64_t *args)
+{
+    struct shoal_token self = {NULL, mpi.world_rank, 1, 0};
+
+    if (handler == MPI_H_ACK)
+        h_ack(&self, args, 4, NULL, 0);
+    else if (handler == MPI_H_PART)
+        h_part(&self, args, 4, NULL, 0);
+}
+
+static void ctl_enqueue(int world, unsigned handler, const uint64_t *args)
+{
+    ctl_msg_t *m = malloc(sizeof(*m));
+
+    if (m == NULL)
+        base_fatal("mpi: no memory for a control message");
+    m->world = world;
+    m->handler = handler;
+    memcpy(m->args, args, sizeof(m->args));
+    base_list_push_back(&ctl_list, &m->link);
+}
+
+/* Send queued control frames while there is room. */
+static void ctl_flush(void)
+{
+    while (!base_list_empty(&ctl_list)) {
+        ctl_msg_t *m = BASE_CONTAINER_OF(ctl_list.next, ctl_msg_t, link);
+        int status = am_request_try(mpi.ep->index, m->world, m->handler,
+                                    NULL, 0, m->args, 4);
+        if (status == SHOAL_ERR_AGAIN)
+            return;
+        if (status != SHOAL_OK && !SHOAL_ERR_IS_LINK_FAILURE(status))
+            base_error("mpi", "control message to rank %d failed: %s",
+                       m->world, shoal_error_detail());
+        base_list_remove(&m->link);
+        free(m);
+    }
+}
+
+/* Send a short control frame to world: as the reply through token when
+ * given (inside its handler), a direct call for ourselves, else a request
+ * (queued when it cannot go now). */
+static void send_ctl_to(int world, shoal_token_t *token, unsigned handler,
+                        uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+    uint64_t args[4] = {a0, a1, a2, a3};
+    int status;
+
+    if (world == mpi.world_rank) {
+        ctl_run_local(handler, args);
+        return;
+    }
+    if (token != NULL)
+        status = shoal_am_reply_short(token, handler, args, 4);
+    else if (!am.in_handler && mpi.in_wait == 0 && base_list_empty(&ctl_list))
+        status = shoal_am_request_short(mpi.ep, world, handler, args, 4);
+    else if (base_list_empty(&ctl_list))
+        status = am_request_try(mpi.ep->index, world, handler, NULL, 0,
+                                args, 4);
+    else
+        status = SHOAL_ERR_AGAIN;
+    if (status == SHOAL_ERR_AGAIN) {
+        ctl_enqueue(world, handler, args);
+        return;
+    }
+    if (status != SHOAL_OK && !SHOAL_ERR_IS_LINK_FAILURE(status))
+        base_error("mpi", "control message to rank %d failed: %s", world,
+                   shoal_error_detail());
+}
+
 static void send_ctl(const mpi_in_t *in, unsigned handler, uint64_t a0,
                      uint64_t a1, uint64_t a2)
 {
-    uint64_t args[3] = {a0, a1, a2};
-    int status;
-
-    if (in->src_world == mpi.world_rank) {
-        struct shoal_token self = {NULL, mpi.world_rank, 1, 0};
-        if (handler == MPI_H_ACK)
-            h_ack(&self, args, 3, NULL, 0);
-        return;
-    }
-    if (in->token != NULL)
-        status = shoal_am_reply_short(in->token, handler, args, 3);
-    else
-        status = shoal_am_request_short(mpi.ep, in->src_world, handler, args,
-                                        3);
-    if (status != SHOAL_OK && !SHOAL_ERR_IS_LINK_FAILURE(status))
-        base_error("mpi", "control message to rank %d failed: %s",
-                   in->src_world, shoal_error_detail());
+    send_ctl_to(in->src_world, in->token, handler, a0, a1, a2, 0);
 }
 
 /* An eager message was consumed: return credits (batched) and ack a
@@ -252,6 +317,44 @@ static int rdv_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
     return 0;
 }
 
+/*
+ * Large contiguous rendezvous on one host: both processes copy.  The
+ * receiver asks the sender (COOP) to write the tail of the message into
+ * the receive buffer with process_vm_writev while it reads the head with
+ * process_vm_readv; two cores move the data.  The receiver is done when
+ * its half is read and the sender's PART says the tail landed; the sender
+ * when its tail is written and the receiver's FIN says the head was read.
+ * Returns 1 when it took the message.
+ */
+static int coop_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
+{
+    MPI_Count split;
+    int pid;
+
+    if (mpi_p2p_cfg.coop_min == 0 || n < (MPI_Count)mpi_p2p_cfg.coop_min ||
+        !mpi_dt_contig(req->dt) || in->src_world == mpi.world_rank ||
+        (pid = wire_shm_peer_pid(in->src_world)) == 0)
+        return 0;
+    split = (n / 2) & ~(MPI_Count)4095;
+    char *dst = (char *)req->buf + req->dt->true_lb;
+    req->bytes = 0; /* bit 0: our head read; bit 1: their tail written */
+    send_ctl_to(in->src_world, in->token, MPI_H_COOP, in->sreq,
+                (uint64_t)(uintptr_t)dst, (uint64_t)split,
+                (uint64_t)(uintptr_t)req);
+    struct iovec l = {dst, (size_t)split};
+    if (cma_read(pid, &l, 1, in->saddr, split) != 0) {
+        base_error("mpi", "single-copy read from rank %d failed: %s",
+                   in->src_world, strerror(errno));
+        req->status.MPI_ERROR = MPI_ERR_OTHER;
+    }
+    send_ctl_to(in->src_world, NULL, MPI_H_ACK, in->sreq, 0, MPI_ACK_FIN,
+                0);
+    req->bytes |= 1;
+    if (req->bytes == 3)
+        mpi_req_complete(req);
+    return 1;
+}
+
 /* Deliver an arrival (from the wire or the unexpected queue) into req. */
 static void deliver(MPI_Request req, const mpi_in_t *in)
 {
@@ -263,6 +366,8 @@ static void deliver(MPI_Request req, const mpi_in_t *in)
         mpi_req_complete(req);
         return;
     }
+    if (in->saddr != 0 && coop_pull(req, in, n))
+        return;
     if (in->saddr != 0 && rdv_pull(req, in, n) == 0) {
         send_ctl(in, MPI_H_ACK, in->sreq, 0, MPI_ACK_FIN);
         mpi_req_complete(req);
@@ -547,6 +652,52 @@ static void h_cts(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
     base_list_push_back(&push_list, &req->link);
 }
 
+/* The receiver asks us to write the tail of a rendezvous ourselves. */
+static void h_coop(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
+                   size_t len)
+{
+    MPI_Request req;
+    MPI_Count total, split;
+    int pid;
+
+    (void)p;
+    (void)len;
+    if (n < 4)
+        return;
+    req = (MPI_Request)(uintptr_t)a[0];
+    total = req->count * req->dt->size;
+    split = (MPI_Count)a[2];
+    pid = wire_shm_peer_pid(t->src);
+    if (split < total) {
+        struct iovec l = {(char *)req->buf + req->dt->true_lb + split,
+                          (size_t)(total - split)};
+        struct iovec r = {(char *)(uintptr_t)a[1] + split,
+                          (size_t)(total - split)};
+        if (pid == 0 ||
+            process_vm_writev(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+            base_error("mpi", "single-copy write to rank %d failed: %s",
+                       t->src, strerror(errno));
+    }
+    /* A reply can answer a request only; COOP may itself be a reply. */
+    send_ctl_to(t->src, t->is_request ? t : NULL, MPI_H_PART, a[3], 0, 0, 0);
+}
+
+static void h_part(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
+                   size_t len)
+{
+    MPI_Request req;
+
+    (void)t;
+    (void)p;
+    (void)len;
+    if (n < 1)
+        return;
+    req = (MPI_Request)(uintptr_t)a[0];
+    req->bytes |= 2;
+    if (req->bytes == 3)
+        mpi_req_complete(req);
+}
+
 static void h_data(shoal_token_t *t, const uint64_t *a, unsigned n,
                    void *payload, size_t len)
 {
@@ -735,6 +886,9 @@ void mpi_progress_extra(void)
 {
     base_list_t *e, *next;
 
+    if (!base_list_empty(&ctl_list))
+        ctl_flush();
+
     for (e = push_list.next; e != &push_list; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
         next = e->next;
@@ -785,6 +939,8 @@ static const shoal_handler_entry_t handlers[] = {
     {MPI_H_ACK, h_ack, "mpi-ack", 0},
     {MPI_H_CTS, h_cts, "mpi-cts", 0},
     {MPI_H_DATA, h_data, "mpi-data", SHOAL_HANDLER_REQUEST},
+    {MPI_H_COOP, h_coop, "mpi-coop", 0},
+    {MPI_H_PART, h_part, "mpi-part", 0},
 };
 
 int mpi_p2p_init(void)
@@ -806,10 +962,12 @@ int mpi_p2p_init(void)
     base_list_init(&push_list);
     base_list_init(&poll_list);
     base_list_init(&free_list);
+    base_list_init(&ctl_list);
     ecred_used = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     ecred_owed = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     mpi_p2p_cfg.eager_max = (size_t)base_cfg.MPI_EAGER;
     mpi_p2p_cfg.cma = base_cfg.MPI_RNDV == 0; /* pull */
+    mpi_p2p_cfg.coop_min = mpi_p2p_cfg.cma ? (size_t)base_cfg.MPI_COOP : 0;
     pack_buf = malloc(mpi_p2p_cfg.eager_max > 0 ? mpi_p2p_cfg.eager_max : 1);
     if (ecred_used == NULL || ecred_owed == NULL || pack_buf == NULL)
         return base_err(SHOAL_ERR_NOMEM, "MPI engine tables");
@@ -827,8 +985,21 @@ int mpi_p2p_init(void)
     return SHOAL_OK;
 }
 
+static int ctl_drained(void *arg)
+{
+    (void)arg;
+    return base_list_empty(&ctl_list);
+}
+
 void mpi_p2p_fini(void)
 {
+    /* Control frames still queued (acks peers wait for) go first. */
+    mpi_wait_until(ctl_drained, NULL);
+    /* The endpoint goes first: destroying it quiesces, and the last
+     * frames (credit returns) still run handlers that use the tables. */
+    if (mpi.ep != NULL)
+        shoal_ep_destroy(mpi.ep);
+    mpi.ep = NULL;
     for (uint32_t c = 0; c < MPI_CTX_MAX; c++) {
         mpi_matchq_t *q = mq_table[c];
         if (q != NULL) {
@@ -836,14 +1007,16 @@ void mpi_p2p_fini(void)
             mpi_matchq_put(q);
         }
     }
+    while (!base_list_empty(&ctl_list)) {
+        ctl_msg_t *m = BASE_CONTAINER_OF(ctl_list.next, ctl_msg_t, link);
+        base_list_remove(&m->link);
+        free(m);
+    }
     free(ecred_used);
     free(ecred_owed);
     free(pack_buf);
     ecred_used = ecred_owed = NULL;
     pack_buf = NULL;
-    if (mpi.ep != NULL)
-        shoal_ep_destroy(mpi.ep);
-    mpi.ep = NULL;
 }
 
 /* ---- the blocking fast path ------------------------------------------------------------ */

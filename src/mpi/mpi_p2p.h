@@ -20,6 +20,9 @@
 #define MPI_H_ACK 3   /* a0 sender request (or 0), a1 credits, a2 what */
 #define MPI_H_CTS 4   /* a0 sender request, a1 receiver request, a2 bytes */
 #define MPI_H_DATA 5  /* a0 receiver request, a1 offset; pushed data */
+#define MPI_H_COOP 6  /* a0 sender request, a1 receive buffer, a2 split,
+                         a3 receiver request: write the tail */
+#define MPI_H_PART 7  /* a0 receiver request: the tail landed */
 
 #define MPI_ACK_SYNC 1 /* a synchronous send was matched */
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
@@ -71,6 +74,7 @@ typedef struct mpi_p2p_cfg {
     uint64_t eager_window; /* unconsumed eager bytes a sender may have out */
     size_t frag;         /* pushed rendezvous fragment */
     int cma;             /* receivers may read senders' memory */
+    size_t coop_min;     /* both sides copy rendezvous from this size (0: off) */
 } mpi_p2p_cfg_t;
 
 extern mpi_p2p_cfg_t mpi_p2p_cfg;

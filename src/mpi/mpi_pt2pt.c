@@ -239,9 +239,16 @@ static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt,
         status_proc_null(status);
         return MPI_SUCCESS;
     }
-    /* A request on the stack: the call does not return before it is done. */
-    memset(&req, 0, sizeof(req));
+    /* A request on the stack: the call does not return before it is done.
+     * Only the fields the engine reads are set (no memset on this path). */
     req.magic = MPI_MAGIC_REQ;
+    req.persistent = 0;
+    req.user_freed = 0;
+    req.ctx_off = 0;
+    req.mode = 0;
+    req.bsend_block = NULL;
+    req.extra = NULL;
+    req.link.next = NULL;
     req.kind = MPI_REQ_RECV;
     req.comm = comm;
     req.buf = buf;

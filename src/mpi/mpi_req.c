@@ -117,9 +117,14 @@ static int until_ready(void *arg, int handled)
 {
     until_t *u = arg;
 
+    int done;
+
     (void)handled;
+    mpi.in_wait++;
     mpi_progress_extra();
-    return u->done_fn(u->arg) ? 1 : 0;
+    done = u->done_fn(u->arg);
+    mpi.in_wait--;
+    return done ? 1 : 0;
 }
 
 int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
@@ -135,9 +140,11 @@ int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
     for (unsigned spins = 0;; spins++) {
         int d;
         mpi_lock();
+        mpi.in_wait++;
         am_progress();
         mpi_progress_extra();
         d = done_fn(arg);
+        mpi.in_wait--;
         mpi_unlock();
         if (d)
             return MPI_SUCCESS;
@@ -338,7 +345,7 @@ static int all_done(void *arg)
 
 /* Finish every completed request of an array; MPI_ERR_IN_STATUS if any
  * failed (their statuses say which), with the handler run once. */
-static int finish_many(int n, MPI_Request reqs[], MPI_Status statuses[],
+static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
                        const int *which, int nwhich, const char *fn)
 {
     int failed = 0;
@@ -368,7 +375,7 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status statuses[],
     return MPI_SUCCESS;
 }
 
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status *statuses)
 {
     all_ctx_t a = {count, reqs};
     int rc;
@@ -384,7 +391,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 SHOAL_MPI_WEAK(Waitall)
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag,
-                 MPI_Status statuses[])
+                 MPI_Status *statuses)
 {
     all_ctx_t a = {count, reqs};
     int rc;
@@ -523,7 +530,7 @@ static int some_args(int n, MPI_Request reqs[], int *outcount, int indices[],
 }
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount,
-                  int indices[], MPI_Status statuses[])
+                  int indices[], MPI_Status *statuses)
 {
     some_ctx_t s = {incount, reqs, outcount, indices};
     int rc;
@@ -541,7 +548,7 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount,
 SHOAL_MPI_WEAK(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount,
-                  int indices[], MPI_Status statuses[])
+                  int indices[], MPI_Status *statuses)
 {
     int rc;
 

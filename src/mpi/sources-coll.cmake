@@ -1,2 +1,6 @@
 # src/mpi files of the coll area (paths relative to src/).
-list(APPEND SHOAL_SOURCES)
+list(APPEND SHOAL_SOURCES
+    mpi/mpi_op.c
+    mpi/mpi_coll.c
+    mpi/mpi_coll_rooted.c
+    mpi/mpi_coll_all.c)

@@ -32,8 +32,10 @@ static inline int mt_rank(void)
 
 #define MT_CHECK(cond, ...)                                                  \
     do {                                                                     \
-        if (!(cond))                                                         \
-            MT_FAIL("check failed: %s: " __VA_ARGS__, #cond);                \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "check failed: %s\n", #cond);                   \
+            MT_FAIL(__VA_ARGS__);                                            \
+        }                                                                    \
     } while (0)
 
 /* An MPI call that must succeed. */

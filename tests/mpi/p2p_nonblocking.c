@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE
 /*
  * Nonblocking point-to-point and the request calls: Wait/Test and their
  * all/any/some forms, persistent requests, cancel, Request_free,

@@ -17,8 +17,8 @@
 #include "shoal/version.h"
 #include "shoalrun.h"
 
+/* After "Usage: <name> -n N [options] program [args...]". */
 static const char usage_text[] =
-    "Usage: shoalrun -n N [options] program [args...]\n"
     "Start N ranks of program on this machine and serve them PMI-1.\n"
     "\n"
     "Options:\n"
@@ -32,6 +32,16 @@ static const char usage_text[] =
     "                        (auto, the default; also SHOAL_BIND_TO)\n"
     "  -h, --help            show this help\n"
     "  --version             show the version\n"
+    "\n"
+    "Accepted for mpiexec/mpirun compatibility (shoalrun is also installed\n"
+    "under those names):\n"
+    "  -x VAR=VALUE, -genv VAR VALUE, -env VAR VALUE\n"
+    "                        set VAR in the ranks' environment (-x VAR alone:\n"
+    "                        nothing to do, ranks inherit every variable)\n"
+    "  -bind-to core|none|auto    same as --bind-to\n"
+    "  --oversubscribe, --allow-run-as-root, -genvall, -envall\n"
+    "                        ignored: shoalrun always does what they ask\n"
+    "  -ppn N                ignored: every rank runs on this machine\n"
     "\n"
     "Exit status:\n"
     "  0     every rank exited with 0\n"
@@ -56,8 +66,8 @@ static int usage_error(int *exit_p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "shoalrun: %s\nTry 'shoalrun --help' for more "
-            "information.\n", msg);
+    fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
+            shoalrun_name, msg, shoalrun_name);
     *exit_p = SHOALRUN_EXIT_USAGE;
     return 1;
 }
@@ -133,6 +143,73 @@ static int is_option(const char *arg, const char *name)
     return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
+/* -x VAR=VALUE (Open MPI); a bare VAR is inherited anyway. */
+static int parse_export(const char *text, int *exit_p)
+{
+    const char *eq = strchr(text, '=');
+
+    if (text[0] == '\0' || text[0] == '=')
+        return usage_error(exit_p, "-x '%s': expected VAR or VAR=VALUE",
+                           text);
+    if (eq == NULL)
+        return 0;
+    char *name = strndup(text, (size_t)(eq - text));
+    int rc = name == NULL || setenv(name, eq + 1, 1) != 0;
+    free(name);
+    if (rc)
+        return usage_error(exit_p, "-x '%s': cannot set it: %s", text,
+                           strerror(errno));
+    return 0;
+}
+
+/* -genv VAR VALUE, -env VAR VALUE (MPICH's Hydra): two words. */
+static int parse_setenv(int argc, char **argv, int *i, int *exit_p)
+{
+    const char *opt = argv[*i];
+
+    if (*i + 2 >= argc)
+        return usage_error(exit_p, "%s needs a variable and a value", opt);
+    const char *name = argv[*i + 1], *value = argv[*i + 2];
+    *i += 2;
+    if (name[0] == '\0' || strchr(name, '=') != NULL)
+        return usage_error(exit_p, "%s '%s': not a variable name", opt, name);
+    if (setenv(name, value, 1) != 0)
+        return usage_error(exit_p, "%s %s: cannot set it: %s", opt, name,
+                           strerror(errno));
+    return 0;
+}
+
+/* Other launchers' options that ask for what shoalrun does anyway. */
+static int parse_compat(int argc, char **argv, int *i, int *exit_p)
+{
+    static const char *const ignored[] = {
+        "--oversubscribe", "-oversubscribe", "--allow-run-as-root",
+        "-genvall", "-envall"};
+    const char *arg = argv[*i];
+
+    for (size_t k = 0; k < sizeof(ignored) / sizeof(ignored[0]); k++)
+        if (strcmp(arg, ignored[k]) == 0)
+            return 0;
+    if (strcmp(arg, "-x") == 0) {
+        const char *v = option_value(argc, argv, i, "-x", exit_p);
+        return v == NULL || parse_export(v, exit_p);
+    }
+    if (strcmp(arg, "-genv") == 0 || strcmp(arg, "-env") == 0)
+        return parse_setenv(argc, argv, i, exit_p);
+    if (strcmp(arg, "-ppn") == 0) {
+        const char *v = option_value(argc, argv, i, "-ppn", exit_p);
+        char *end;
+        if (v == NULL)
+            return 1;
+        long n = strtol(v, &end, 10);
+        if (v[0] == '\0' || *end != '\0' || n <= 0)
+            return usage_error(exit_p, "-ppn '%s' is not a number of ranks "
+                               "per host", v);
+        return 0;
+    }
+    return -1; /* not one of them */
+}
+
 /* One option at argv[*i]; returns 0 to go on, 1 to exit. */
 static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
                         int *exit_p)
@@ -140,12 +217,13 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     const char *arg = argv[*i], *v;
 
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        printf("Usage: %s -n N [options] program [args...]\n", shoalrun_name);
         fputs(usage_text, stdout);
         *exit_p = 0;
         return 1;
     }
     if (strcmp(arg, "--version") == 0) {
-        printf("shoalrun (Shoal) %s\n", SHOAL_VERSION_STRING);
+        printf("%s (Shoal) %s\n", shoalrun_name, SHOAL_VERSION_STRING);
         *exit_p = 0;
         return 1;
     }
@@ -162,10 +240,13 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         v = option_value(argc, argv, i, "--timeout", exit_p);
         return v == NULL || parse_timeout(v, &a->timeout_s, exit_p);
     }
-    if (is_option(arg, "--bind-to")) {
+    if (is_option(arg, "--bind-to") || strcmp(arg, "-bind-to") == 0) {
         v = option_value(argc, argv, i, "--bind-to", exit_p);
         return v == NULL || parse_bind(v, &a->bind, exit_p);
     }
+    int compat = parse_compat(argc, argv, i, exit_p);
+    if (compat >= 0)
+        return compat;
     return usage_error(exit_p, "unknown option '%s'", arg);
 }
 

@@ -80,9 +80,9 @@ static void watchdog_kill(const pid_t *pgids, size_t n, const char *prefix)
     sleep_ms(200);
     removed += shoalrun_sweep_shm(prefix);
     dprintf(STDERR_FILENO,
-            "shoalrun: shoalrun died; its watchdog killed %zu ranks' process "
+            "%s: %s died; its watchdog killed %zu ranks' process "
             "groups and removed %d /dev/shm objects\n",
-            n, removed);
+            shoalrun_name, shoalrun_name, n, removed);
 }
 
 /* Read "p <pgid>" and "done" lines until EOF. */

@@ -8,12 +8,14 @@
 
 #include "shoalrun.h"
 
+const char *shoalrun_name = "shoalrun";
+
 void shoalrun_say(const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
 
-    int n = snprintf(line, sizeof(line), "shoalrun: ");
+    int n = snprintf(line, sizeof(line), "%.64s: ", shoalrun_name);
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
     va_end(ap);
@@ -43,7 +45,12 @@ int main(int argc, char **argv)
     int code;
 
     ensure_std_fds();
-    base_log_set_prefix("shoalrun");
+    if (argc > 0 && argv[0] != NULL && argv[0][0] != '\0') {
+        const char *slash = strrchr(argv[0], '/');
+        if (slash == NULL || slash[1] != '\0')
+            shoalrun_name = slash != NULL ? slash + 1 : argv[0];
+    }
+    base_log_set_prefix(shoalrun_name);
     /* Like shoal_init: a bad SHOAL_* value (already reported) stops us. */
     if (base_config_load(0) != SHOAL_OK) {
         shoalrun_say("fix the SHOAL_* value above (shoal-info --config "

@@ -47,7 +47,14 @@
 /* Choices of --bind-to, in the order of SHOAL_BIND_TO's "auto|core|none". */
 enum { SHOALRUN_BIND_AUTO, SHOALRUN_BIND_CORE, SHOALRUN_BIND_NONE };
 
-/* Print "shoalrun: <message>\n" on stderr in one write. */
+/*
+ * The name shoalrun was started as (the basename of argv[0]: "shoalrun",
+ * or "mpiexec"/"mpirun" through the installed symlinks); messages and the
+ * usage text use it.
+ */
+extern const char *shoalrun_name;
+
+/* Print "<shoalrun_name>: <message>\n" on stderr in one write. */
 void shoalrun_say(const char *fmt, ...) BASE_PRINTF(1, 2);
 
 /* ---- args.c -------------------------------------------------------------- */

@@ -129,8 +129,8 @@ static void child_exec(const shoalrun_launch_t *l, int rank, int pmi_fd,
         shoalrun_bind_rank(rank, l->cpus, l->ncpus);
     execv(l->path, l->argv);
     int err = errno;
-    dprintf(STDERR_FILENO, "shoalrun: rank %d: cannot execute '%s': %s\n",
-            rank, l->path, strerror(err));
+    dprintf(STDERR_FILENO, "%s: rank %d: cannot execute '%s': %s\n",
+            shoalrun_name, rank, l->path, strerror(err));
     _exit(err == ENOENT ? SHOALRUN_EXIT_NOTFOUND : SHOALRUN_EXIT_NOEXEC);
 }
 

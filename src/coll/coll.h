@@ -1,0 +1,148 @@
+/*
+ * coll: collective algorithms over an abstract transport.
+ *
+ * The layer knows nothing of MPI.  A communicator is a coll_comm_t: this
+ * process's rank, the group size and a table of operations the layer above
+ * supplies (nonblocking send and receive, wait, local reduction, typed
+ * local copy, extent queries).  Buffers, counts, datatype and operation
+ * handles pass through unchanged as opaque values; a NULL datatype only
+ * ever travels with a count of 0.
+ *
+ * Every algorithm is written as a schedule (coll_sched.c): a list of sends,
+ * receives and local steps cut into rounds by fences.  Today a schedule is
+ * built and run to completion in the calling thread; because it is data and
+ * not control flow, the same schedules can later be advanced from the
+ * progress engine to make the collectives nonblocking.
+ *
+ * Return values: 0 on success, an error code an operation returned (passed
+ * up unchanged, positive in the MPI layer's case), or a negative
+ * SHOAL_ERR_* status of this layer's own (no memory).
+ */
+#ifndef SHOAL_COLL_H
+#define SHOAL_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The "data is already in place" buffer; equal to MPI_IN_PLACE. */
+#define COLL_IN_PLACE ((void *)-1)
+
+typedef struct coll_ops {
+    /* Start sending count elements of dt from buf to dest (with tag). */
+    int (*isend)(void *ctx, const void *buf, int64_t count, void *dt,
+                 int dest, int tag, void **req_p);
+    int (*irecv)(void *ctx, void *buf, int64_t count, void *dt, int source,
+                 int tag, void **req_p);
+    /* Wait for n requests and free them; the first error is returned. */
+    int (*waitall)(void *ctx, int n, void **reqs);
+    /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */
+    int (*reduce_local)(void *ctx, void *op, const void *in, void *inout,
+                        int64_t count, void *dt);
+    /* Copy scount elements of sdt at src into rcount elements of rdt at
+     * dst (the type signatures match, as in a message to oneself). */
+    int (*copy)(void *ctx, const void *src, int64_t scount, void *sdt,
+                void *dst, int64_t rcount, void *rdt);
+    /* extent, true lower bound and true extent of dt, in bytes */
+    void (*extent)(void *dt, int64_t *extent_p, int64_t *true_lb_p,
+                   int64_t *true_extent_p);
+    /* bytes of data in one element of dt */
+    int64_t (*size)(void *dt);
+    /* 1 when count elements of dt are one block of count * size bytes
+     * starting at the true lower bound */
+    int (*contig)(void *dt);
+    /* 1 when op is commutative */
+    int (*commutative)(void *op);
+    /* the datatype of one byte (messages cut at byte boundaries) */
+    void *byte_dt;
+} coll_ops_t;
+
+typedef struct coll_comm {
+    void *ctx;   /* handed back to every operation */
+    const coll_ops_t *ops;
+    int rank;    /* in the local group */
+    int size;    /* of the local group */
+    int is_inter;
+    int remote_size; /* of the remote group; = size for intracomms */
+    uint32_t seq;    /* collective calls started: the source of tags */
+} coll_comm_t;
+
+/* Highest tag a schedule uses; the transport must accept [0, this]. */
+#define COLL_TAG_MASK 0x3fffffffu
+
+/* ---- intracommunicators ------------------------------------------------- */
+
+int coll_barrier(coll_comm_t *c);
+int coll_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt, int root);
+int coll_reduce(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                void *dt, void *op, int root);
+int coll_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                   int64_t count, void *dt, void *op);
+
+/*
+ * The v-forms take per-rank counts and displacements (in elements of the
+ * root's type); the plain forms are the v-forms with counts[i] = count and
+ * displs[i] = i * count, which NULL arrays stand for.
+ */
+int coll_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
+                 void *rbuf, int64_t rcount, const int *rcounts,
+                 const int *displs, void *rdt, int root);
+int coll_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
+                  const int *scounts, const int *displs, void *sdt,
+                  void *rbuf, int64_t rcount, void *rdt, int root);
+int coll_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
+                    void *sdt, void *rbuf, int64_t rcount, const int *rcounts,
+                    const int *displs, void *rdt);
+
+/* All-to-all: the plain and v forms are built on the w form, whose
+ * displacements are in bytes and types are per peer. */
+int coll_alltoall(coll_comm_t *c, const void *sbuf, int64_t scount,
+                  void *sdt, void *rbuf, int64_t rcount, void *rdt);
+int coll_alltoallv(coll_comm_t *c, const void *sbuf, const int *scounts,
+                   const int *sdispls, void *sdt, void *rbuf,
+                   const int *rcounts, const int *rdispls, void *rdt);
+int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int *scounts,
+                   const int *sdispls, void *const *sdts, void *rbuf,
+                   const int *rcounts, const int *rdispls,
+                   void *const *rdts);
+
+/* rcounts NULL: every rank gets rcount elements (Reduce_scatter_block). */
+int coll_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
+                        int64_t rcount, const int *rcounts, void *dt,
+                        void *op);
+int coll_scan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+              void *dt, void *op);
+int coll_exscan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
+                void *dt, void *op);
+
+/* ---- intercommunicators (coll_inter.c) -----------------------------------
+ *
+ * Peers are ranks of the remote group.  root is as in MPI: COLL_ROOT in
+ * the root's group at the root, COLL_PROC_NULL at the root's other members,
+ * and the root's remote rank in the other group.
+ */
+#define COLL_PROC_NULL (-2)
+#define COLL_ROOT (-3)
+
+int coll_inter_barrier(coll_comm_t *c);
+int coll_inter_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt,
+                     int root);
+int coll_inter_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                      int64_t count, void *dt, void *op, int root);
+int coll_inter_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                         int64_t count, void *dt, void *op);
+int coll_inter_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
+                       void *sdt, void *rbuf, int64_t rcount,
+                       const int *rcounts, const int *displs, void *rdt,
+                       int root);
+int coll_inter_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
+                        const int *scounts, const int *displs, void *sdt,
+                        void *rbuf, int64_t rcount, void *rdt, int root);
+int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
+                          void *sdt, void *rbuf, int64_t rcount,
+                          const int *rcounts, const int *displs, void *rdt);
+int coll_inter_alltoallw(coll_comm_t *c, const void *sbuf,
+                         const int *scounts, const int *sdispls,
+                         void *const *sdts, void *rbuf, const int *rcounts,
+                         const int *rdispls, void *const *rdts);
+
+#endif /* SHOAL_COLL_H */

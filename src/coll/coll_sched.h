@@ -1,0 +1,111 @@
+/*
+ * Schedules: a collective as data.  An algorithm appends sends, receives
+ * and local steps (reduce, copy); a fence ends a round, so everything
+ * after it may use what the round received and reuse what it sent.  The
+ * steps of one round run in the order they were appended, communication
+ * nonblocking.  Temporary buffers belong to the schedule and live as long
+ * as it does.
+ *
+ * Building never fails half-way for the caller: the first error (no
+ * memory) is kept in the schedule, later appends do nothing, and
+ * coll_sched_finish reports it.
+ */
+#ifndef SHOAL_COLL_SCHED_H
+#define SHOAL_COLL_SCHED_H
+
+#include "coll.h"
+
+enum {
+    COLL_STEP_SEND = 1,
+    COLL_STEP_RECV,
+    COLL_STEP_REDUCE, /* dst = src op dst */
+    COLL_STEP_COPY,   /* src (count of dt) -> dst (dcount of ddt) */
+    COLL_STEP_FENCE
+};
+
+typedef struct coll_step {
+    int kind;
+    int peer;
+    const void *src;
+    void *dst;
+    int64_t count, dcount;
+    void *dt, *ddt, *op;
+} coll_step_t;
+
+typedef struct coll_sched {
+    coll_comm_t *comm;
+    int tag;
+    int err;
+    int nsteps, cap;
+    coll_step_t *steps;
+    int ntmp, tmpcap;
+    void **tmp; /* blocks to free */
+} coll_sched_t;
+
+/* Start a schedule for the next collective call on c (takes its tag). */
+void coll_sched_init(coll_sched_t *s, coll_comm_t *c);
+
+void coll_sched_send(coll_sched_t *s, const void *buf, int64_t count,
+                     void *dt, int peer);
+void coll_sched_recv(coll_sched_t *s, void *buf, int64_t count, void *dt,
+                     int peer);
+void coll_sched_reduce(coll_sched_t *s, void *op, const void *in,
+                       void *inout, int64_t count, void *dt);
+void coll_sched_copy(coll_sched_t *s, const void *src, int64_t count,
+                     void *dt, void *dst, int64_t dcount, void *ddt);
+void coll_sched_fence(coll_sched_t *s);
+
+/*
+ * A temporary buffer for count elements of dt, addressed like a user
+ * buffer (the returned pointer may lie before the allocation when dt's
+ * true lower bound is not 0).  NULL (and the error kept) without memory.
+ */
+void *coll_sched_tmp(coll_sched_t *s, int64_t count, void *dt);
+
+/* bytes of untyped scratch (index arrays and such), freed with s. */
+void *coll_sched_alloc(coll_sched_t *s, int64_t bytes);
+
+/* Run the schedule to completion, free it, and return the first error. */
+int coll_sched_finish(coll_sched_t *s);
+
+/* ---- helpers shared by the algorithm files --------------------------------- */
+
+/* Address of element i of buf laid out as dt. */
+static inline void *coll_elem(const coll_comm_t *c, const void *buf,
+                              void *dt, int64_t i)
+{
+    int64_t ext = 0, tlb, text;
+    if (i == 0)
+        return (void *)buf;
+    c->ops->extent(dt, &ext, &tlb, &text);
+    return (char *)buf + i * ext;
+}
+
+/* Count and displacement of block i of a v-form (NULL arrays: uniform). */
+static inline int64_t coll_vcount(const int *counts, int64_t count, int i)
+{
+    return counts ? counts[i] : count;
+}
+static inline int64_t coll_vdispl(const int *displs, int64_t count, int i)
+{
+    return displs ? displs[i] : (int64_t)i * count;
+}
+
+/* Largest power of two not above n (n >= 1). */
+static inline int coll_pof2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* ---- builders that other algorithms compose ------------------------------------ */
+
+void coll_build_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
+                       int64_t count, void *dt, void *op, int root);
+void coll_build_scatterv(coll_sched_t *s, const void *sbuf, int64_t scount,
+                         const int *scounts, const int *displs, void *sdt,
+                         void *rbuf, int64_t rcount, void *rdt, int root);
+
+#endif /* SHOAL_COLL_SCHED_H */

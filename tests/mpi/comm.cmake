@@ -1,0 +1,10 @@
+# Groups, communicators, intercommunicators, attributes, info, error
+# handlers, topologies and handle conversion.
+shoal_mpi_test(group_ops SOURCES group_ops.c NP 1 2 4 8)
+shoal_mpi_test(comm_basic SOURCES comm_basic.c NP 1 2 3 4 8)
+shoal_mpi_test(comm_inter SOURCES comm_inter.c NP 1 2 3 4 8)
+shoal_mpi_test(attr_callbacks SOURCES attr_callbacks.c NP 1 2)
+shoal_mpi_test(info_ops SOURCES info_ops.c NP 1 2)
+shoal_mpi_test(errh_ops SOURCES errh_ops.c NP 1 2)
+shoal_mpi_test(topo_cart SOURCES topo_cart.c NP 1 2 3 4 5 8)
+shoal_mpi_test(topo_graph SOURCES topo_graph.c NP 1 2 3 4 8)

@@ -121,6 +121,12 @@ int am_peer_get(int rank, am_peer_t **peer_p);
 /* Send a request frame (system or user), waiting for credits and room. */
 int am_request(am_peer_t *peer, wire_msg_t *m);
 
+/* A medium request whose arguments the caller has already checked
+ * (len within the medium limit, handler registered): the MPI fast path. */
+int am_request_medium_unchecked(unsigned ep, int dest, unsigned handler,
+                                const void *payload, size_t len,
+                                const uint64_t *args, unsigned nargs);
+
 /* A short (len 0, payload NULL) or medium request that returns
  * SHOAL_ERR_AGAIN instead of waiting for credits or room. */
 int am_request_try(unsigned ep, int dest, unsigned handler,

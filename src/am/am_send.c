@@ -252,6 +252,26 @@ int am_request(am_peer_t *peer, wire_msg_t *m)
     return send_frame(peer, m, 1);
 }
 
+int am_request_medium_unchecked(unsigned ep, int dest, unsigned handler,
+                                const void *payload, size_t len,
+                                const uint64_t *args, unsigned nargs)
+{
+    am_peer_t *peer = &am.peers[dest];
+    int status;
+
+    if (BASE_UNLIKELY(peer->conn == NULL)) {
+        status = am_peer_get(dest, &peer);
+        if (status != SHOAL_OK)
+            return status;
+    }
+    wire_msg_t m = frame(WIRE_CAT_MEDIUM, ep, handler, payload, len, 0, args,
+                         nargs);
+    status = send_frame(peer, &m, 1);
+    if (BASE_LIKELY(status == SHOAL_OK))
+        am.stats.requests_sent++;
+    return status;
+}
+
 /* Cold: say which argument of a request is wrong. */
 static int request_error(shoal_ep_t *ep, int dest, unsigned handler,
                          const void *payload, size_t len, const uint64_t *args,

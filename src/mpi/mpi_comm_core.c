@@ -122,7 +122,7 @@ static void comm_teardown(MPI_Comm c)
 
 void mpi_comm_release(MPI_Comm c)
 {
-    if (c == NULL || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    if (c == NULL || mpi_ref_dec(&c->refs) > 0)
         return;
     comm_teardown(c);
     if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF)

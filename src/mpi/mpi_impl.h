@@ -80,6 +80,21 @@ static inline void mpi_unlock(void)
         pthread_mutex_unlock(&mpi.lock);
 }
 
+/* Reference counts: atomic only when several threads may call MPI. */
+static inline void mpi_ref_inc(int *refs)
+{
+    if (BASE_UNLIKELY(mpi.mt))
+        __atomic_add_fetch(refs, 1, __ATOMIC_RELAXED);
+    else
+        ++*refs;
+}
+static inline int mpi_ref_dec(int *refs) /* the count left */
+{
+    if (BASE_UNLIKELY(mpi.mt))
+        return __atomic_sub_fetch(refs, 1, __ATOMIC_ACQ_REL);
+    return --*refs;
+}
+
 /* Objects that are not the engine's (handle tables, keyvals, error
  * strings) are guarded by this lock; never held while waiting. */
 extern pthread_mutex_t mpi_obj_lock;

@@ -89,7 +89,7 @@ int shm_send(wire_conn_t *conn, const wire_msg_t *m)
         if (pos < 0)
             return SHOAL_ERR_AGAIN;
         loc = SHM_LOC_BULK;
-        memcpy(shm_bulk_at(p->bulk, p->bulk_mask, (uint32_t)pos), m->payload,
+        base_copy(shm_bulk_at(p->bulk, p->bulk_mask, (uint32_t)pos), m->payload,
                m->len);
     }
     cell->kind = (uint8_t)((m->kind & WIRE_KIND_MASK) | loc << SHM_LOC_SHIFT);

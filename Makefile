@@ -85,13 +85,14 @@ check-sanitize: build-sanitize
 	$(call run_tests,$(SANITIZE_DIR))
 
 # ThreadSanitizer sees the threads of one process, so it runs the unit tests
-# (the channel between two threads, the PMI client against a server thread);
-# ranks are separate processes, out of its sight.
+# (the channel between two threads, the PMI client against a server thread)
+# and the tests labelled thread (MPI_THREAD_MULTIPLE: four threads per rank
+# in one engine); traffic between ranks is out of its sight.
 check-thread:
 	$(call configure,$(THREAD_DIR),$(common_args) -DSHOAL_SANITIZE=thread)
 	$(CMAKE) --build $(THREAD_DIR) -j $(JOBS)
 	cd $(THREAD_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	    $(CTEST) --output-on-failure -j $(JOBS) -L '^unit$$' $(CTEST_ARGS)
+	    $(CTEST) --output-on-failure -j $(JOBS) -L '^(unit|thread)$$' $(CTEST_ARGS)
 
 # Fuzz targets are the executables of the fuzz build that link libFuzzer
 # (they define LLVMFuzzerTestOneInput and LLVMFuzzerRunDriver).  Each runs

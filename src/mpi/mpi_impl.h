@@ -364,7 +364,7 @@ struct shoal_mpi_request {
     uint8_t persistent; /* Send_init/Recv_init: survives completion */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free: release at completion */
-    volatile int done;
+    int done; /* read with mpi_req_is_done, set with mpi_req_complete */
     MPI_Status status;
     MPI_Comm comm;
     /* the operation */
@@ -406,6 +406,13 @@ void mpi_req_free(MPI_Request req);
 static inline void mpi_req_complete(MPI_Request req)
 {
     __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Has it completed?  Safe without the engine lock (the request's owner
+ * polls while another thread's progress completes it). */
+static inline int mpi_req_is_done(const struct shoal_mpi_request *req)
+{
+    return __atomic_load_n(&req->done, __ATOMIC_ACQUIRE);
 }
 
 /*

@@ -520,7 +520,7 @@ int mpi_recv_start(MPI_Request req)
     mpi_matchq_t *q = req->ctx_off ? req->comm->cq : req->comm->mq;
     mpi_umsg_t *u;
 
-    req->done = 0;
+    __atomic_store_n(&req->done, 0, __ATOMIC_RELAXED);
     req->status.shoal_cancelled = 0;
     if (req->peer == MPI_PROC_NULL) {
         complete_proc_null_recv(req);
@@ -546,7 +546,7 @@ int mpi_posted_cancel(MPI_Request req)
 {
     mpi_matchq_t *q = req->ctx_off ? req->comm->cq : req->comm->mq;
 
-    if (req->done || req->kind != MPI_REQ_RECV)
+    if (mpi_req_is_done(req) || req->kind != MPI_REQ_RECV)
         return 0;
     /* A matched rendezvous waiting for data is no longer posted. */
     if (req->peer == MPI_ANY_SOURCE || req->tag == MPI_ANY_TAG) {
@@ -771,7 +771,7 @@ int mpi_send_start(MPI_Request req)
     int rank = comm->is_inter ? comm->group->rank : comm->rank;
     int world, status;
 
-    req->done = 0;
+    __atomic_store_n(&req->done, 0, __ATOMIC_RELAXED);
     req->status.shoal_cancelled = 0;
     req->status.MPI_ERROR = MPI_SUCCESS;
     if (req->peer == MPI_PROC_NULL) {
@@ -903,7 +903,7 @@ void mpi_progress_extra(void)
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request,
                                           free_link);
         next = e->next;
-        if (r->done) {
+        if (mpi_req_is_done(r)) {
             base_list_remove(e);
             mpi_req_retire(&r);
         }

@@ -259,7 +259,7 @@ static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt,
     mpi_lock();
     rc = mpi_recv_start(&req);
     mpi_unlock();
-    if (rc == MPI_SUCCESS && !req.done)
+    if (rc == MPI_SUCCESS && !mpi_req_is_done(&req))
         rc = mpi_req_wait_done(&req);
     if (rc == MPI_SUCCESS)
         rc = req.status.MPI_ERROR;

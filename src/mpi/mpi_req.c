@@ -43,7 +43,7 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
     r->magic = MPI_MAGIC_REQ;
     r->kind = (uint8_t)kind;
     r->persistent = r->active = r->user_freed = 0;
-    r->done = 0;
+    __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     r->status.MPI_SOURCE = r->status.MPI_TAG = r->status.MPI_ERROR = 0;
     r->status.shoal_cancelled = 0;
     r->status.shoal_count = 0;
@@ -103,7 +103,7 @@ static int check_dead(MPI_Request r)
 {
     int world;
 
-    if (am.deaths == 0 || r->comm == NULL || r->done)
+    if (am.deaths == 0 || r->comm == NULL || mpi_req_is_done(r))
         return 0;
     if (r->kind != MPI_REQ_SEND && r->kind != MPI_REQ_RECV)
         return 0;
@@ -185,12 +185,12 @@ static int req_done(void *arg)
 {
     MPI_Request r = arg;
 
-    return r->done || check_dead(r);
+    return mpi_req_is_done(r) || check_dead(r);
 }
 
 int mpi_req_wait_done(MPI_Request r)
 {
-    if (r->done)
+    if (mpi_req_is_done(r))
         return MPI_SUCCESS;
     return mpi_wait_until(req_done, r);
 }
@@ -198,7 +198,7 @@ int mpi_req_wait_done(MPI_Request r)
 /* One progress round and a look at r (Test and friends). */
 static int test_once(MPI_Request r)
 {
-    if (r->done)
+    if (mpi_req_is_done(r))
         return 1;
     mpi_lock();
     am_progress();
@@ -622,7 +622,7 @@ int PMPI_Request_free(MPI_Request *request)
     if ((rc = check_req(r, "MPI_Request_free")) != MPI_SUCCESS)
         return rc;
     *request = MPI_REQUEST_NULL;
-    if ((r->persistent && !r->active) || r->done) {
+    if ((r->persistent && !r->active) || mpi_req_is_done(r)) {
         r->persistent = 0;
         mpi_req_retire(&r);
         return MPI_SUCCESS;
@@ -654,7 +654,7 @@ int PMPI_Cancel(MPI_Request *request)
                          "persistent request not started");
     if (r->kind == MPI_REQ_GREQ) {
         if (r->cancel_fn != NULL)
-            r->cancel_fn(r, r->done);
+            r->cancel_fn(r, mpi_req_is_done(r));
         return MPI_SUCCESS;
     }
     if (r->kind != MPI_REQ_RECV)
@@ -708,7 +708,7 @@ static int start_one(MPI_Request r, const char *fn)
         return mpi_error(r->comm, MPI_ERR_REQUEST, fn,
                          "request already active");
     r->active = 1;
-    r->done = 0;
+    __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     memset(&r->status, 0, sizeof(r->status));
     mpi_lock();
     if (r->kind == MPI_REQ_RECV)

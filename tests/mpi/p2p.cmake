@@ -22,6 +22,9 @@ set_tests_properties(mp.mpi.p2p_order_smallwindow.np4 PROPERTIES
 find_package(Threads REQUIRED)
 shoal_mpi_test(p2p_threads SOURCES p2p_threads.c NP 2 4)
 target_link_libraries(mpi_p2p_threads PRIVATE Threads::Threads)
+# ThreadSanitizer runs these too (make check-thread: label thread).
+set_tests_properties(mp.mpi.p2p_threads.np2 mp.mpi.p2p_threads.np4
+    PROPERTIES LABELS "mp;mpi;thread")
 
 # The default error handler ends the job with a message naming the call.
 add_test(NAME mp.mpi.p2p_fatal.np2

@@ -58,7 +58,7 @@ BASE_CONFIG_VAR(MPI_EAGER_WINDOW, SIZE, "256k", "1k:1g", "library",
                 "Eager bytes (plus 64 per message) a sender may have unconsumed at one receiver before it switches to rendezvous")
 BASE_CONFIG_VAR(MPI_RNDV, ENUM, "pull", "pull|push", "library",
                 "Rendezvous on one host: the receiver reads the sender's buffer in one copy (pull), or the sender pushes fragments (push)")
-BASE_CONFIG_VAR(MPI_COOP, SIZE, "256k", "0:1t", "library",
+BASE_CONFIG_VAR(MPI_COOP, SIZE, "32k", "0:1t", "library",
                 "Rendezvous messages on one host from this size are copied by both processes at once, half each (0: the receiver copies alone)")
 BASE_CONFIG_VAR(MPI_THREAD, ENUM, "auto", "auto|single|multiple", "library",
                 "Thread level MPI_Init_thread provides: what was asked (auto), at most MPI_THREAD_SERIALIZED (single), or always MPI_THREAD_MULTIPLE")

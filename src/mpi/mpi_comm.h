@@ -46,6 +46,11 @@ static inline int mpi_comm_tag_inter(int tag)
     return -0x40000000 + 4 * (tag & 0x07ffffff) + 3;
 }
 
+/* MPI_Comm_idup of an intracommunicator: a request whose poll function
+ * runs the agreement; *newcomm is set when it completes (mpi_comm_idup.c). */
+int mpi_comm_idup_start(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                        MPI_Request *request);
+
 /* ---- small collectives among some ranks of a parent ---------------------- */
 
 /*
@@ -101,6 +106,7 @@ typedef struct mpi_ctx_try {
     mpi_ctx_mask_t mask;
     uint32_t key;
     int owner, waiting;
+    int nonblocking; /* a retry must not progress or yield (idup) */
 } mpi_ctx_try_t;
 
 /* key orders concurrent agreements (lower goes first): the parent's ctx. */

@@ -1,9 +1,9 @@
 /*
  * MPI_Comm_dup and its variants: same groups, a fresh context, copies of
  * attributes (through their copy callbacks), topology and info hints.
- * The nonblocking forms complete at once: the duplicate is built
- * blocking, which the standard allows (nothing else may be pending on the
- * parent's collective context in between).
+ * The nonblocking forms of intracommunicators run the agreement from the
+ * progress engine (mpi_comm_idup.c); those of intercommunicators build the
+ * duplicate at once and return a completed request.
  */
 #include "mpi_comm.h"
 
@@ -95,6 +95,12 @@ static int idup(MPI_Comm comm, MPI_Info info, int with_info,
         return rc;
     if (request == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (!comm->is_inter) {
+        rc = mpi_comm_idup_start(comm, info, newcomm, request);
+        return rc == MPI_SUCCESS ? rc
+                                 : mpi_error(comm, rc, fn,
+                                             "starting the duplicate failed");
+    }
     rc = dup_core(comm, info, newcomm, fn);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -66,9 +66,10 @@ static void waiter_remove(mpi_ctx_try_t *t)
 
 void mpi_ctx_begin(mpi_ctx_try_t *t, uint32_t key)
 {
-    int waiting = t->waiting;
+    int waiting = t->waiting, nonblocking = t->nonblocking;
 
     memset(&t->mask, 0, sizeof(t->mask));
+    t->nonblocking = nonblocking;
     t->key = key;
     t->owner = 0;
     t->waiting = waiting;
@@ -118,7 +119,7 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
     if (rc != -1)
         waiter_remove(t);
     pthread_mutex_unlock(&mpi_obj_lock);
-    if (rc == -1) {
+    if (rc == -1 && !t->nonblocking) {
         mpi_progress();
         sched_yield();
     }
@@ -142,6 +143,7 @@ int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
     int rc;
 
     t.waiting = 0;
+    t.nonblocking = 0;
     do {
         mpi_ctx_begin(&t, m->comm->ctx);
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
@@ -161,6 +163,7 @@ int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p)
     int rc;
 
     t.waiting = 0;
+    t.nonblocking = 0;
     do {
         mpi_ctx_begin(&t, inter->ctx);
         rc = mpi_inter_allreduce(inter, &t.mask, sizeof(t.mask),

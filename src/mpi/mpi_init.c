@@ -11,7 +11,9 @@
 
 #include "mpi_p2p.h"
 
-mpi_state_t mpi = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The engine lock is recursive: poll functions of requests run inside
+ * progress (lock held) and start sends and receives of their own. */
+mpi_state_t mpi = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
 
 int mpi_comm_init_predef(void);
 void mpi_comm_fini_predef(void);

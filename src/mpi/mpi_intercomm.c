@@ -75,6 +75,7 @@ static int inter_ctx(const mpi_members_t *m, int leader, MPI_Comm peer,
     int rc;
 
     t.waiting = 0;
+    t.nonblocking = 0;
     do {
         mpi_ctx_begin(&t, m->comm->ctx);
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),

@@ -762,6 +762,39 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
     return MPI_SUCCESS;
 }
 
+/*
+ * Sends started from inside a wait (poll functions of collective and idup
+ * requests run there) must not wait themselves: when the channel or the
+ * credits are short they queue here and the progress loop starts them.
+ */
+static base_list_t deferred_sends;
+
+static int defer_send(MPI_Request req)
+{
+    base_list_push_back(&deferred_sends, &req->link);
+    return MPI_SUCCESS;
+}
+
+static void retry_deferred_sends(void)
+{
+    base_list_t *e, *next;
+
+    for (e = deferred_sends.next; e != &deferred_sends; e = next) {
+        MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
+        int rc;
+        next = e->next;
+        base_list_remove(e);
+        e->next = NULL;
+        rc = mpi_send_start(r);
+        if (rc != MPI_SUCCESS) {
+            r->status.MPI_ERROR = rc;
+            mpi_send_done(r);
+        }
+        if (r->link.next != NULL) /* deferred again: keep the order */
+            return;
+    }
+}
+
 int mpi_send_start(MPI_Request req)
 {
     MPI_Comm comm = req->comm;
@@ -791,9 +824,16 @@ int mpi_send_start(MPI_Request req)
         ecred_used[world] + cost <= mpi_p2p_cfg.eager_window) {
         void *tofree;
         const void *data = send_data(req, bytes, &tofree);
-        status = am_request_medium_unchecked(mpi.ep->index, world,
-                                             MPI_H_EAGER, data, (size_t)bytes,
-                                             args, sync ? 3 : 2);
+        if (BASE_UNLIKELY(mpi.in_wait))
+            status = am_request_try(mpi.ep->index, world, MPI_H_EAGER, data,
+                                    (size_t)bytes, args, sync ? 3 : 2);
+        else
+            status = am_request_medium_unchecked(mpi.ep->index, world,
+                                                 MPI_H_EAGER, data,
+                                                 (size_t)bytes, args,
+                                                 sync ? 3 : 2);
+        if (status == SHOAL_ERR_AGAIN)
+            return defer_send(req);
         if (status != SHOAL_OK)
             return mpi_class_of_status(status);
         ecred_used[world] += cost;
@@ -804,7 +844,13 @@ int mpi_send_start(MPI_Request req)
     if (mpi_dt_contig(req->dt) && mpi_p2p_cfg.cma)
         args[4] = (uint64_t)(uintptr_t)((const char *)req->buf +
                                         req->dt->true_lb);
-    status = shoal_am_request_short(mpi.ep, world, MPI_H_RTS, args, 5);
+    if (BASE_UNLIKELY(mpi.in_wait))
+        status = am_request_try(mpi.ep->index, world, MPI_H_RTS, NULL, 0,
+                                args, 5);
+    else
+        status = shoal_am_request_short(mpi.ep, world, MPI_H_RTS, args, 5);
+    if (status == SHOAL_ERR_AGAIN)
+        return defer_send(req);
     return status == SHOAL_OK ? MPI_SUCCESS : mpi_class_of_status(status);
 }
 
@@ -889,6 +935,8 @@ void mpi_progress_extra(void)
 
     if (!base_list_empty(&ctl_list))
         ctl_flush();
+    if (!base_list_empty(&deferred_sends))
+        retry_deferred_sends();
 
     for (e = push_list.next; e != &push_list; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
@@ -964,6 +1012,7 @@ int mpi_p2p_init(void)
     base_list_init(&poll_list);
     base_list_init(&free_list);
     base_list_init(&ctl_list);
+    base_list_init(&deferred_sends);
     ecred_used = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     ecred_owed = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     mpi_p2p_cfg.eager_max = (size_t)base_cfg.MPI_EAGER;

@@ -238,7 +238,7 @@ void mpi_req_retire(MPI_Request *req_p)
         r->active = 0;
         return;
     }
-    if (r->kind == MPI_REQ_GREQ && r->free_fn != NULL)
+    if (r->free_fn != NULL)
         r->free_fn(r);
     mpi_req_free(r);
     *req_p = MPI_REQUEST_NULL;

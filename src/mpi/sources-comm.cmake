@@ -4,6 +4,7 @@ list(APPEND SHOAL_SOURCES
     mpi/mpi_comm.c
     mpi/mpi_comm_create.c
     mpi/mpi_comm_dup.c
+    mpi/mpi_comm_idup.c
     mpi/mpi_comm_split.c
     mpi/mpi_ctx.c
     mpi/mpi_errh.c

@@ -8,3 +8,6 @@ shoal_mpi_test(info_ops SOURCES info_ops.c NP 1 2)
 shoal_mpi_test(errh_ops SOURCES errh_ops.c NP 1 2)
 shoal_mpi_test(topo_cart SOURCES topo_cart.c NP 1 2 3 4 5 8)
 shoal_mpi_test(topo_graph SOURCES topo_graph.c NP 1 2 3 4 8)
+
+# MPI_Comm_idup runs its agreement from the progress engine.
+shoal_mpi_test(comm_idup SOURCES comm_idup.c NP 1 2 3 4 8)

@@ -54,7 +54,7 @@ BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
 /* mpi */
 BASE_CONFIG_VAR(MPI_EAGER, SIZE, "16k", "0:256m", "library",
                 "MPI messages up to this size go eagerly in one frame (capped by SHOAL_AM_MEDIUM_MAX); larger ones by rendezvous")
-BASE_CONFIG_VAR(MPI_EAGER_WINDOW, SIZE, "256k", "1k:1g", "library",
+BASE_CONFIG_VAR(MPI_EAGER_WINDOW, SIZE, "1m", "1k:1g", "library",
                 "Eager bytes (plus 64 per message) a sender may have unconsumed at one receiver before it switches to rendezvous")
 BASE_CONFIG_VAR(MPI_RNDV, ENUM, "pull", "pull|push", "library",
                 "Rendezvous on one host: the receiver reads the sender's buffer in one copy (pull), or the sender pushes fragments (push)")

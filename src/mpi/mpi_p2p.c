@@ -49,6 +49,58 @@ static base_list_t poll_list; /* requests advanced by their poll_fn */
 static base_list_t free_list; /* freed by the user, still active */
 static char *pack_buf;        /* eager staging for non-contiguous sends */
 
+/*
+ * Unexpected messages of up to UMSG_SMALL payload bytes come from a free
+ * list, so a small message that arrives before its receive costs no
+ * malloc once the list has warmed up; larger ones use malloc.
+ */
+#define UMSG_SMALL 256
+static mpi_umsg_t *umsg_cache[2]; /* [0] no payload, [1] up to UMSG_SMALL */
+
+/* The link of a cached umsg sits in its first bytes (hlink is unused). */
+static inline mpi_umsg_t **umsg_next(mpi_umsg_t *u)
+{
+    return (mpi_umsg_t **)(void *)&u->hlink.next;
+}
+
+static mpi_umsg_t *umsg_alloc(size_t carried)
+{
+    int c = carried > 0;
+    mpi_umsg_t *u;
+
+    if (carried > UMSG_SMALL)
+        return malloc(sizeof(*u) + carried);
+    u = umsg_cache[c];
+    if (u != NULL) {
+        umsg_cache[c] = *umsg_next(u);
+        return u;
+    }
+    return malloc(sizeof(*u) + (c ? UMSG_SMALL : 0));
+}
+
+void mpi_umsg_free(mpi_umsg_t *u)
+{
+    size_t carried = u->rdv ? 0 : (size_t)u->bytes;
+    int c = carried > 0;
+
+    if (carried > UMSG_SMALL) {
+        free(u);
+        return;
+    }
+    *umsg_next(u) = umsg_cache[c];
+    umsg_cache[c] = u;
+}
+
+static void umsg_cache_fini(void)
+{
+    for (int c = 0; c < 2; c++)
+        while (umsg_cache[c] != NULL) {
+            mpi_umsg_t *next = *umsg_next(umsg_cache[c]);
+            free(umsg_cache[c]);
+            umsg_cache[c] = next;
+        }
+}
+
 static inline unsigned bucket_of(uint32_t ctx, int src, int tag)
 {
     uint64_t h = ((uint64_t)ctx * 0x9e3779b97f4a7c15ull) ^
@@ -102,7 +154,7 @@ void mpi_matchq_put(mpi_matchq_t *q)
                          "(tag %d) on a freed communicator",
                   u->src, u->tag);
         umsg_unlink(u);
-        free(u);
+        mpi_umsg_free(u);
     }
     mq_table[q->ctx] = NULL;
     free(q);
@@ -441,7 +493,7 @@ void mpi_arrive(const mpi_in_t *in)
         return;
     }
     carried = in->rdv ? 0 : (size_t)in->bytes;
-    u = malloc(sizeof(*u) + carried);
+    u = umsg_alloc(carried);
     if (u == NULL) {
         base_fatal("mpi: no memory for an unexpected message of %zu bytes "
                    "from rank %d",
@@ -502,7 +554,7 @@ int mpi_recv_from_umsg(MPI_Request req, mpi_umsg_t *u)
     };
 
     deliver(req, &in);
-    free(u);
+    mpi_umsg_free(u);
     return MPI_SUCCESS;
 }
 
@@ -1062,6 +1114,7 @@ void mpi_p2p_fini(void)
         base_list_remove(&m->link);
         free(m);
     }
+    umsg_cache_fini();
     free(ecred_used);
     free(ecred_owed);
     free(pack_buf);

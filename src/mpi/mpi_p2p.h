@@ -87,6 +87,8 @@ int mpi_send_start(MPI_Request req);
 int mpi_recv_start(MPI_Request req);
 /* Find (and unlink when take) the first unexpected message matching. */
 mpi_umsg_t *mpi_unexp_find(mpi_matchq_t *q, int src, int tag, int take);
+/* Return an unexpected message's memory (engine lock held). */
+void mpi_umsg_free(mpi_umsg_t *u);
 /* Receive an unexpected message into req (frees the umsg). */
 int mpi_recv_from_umsg(MPI_Request req, mpi_umsg_t *u);
 /* Remove a posted receive that has not matched; 1 if it was removed. */

@@ -703,7 +703,9 @@ static int mprobe_any(int source, int tag, MPI_Comm comm, int wait,
     status_of_umsg(status, u);
     rc = message_of(comm, u, message);
     if (rc != MPI_SUCCESS) {
-        free(u);
+        mpi_lock();
+        mpi_umsg_free(u);
+        mpi_unlock();
         return mpi_error(comm, rc, fn, "out of memory");
     }
     return MPI_SUCCESS;

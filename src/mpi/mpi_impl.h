@@ -36,9 +36,12 @@
 #include "base/base.h"
 #include "base/base_list.h"
 
-/* Make MPI_name a weak alias of PMPI_name (put after the definition). */
-#define SHOAL_MPI_WEAK(name) _Pragma(SHOAL_MPI_STR_(weak MPI_##name = PMPI_##name))
-#define SHOAL_MPI_STR_(x) #x
+/* Make MPI_name a weak alias of PMPI_name (put after the definition).  An
+ * alias attribute, not `#pragma weak`: clang ignores the pragma for a name
+ * mpi.h already declared. */
+#define SHOAL_MPI_WEAK(name)                                                 \
+    extern __typeof__(PMPI_##name) MPI_##name                                \
+        __attribute__((weak, alias("PMPI_" #name)));
 
 /* Object kinds, checked on every handle a caller passes in. */
 #define MPI_MAGIC_COMM 0x436f6d6du  /* "Comm" */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_comm.h"
 #include "mpi_p2p.h"
 
 struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
@@ -40,13 +41,6 @@ static void comm_recycle(MPI_Comm c)
     pthread_mutex_unlock(&mpi_obj_lock);
 }
 
-/* Hooks of other areas, when linked in (collectives; attributes and
- * topologies). */
-int mpi_coll_comm_init(MPI_Comm comm) __attribute__((weak));
-void mpi_coll_comm_fini(MPI_Comm comm) __attribute__((weak));
-void mpi_comm_destroy_hook(MPI_Comm comm) __attribute__((weak));
-void mpi_ctx_free(uint32_t ctx) __attribute__((weak));
-
 static int comm_setup(MPI_Comm c, MPI_Comm parent, MPI_Group group,
                       MPI_Group remote, uint32_t ctx)
 {
@@ -72,9 +66,7 @@ static int comm_setup(MPI_Comm c, MPI_Comm parent, MPI_Group group,
     c->errh = parent != NULL && parent->errh != NULL ? parent->errh
                                                      : MPI_ERRORS_ARE_FATAL;
     __atomic_add_fetch(&c->errh->refs, 1, __ATOMIC_RELAXED);
-    if (mpi_coll_comm_init != NULL)
-        return mpi_coll_comm_init(c);
-    return MPI_SUCCESS;
+    return mpi_coll_comm_init(c);
 }
 
 int mpi_comm_build(MPI_Comm parent, MPI_Group group, MPI_Group remote_group,
@@ -98,16 +90,15 @@ int mpi_comm_build(MPI_Comm parent, MPI_Group group, MPI_Group remote_group,
 
 static void comm_teardown(MPI_Comm c)
 {
-    if (mpi_comm_destroy_hook != NULL)
-        mpi_comm_destroy_hook(c);
-    if (mpi_coll_comm_fini != NULL && c->coll != NULL)
+    mpi_comm_destroy_hook(c);
+    if (c->coll != NULL)
         mpi_coll_comm_fini(c);
     mpi_lock();
     mpi_matchq_put(c->mq);
     mpi_matchq_put(c->cq);
     mpi_unlock();
     c->mq = c->cq = NULL;
-    if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF && mpi_ctx_free != NULL)
+    if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF)
         mpi_ctx_free(c->ctx);
     if (c->remote_group != NULL && c->remote_group != c->group)
         mpi_group_release(c->remote_group);
@@ -130,7 +121,6 @@ void mpi_comm_release(MPI_Comm c)
 }
 
 /* COMM_WORLD (context 0) and COMM_SELF (context 2). */
-int mpi_comm_init_predef(void);
 int mpi_comm_init_predef(void)
 {
     MPI_Group world, self;
@@ -158,7 +148,6 @@ int mpi_comm_init_predef(void)
     return rc;
 }
 
-void mpi_comm_fini_predef(void);
 void mpi_comm_fini_predef(void)
 {
     mpi_comm_release(MPI_COMM_SELF);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_errh.h"
 #include "mpi_impl.h"
 
 struct shoal_mpi_errhandler shoal_mpi_errh_predef[4] = {
@@ -24,9 +25,6 @@ struct shoal_mpi_errhandler shoal_mpi_errh_predef[4] = {
 
 pthread_mutex_t mpi_obj_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* User-added codes and classes (mpi_errh.c), when linked in. */
-const char *mpi_error_user_string(int code) __attribute__((weak));
-int mpi_error_user_class(int code, int *cls) __attribute__((weak));
 
 static const char *const class_text[] = {
     [MPI_SUCCESS] = "MPI_SUCCESS: no error",
@@ -127,12 +125,7 @@ static const char *class_string(int code)
 {
     if (code >= 0 && code <= MPI_T_ERR_INVALID && class_text[code] != NULL)
         return class_text[code];
-    if (mpi_error_user_string != NULL) {
-        const char *s = mpi_error_user_string(code);
-        if (s != NULL)
-            return s;
-    }
-    return NULL;
+    return mpi_error_user_string(code);
 }
 
 /* Cold: the handler says stop the job. */
@@ -230,8 +223,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
         *errorclass = errorcode;
         return MPI_SUCCESS;
     }
-    if (mpi_error_user_class != NULL &&
-        mpi_error_user_class(errorcode, errorclass))
+    if (mpi_error_user_class(errorcode, errorclass))
         return MPI_SUCCESS;
     return mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class",
                      "%d is not an error code", errorcode);

@@ -468,7 +468,11 @@ void mpi_matchq_put(mpi_matchq_t *q);
 int mpi_coll_comm_init(MPI_Comm comm);
 void mpi_coll_comm_fini(MPI_Comm comm);
 
-/* ---- handle conversion (mpi_handle.c) ---------------------------------------- */
-void mpi_handle_fini(void);
+/* ---- set-up and tear-down of the predefined objects --------------------------- */
+
+int mpi_comm_init_predef(void);  /* COMM_WORLD and COMM_SELF (mpi_comm_core.c) */
+void mpi_comm_fini_predef(void);
+void mpi_req_pool_fini(void);    /* mpi_req.c */
+void mpi_handle_fini(void);      /* Fortran handle table (mpi_handle.c) */
 
 #endif /* SHOAL_MPI_IMPL_H */

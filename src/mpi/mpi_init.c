@@ -15,10 +15,6 @@
  * progress (lock held) and start sends and receives of their own. */
 mpi_state_t mpi = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
 
-int mpi_comm_init_predef(void);
-void mpi_comm_fini_predef(void);
-void mpi_req_pool_fini(void);
-void mpi_handle_fini(void) __attribute__((weak));
 
 static double now_s(void)
 {
@@ -126,8 +122,7 @@ int PMPI_Finalize(void)
     }
     mpi_comm_fini_predef();
     mpi_p2p_fini();
-    if (mpi_handle_fini != NULL)
-        mpi_handle_fini();
+    mpi_handle_fini();
     mpi_req_pool_fini();
     status = shoal_finalize();
     mpi.finalized = 1;

@@ -884,6 +884,7 @@ int mpi_send_start(MPI_Request req)
                                                  MPI_H_EAGER, data,
                                                  (size_t)bytes, args,
                                                  sync ? 3 : 2);
+        free(tofree); /* NULL: eager data fits the staging buffer */
         if (status == SHOAL_ERR_AGAIN)
             return defer_send(req);
         if (status != SHOAL_OK)

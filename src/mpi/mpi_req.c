@@ -86,7 +86,6 @@ void mpi_req_free(MPI_Request r)
         mpi_comm_release(comm);
 }
 
-void mpi_req_pool_fini(void);
 void mpi_req_pool_fini(void)
 {
     while (pool != NULL) {

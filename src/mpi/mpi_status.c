@@ -26,65 +26,60 @@ static MPI_Count count_of(const MPI_Status *status, MPI_Datatype dt)
     return status->shoal_count / dt->size;
 }
 
+/* Whole elements (count) or basic elements (elements) of the status's
+ * bytes, for the MPI_Count and the int forms alike. */
+static int query(const MPI_Status *status, MPI_Datatype dt, int elements,
+                 MPI_Count *out, const char *fn)
+{
+    int rc = status_args(status, dt, out, fn);
+
+    if (rc == MPI_SUCCESS)
+        *out = elements ? mpi_dt_elements(dt, status->shoal_count)
+                        : count_of(status, dt);
+    return rc;
+}
+
+static int query_int(const MPI_Status *status, MPI_Datatype dt, int elements,
+                     int *out, const char *fn)
+{
+    MPI_Count n = 0;
+    int rc = query(status, dt, elements, out != NULL ? &n : NULL, fn);
+
+    if (rc == MPI_SUCCESS)
+        *out = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype dt,
                      MPI_Count *count)
 {
-    int rc = status_args(status, dt, count, "MPI_Get_count_c");
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *count = count_of(status, dt);
-    return MPI_SUCCESS;
+    return query(status, dt, 0, count, "MPI_Get_count_c");
 }
 SHOAL_MPI_WEAK(Get_count_c)
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
-    int rc = status_args(status, dt, count, "MPI_Get_count");
-    MPI_Count n;
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    n = count_of(status, dt);
-    *count = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return query_int(status, dt, 0, count, "MPI_Get_count");
 }
 SHOAL_MPI_WEAK(Get_count)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dt,
                         MPI_Count *count)
 {
-    int rc = status_args(status, dt, count, "MPI_Get_elements_c");
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *count = mpi_dt_elements(dt, status->shoal_count);
-    return MPI_SUCCESS;
+    return query(status, dt, 1, count, "MPI_Get_elements_c");
 }
 SHOAL_MPI_WEAK(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt,
                         MPI_Count *count)
 {
-    int rc = status_args(status, dt, count, "MPI_Get_elements_x");
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *count = mpi_dt_elements(dt, status->shoal_count);
-    return MPI_SUCCESS;
+    return query(status, dt, 1, count, "MPI_Get_elements_x");
 }
 SHOAL_MPI_WEAK(Get_elements_x)
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
-    int rc = status_args(status, dt, count, "MPI_Get_elements");
-    MPI_Count n;
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    n = mpi_dt_elements(dt, status->shoal_count);
-    *count = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return query_int(status, dt, 1, count, "MPI_Get_elements");
 }
 SHOAL_MPI_WEAK(Get_elements)
 

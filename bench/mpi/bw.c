@@ -25,7 +25,7 @@ int main(int argc, char **argv)
         long size = o.sizes[s];
         long n = mb_iters(&o, size);
         double t = mb_time_windows(&o, size, n, mb_warmup(&o, size));
-        mb_report(&o, size, (double)size * o.window * (double)n / t / 1e6);
+        mb_report(&o, size, (double)size * o.window / t / 1e6);
     }
     return mb_finish(&o);
 }

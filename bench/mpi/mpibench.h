@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define MB_MAX_SIZES 64
+#define MB_MAX_BATCHES 101
 #define MB_TAG_DATA 1
 #define MB_TAG_ACK 2
 /* Receives of a window go to separate slots of this area while they fit;
@@ -46,6 +47,7 @@ typedef struct mb_opts {
     long floor;  /* the least iterations at any size */
     long warmup; /* warm-up iterations at sizes up to 8 KiB */
     int window;
+    int batches; /* timed batches per size; the median batch is reported */
     int rank, nranks;
     char *sbuf, *rbuf; /* max_size and max(max_size, MB_RECV_AREA) */
 } mb_opts_t;
@@ -65,6 +67,9 @@ static inline void mb_usage(const mb_bench_t *b, FILE *f)
             "  --floor N         least iterations at any size (default %ld)\n"
             "  --warmup N        warm-up iterations at sizes up to 8 KiB,\n"
             "                    scaled the same way (default iters/10)\n"
+            "  --batches N       time the iterations in N batches and report\n"
+            "                    the median batch (default 5), so one\n"
+            "                    preemption does not move the value\n"
             "%s"
             "  --quick           a tenth of the iterations\n"
             "Output: '#' comment lines, then one line per size: bytes value\n",
@@ -151,6 +156,7 @@ static inline int mb_parse(const mb_bench_t *b, mb_opts_t *o, int argc, char **a
     o->floor = -1;
     o->warmup = -1;
     o->window = 64;
+    o->batches = 5;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n = v != NULL ? mb_parse_count(v) : -1;
@@ -179,6 +185,8 @@ static inline int mb_parse(const mb_bench_t *b, mb_opts_t *o, int argc, char **a
             o->floor = n;
         else if (strcmp(a, "--warmup") == 0 && n >= 0)
             o->warmup = n;
+        else if (strcmp(a, "--batches") == 0 && n > 0 && n <= MB_MAX_BATCHES)
+            o->batches = (int)n;
         else if (strcmp(a, "--window") == 0 && b->windowed && n > 0 &&
                  n <= 1024)
             o->window = (int)n;
@@ -291,7 +299,8 @@ static inline int mb_start(const mb_bench_t *b, mb_opts_t *o, int *argc,
         printf("# %s: %s\n", b->name, b->what);
         mb_library_line();
         printf("# ranks %d, iterations %ld up to 8 KiB (at least %ld), "
-               "warm-up %ld", nranks, o->iters, o->floor, o->warmup);
+               "warm-up %ld, median of %d batches", nranks, o->iters,
+               o->floor, o->warmup, o->batches);
         if (b->windowed)
             printf(", window %d", o->window);
         printf("\n# size value\n");
@@ -340,19 +349,54 @@ static inline void mb_window(const mb_opts_t *o, long size, MPI_Request *req)
     }
 }
 
-/* Seconds rank 0 takes for n windows (after warm-up windows). */
+/* One timed step of a benchmark: a round trip, a window. */
+typedef void (*mb_step_fn)(const mb_opts_t *o, long size, void *arg);
+
+/*
+ * Seconds per step: n steps run in o->batches timed batches (fewer when n
+ * is small) and the median batch counts, so a preemption or a migration
+ * in one batch does not move the value.  The batches start together after
+ * a barrier; a step must leave ranks 0 and 1 in step (a round trip, or a
+ * window closed by an answer).
+ */
+static inline double mb_time_steps(const mb_opts_t *o, long size, long n,
+                                   mb_step_fn step, void *arg)
+{
+    double per[MB_MAX_BATCHES];
+    int nb = o->batches < n ? o->batches : (int)n;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int b = 0; b < nb; b++) {
+        long k = n / nb + (b < n % nb);
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < k; i++)
+            step(o, size, arg);
+        per[b] = (MPI_Wtime() - t0) / (double)k;
+    }
+    /* Insertion sort: at most MB_MAX_BATCHES values. */
+    for (int i = 1; i < nb; i++)
+        for (int j = i; j > 0 && per[j - 1] > per[j]; j--) {
+            double t = per[j];
+            per[j] = per[j - 1];
+            per[j - 1] = t;
+        }
+    return nb % 2 ? per[nb / 2] : (per[nb / 2 - 1] + per[nb / 2]) / 2;
+}
+
+static inline void mb_window_step(const mb_opts_t *o, long size, void *req)
+{
+    mb_window(o, size, req);
+}
+
+/* Seconds per window, the median of the batches (after warm-up windows). */
 static inline double mb_time_windows(const mb_opts_t *o, long size, long n,
-                              long warm)
+                                     long warm)
 {
     MPI_Request req[1024];
 
     for (long i = 0; i < warm; i++)
         mb_window(o, size, req);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < n; i++)
-        mb_window(o, size, req);
-    return MPI_Wtime() - t0;
+    return mb_time_steps(o, size, n, mb_window_step, req);
 }
 
 #endif /* SHOAL_MPIBENCH_H */

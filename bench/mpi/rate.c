@@ -25,7 +25,7 @@ int main(int argc, char **argv)
         long size = o.sizes[s];
         long n = mb_iters(&o, size);
         double t = mb_time_windows(&o, size, n, mb_warmup(&o, size));
-        mb_report(&o, size, (double)o.window * (double)n / t);
+        mb_report(&o, size, (double)o.window / t);
     }
     return mb_finish(&o);
 }

@@ -63,6 +63,27 @@ BASE_CONFIG_VAR(MPI_COOP, SIZE, "32k", "0:1t", "library",
 BASE_CONFIG_VAR(MPI_THREAD, ENUM, "auto", "auto|single|multiple", "library",
                 "Thread level MPI_Init_thread provides: what was asked (auto), at most MPI_THREAD_SERIALIZED (single), or always MPI_THREAD_MULTIPLE")
 
+/* coll: collective algorithms (auto picks by communicator and message size;
+ * docs/COLLECTIVES.md has the measurements behind the defaults) */
+BASE_CONFIG_VAR(COLL_BARRIER, ENUM, "auto", "auto|dissemination|recursive_doubling|shm", "library",
+                "MPI_Barrier algorithm: shared-memory flags within a host, dissemination or recursive doubling rounds of messages")
+BASE_CONFIG_VAR(COLL_BCAST, ENUM, "auto", "auto|binomial|scatter_allgather|shm", "library",
+                "MPI_Bcast algorithm: binomial tree, scatter then ring allgather (long messages), or a shared buffer within a host")
+BASE_CONFIG_VAR(COLL_ALLREDUCE, ENUM, "auto", "auto|recursive_doubling|rabenseifner|ring|shm", "library",
+                "MPI_Allreduce algorithm: recursive doubling (short), Rabenseifner's reduce-scatter plus allgather, ring, or in place in a shared buffer within a host")
+BASE_CONFIG_VAR(COLL_ALLGATHER, ENUM, "auto", "auto|bruck|recursive_doubling|ring", "library",
+                "MPI_Allgather(v) algorithm: Bruck (short, any size), recursive doubling (powers of two), or ring (long)")
+BASE_CONFIG_VAR(COLL_ALLTOALL, ENUM, "auto", "auto|pairwise|bruck", "library",
+                "MPI_Alltoall algorithm: pairwise exchange, or Bruck's log p rounds for short blocks")
+BASE_CONFIG_VAR(COLL_HIER, ENUM, "auto", "auto|on|off", "library",
+                "Hierarchical collectives (within each host, then between hosts) when a communicator spans hosts with several ranks each")
+BASE_CONFIG_VAR(BARRIER, ENUM, "blocking", "blocking|tolerant", "library",
+                "MPI_Barrier semantics: wait for every rank (blocking), or return at once and hold back later messages until the barrier completes (tolerant, Pakin)")
+BASE_CONFIG_VAR(PROGRESS, ENUM, "none", "none|thread", "library",
+                "Who advances messages and nonblocking collectives: the application's MPI calls (none), or also a progress thread per process")
+
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
                 "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or the measured default, core (auto)")
+BASE_CONFIG_VAR(NOISE, STRING, "", "", "shoalrun",
+                "Make ranks unresponsive on purpose (same syntax as shoalrun --noise): e.g. rank=1,stop=5ms,every=50ms or rank=0,busy")

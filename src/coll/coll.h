@@ -9,10 +9,11 @@
  * ever travels with a count of 0.
  *
  * Every algorithm is written as a schedule (coll_sched.c): a list of sends,
- * receives and local steps cut into rounds by fences.  Today a schedule is
- * built and run to completion in the calling thread; because it is data and
- * not control flow, the same schedules can later be advanced from the
- * progress engine to make the collectives nonblocking.
+ * receives and local steps cut into rounds by fences.  A blocking call
+ * builds its schedule and runs it to completion in the calling thread.  A
+ * nonblocking or persistent call sets start_out on the coll_comm_t around
+ * the same coll_* call: the schedule is then built, kept, and advanced by
+ * coll_sched_progress from the progress engine.
  *
  * Return values: 0 on success, an error code an operation returned (passed
  * up unchanged, positive in the MPI layer's case), or a negative
@@ -27,6 +28,8 @@
 /* The "data is already in place" buffer; equal to MPI_IN_PLACE. */
 #define COLL_IN_PLACE ((void *)-1)
 
+typedef struct coll_sched coll_sched_t;
+
 typedef struct coll_ops {
     /* Start sending count elements of dt from buf to dest (with tag). */
     int (*isend)(void *ctx, const void *buf, int64_t count, void *dt,
@@ -35,6 +38,15 @@ typedef struct coll_ops {
                  int tag, void **req_p);
     /* Wait for n requests and free them; the first error is returned. */
     int (*waitall)(void *ctx, int n, void **reqs);
+    /* Without blocking: when all n requests are done, free them, set
+     * *done to 1 and return the first error; otherwise *done = 0 and the
+     * requests stay. */
+    int (*testall)(void *ctx, int n, void **reqs, int *done);
+    /* Advance communication once without blocking (lets a rank that waits
+     * on shared memory keep serving its messages). */
+    void (*progress)(void *ctx);
+    /* Process id of rank (local group) when it runs on this host, else 0. */
+    int (*peer_pid)(void *ctx, int rank);
     /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */
     int (*reduce_local)(void *ctx, void *op, const void *in, void *inout,
                         int64_t count, void *dt);
@@ -64,7 +76,40 @@ typedef struct coll_comm {
     int is_inter;
     int remote_size; /* of the remote group; = size for intracomms */
     uint32_t seq;    /* collective calls started: the source of tags */
+    /* Placement: host_of[r] is the host index (0..nhosts-1, in order of
+     * first appearance) of local-group rank r; NULL when nhosts == 1. */
+    const int *host_of;
+    int nhosts;
+    /* Ranks of the local group on this host share a memory segment for
+     * the shared-memory algorithms (coll_shm.c); NULL until first use. */
+    void *shm;
+    /*
+     * Set by the caller around one coll_* call.  NULL: run to completion.
+     * Otherwise the call builds its schedule and stores it in *start_out
+     * instead: started at once (persistent 0, a nonblocking call) or kept
+     * for coll_sched_start (persistent 1, an MPI *_init call).  The call
+     * returns 0 then; errors come from coll_sched_progress.
+     */
+    coll_sched_t **start_out;
+    int persistent;
 } coll_comm_t;
+
+/* Release what the layer keeps for c (the shared segment); call before c
+ * goes away, when no schedule of c is active. */
+void coll_comm_fini(coll_comm_t *c);
+
+/* ---- schedules advanced from the progress engine ------------------------------ */
+
+/* Start (again, for a persistent schedule) with the communicator's next
+ * tag.  Returns 0, or an error starting it (then it is done). */
+int coll_sched_start(coll_sched_t *s);
+/* Advance without blocking: 1 when done (the result is in
+ * coll_sched_result), 0 when not yet. */
+int coll_sched_progress(coll_sched_t *s);
+/* The first error of the last run (0 for success). */
+int coll_sched_result(const coll_sched_t *s);
+/* Free a schedule that is done (or was never started). */
+void coll_sched_free(coll_sched_t *s);
 
 /* Highest tag a schedule uses; the transport must accept [0, this]. */
 #define COLL_TAG_MASK 0x3fffffffu

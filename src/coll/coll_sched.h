@@ -20,8 +20,25 @@ enum {
     COLL_STEP_RECV,
     COLL_STEP_REDUCE, /* dst = src op dst */
     COLL_STEP_COPY,   /* src (count of dt) -> dst (dcount of ddt) */
-    COLL_STEP_FENCE
+    COLL_STEP_FENCE,
+    COLL_STEP_POLL /* fn(arg, &wait) until it says done */
 };
+
+/*
+ * How a poll step that is not done yet may be waited for when the
+ * schedule runs in a blocking call: sleep while *addr == val (a futex
+ * word, normally in a segment shared with the ranks that change it; they
+ * must FUTEX_WAKE after changing it when they may have sleepers).  addr
+ * NULL: the runner only polls and yields.
+ */
+typedef struct coll_wait {
+    uint32_t *addr;
+    uint32_t val;
+} coll_wait_t;
+
+/* 1 done, 0 not yet (fill *w when there is a word to sleep on), or an
+ * error (< 0 a SHOAL_ERR_* status, > 0 a transport code). */
+typedef int (*coll_poll_fn)(void *arg, coll_wait_t *w);
 
 typedef struct coll_step {
     int kind;
@@ -30,9 +47,11 @@ typedef struct coll_step {
     void *dst;
     int64_t count, dcount;
     void *dt, *ddt, *op;
+    coll_poll_fn poll;
+    void *arg;
 } coll_step_t;
 
-typedef struct coll_sched {
+struct coll_sched {
     coll_comm_t *comm;
     int tag;
     int err;
@@ -40,7 +59,13 @@ typedef struct coll_sched {
     coll_step_t *steps;
     int ntmp, tmpcap;
     void **tmp; /* blocks to free */
-} coll_sched_t;
+    /* running (coll_sched_start / coll_sched_progress) */
+    int pc;      /* next step */
+    int rc;      /* first error of this run */
+    int done;
+    int nreq, reqcap;
+    void **reqs; /* posted and not yet completed */
+};
 
 /* Start a schedule for the next collective call on c (takes its tag). */
 void coll_sched_init(coll_sched_t *s, coll_comm_t *c);
@@ -56,6 +81,15 @@ void coll_sched_copy(coll_sched_t *s, const void *src, int64_t count,
 void coll_sched_fence(coll_sched_t *s);
 
 /*
+ * A local step that may take several progress calls (waiting on flags in
+ * shared memory, say).  It runs in order: later steps wait until fn says
+ * done; communication posted before it stays in flight.  fn is called
+ * with arg (which must live as long as the schedule: allocate it with
+ * coll_sched_alloc) and a coll_wait_t to fill when it is not done.
+ */
+void coll_sched_poll(coll_sched_t *s, coll_poll_fn fn, void *arg);
+
+/*
  * A temporary buffer for count elements of dt, addressed like a user
  * buffer (the returned pointer may lie before the allocation when dt's
  * true lower bound is not 0).  NULL (and the error kept) without memory.
@@ -65,7 +99,13 @@ void *coll_sched_tmp(coll_sched_t *s, int64_t count, void *dt);
 /* bytes of untyped scratch (index arrays and such), freed with s. */
 void *coll_sched_alloc(coll_sched_t *s, int64_t bytes);
 
-/* Run the schedule to completion, free it, and return the first error. */
+/*
+ * The end of every coll_* call.  Blocking (comm->start_out NULL): run the
+ * schedule to completion, free it, and return the first error.  Otherwise
+ * hand it over to *start_out (started unless comm->persistent) and return
+ * 0, or the build error (no memory) with nothing handed over.  s itself
+ * may live on the caller's stack: what is handed over is a copy.
+ */
 int coll_sched_finish(coll_sched_t *s);
 
 /* ---- helpers shared by the algorithm files --------------------------------- */

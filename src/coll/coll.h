@@ -42,9 +42,16 @@ typedef struct coll_ops {
      * *done to 1 and return the first error; otherwise *done = 0 and the
      * requests stay. */
     int (*testall)(void *ctx, int n, void **reqs, int *done);
-    /* Advance communication once without blocking (lets a rank that waits
-     * on shared memory keep serving its messages). */
+    /* Advance communication once without blocking. */
     void (*progress)(void *ctx);
+    /* Block until ready(arg) != 0, advancing communication meanwhile and
+     * waiting as the library waits (poll, yield, then sleep on this rank's
+     * doorbell); returns 0, or an error (a peer died).  ready is also
+     * tested after the doorbell is armed, so a condition set by another
+     * rank followed by ops->wake for this rank is never missed. */
+    int (*wait)(void *ctx, int (*ready)(void *arg), void *arg);
+    /* Wake rank (local group, on this host) if it sleeps in wait. */
+    void (*wake)(void *ctx, int rank);
     /* Process id of rank (local group) when it runs on this host, else 0. */
     int (*peer_pid)(void *ctx, int rank);
     /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */

@@ -1,8 +1,9 @@
 /*
- * Building and running schedules.  The runner posts each round's
- * communication as it meets it and waits at fences; local steps run where
- * they stand.  A later nonblocking runner only has to replace the waits
- * by tests and remember which step it stopped at.
+ * Building and running schedules.  One runner serves blocking and
+ * nonblocking calls: it posts each round's communication as it meets it,
+ * runs local steps where they stand, and stops at a fence (or a poll step)
+ * that is not satisfied yet.  A blocking call then waits and calls it
+ * again; the progress engine calls it again on its next turn.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,15 @@ void coll_sched_copy(coll_sched_t *s, const void *src, int64_t count,
     }
 }
 
+void coll_sched_poll(coll_sched_t *s, coll_poll_fn fn, void *arg)
+{
+    coll_step_t *st = append(s, COLL_STEP_POLL);
+    if (st) {
+        st->poll = fn;
+        st->arg = arg;
+    }
+}
+
 void coll_sched_fence(coll_sched_t *s)
 {
     /* Two fences in a row are one. */
@@ -152,24 +162,19 @@ void *coll_sched_tmp(coll_sched_t *s, int64_t count, void *dt)
 
 /* ---- running ------------------------------------------------------------------ */
 
-typedef struct runner {
-    void **reqs;
-    int n, cap;
-} runner_t;
-
-static int post(coll_sched_t *s, runner_t *r, const coll_step_t *st)
+static int post(coll_sched_t *s, const coll_step_t *st)
 {
     coll_comm_t *c = s->comm;
     void *req = NULL;
     int rc;
 
-    if (r->n == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 8;
-        void **n = realloc(r->reqs, (size_t)cap * sizeof(*n));
+    if (s->nreq == s->reqcap) {
+        int cap = s->reqcap ? 2 * s->reqcap : 8;
+        void **n = realloc(s->reqs, (size_t)cap * sizeof(*n));
         if (n == NULL)
             return base_err(SHOAL_ERR_NOMEM, "collective request list");
-        r->reqs = n;
-        r->cap = cap;
+        s->reqs = n;
+        s->reqcap = cap;
     }
     if (st->kind == COLL_STEP_SEND)
         rc = c->ops->isend(c->ctx, st->src, st->count, st->dt, st->peer,
@@ -178,65 +183,201 @@ static int post(coll_sched_t *s, runner_t *r, const coll_step_t *st)
         rc = c->ops->irecv(c->ctx, st->dst, st->count, st->dt, st->peer,
                            s->tag, &req);
     if (rc == 0)
-        r->reqs[r->n++] = req;
+        s->reqs[s->nreq++] = req;
     return rc;
 }
 
-static int fence(coll_sched_t *s, runner_t *r)
+/* 1 when every posted request is done (and freed), 0 when not yet. */
+static int reqs_done(coll_sched_t *s, int block)
 {
-    int rc = 0;
-    if (r->n > 0)
-        rc = s->comm->ops->waitall(s->comm->ctx, r->n, r->reqs);
-    r->n = 0;
-    return rc;
+    coll_comm_t *c = s->comm;
+    int done = 1, rc;
+
+    if (s->nreq == 0)
+        return 1;
+    if (block)
+        rc = c->ops->waitall(c->ctx, s->nreq, s->reqs);
+    else
+        rc = c->ops->testall(c->ctx, s->nreq, s->reqs, &done);
+    if (!done)
+        return 0;
+    if (rc != 0 && s->rc == 0)
+        s->rc = rc;
+    s->nreq = 0;
+    return 1;
 }
 
-static int run_step(coll_sched_t *s, runner_t *r, const coll_step_t *st)
+/*
+ * Run steps from s->pc until one cannot finish now.  Returns 1 when the
+ * schedule is done, 0 when it stopped at an unsatisfied fence or poll step
+ * After an error no more steps
+ * run; what was posted is still completed before the schedule is done,
+ * because those requests point into buffers that are about to be freed.
+ */
+static int run(coll_sched_t *s, int block)
 {
     coll_comm_t *c = s->comm;
 
-    switch (st->kind) {
-    case COLL_STEP_SEND:
-    case COLL_STEP_RECV:
-        return post(s, r, st);
-    case COLL_STEP_REDUCE:
-        return c->ops->reduce_local(c->ctx, st->op, st->src, st->dst,
-                                    st->count, st->dt);
-    case COLL_STEP_COPY:
-        return c->ops->copy(c->ctx, st->src, st->count, st->dt, st->dst,
-                            st->dcount, st->ddt);
-    case COLL_STEP_FENCE:
-        return fence(s, r);
+    while (s->rc == 0 && s->pc < s->nsteps) {
+        const coll_step_t *st = &s->steps[s->pc];
+        int rc = 0;
+
+        switch (st->kind) {
+        case COLL_STEP_SEND:
+        case COLL_STEP_RECV:
+            rc = post(s, st);
+            break;
+        case COLL_STEP_REDUCE:
+            rc = c->ops->reduce_local(c->ctx, st->op, st->src, st->dst,
+                                      st->count, st->dt);
+            break;
+        case COLL_STEP_COPY:
+            rc = c->ops->copy(c->ctx, st->src, st->count, st->dt, st->dst,
+                              st->dcount, st->ddt);
+            break;
+        case COLL_STEP_FENCE:
+            if (!reqs_done(s, block))
+                return 0;
+            break;
+        case COLL_STEP_POLL:
+            rc = st->poll(st->arg);
+            if (rc == 0)
+                return 0;
+            rc = rc == 1 ? 0 : rc;
+            break;
+        default:
+            rc = base_err(SHOAL_ERR_INTERNAL, "collective step of kind %d",
+                          st->kind);
+        }
+        if (rc != 0 && s->rc == 0)
+            s->rc = rc;
+        s->pc++;
     }
-    return base_err(SHOAL_ERR_INTERNAL, "collective step of kind %d",
-                    st->kind);
+    if (!reqs_done(s, block))
+        return 0;
+    s->done = 1;
+    return 1;
 }
 
-static void sched_free(coll_sched_t *s)
+typedef struct poll_wait {
+    const coll_step_t *st;
+    int rc;
+} poll_wait_t;
+
+static int poll_ready(void *arg)
+{
+    poll_wait_t *pw = arg;
+
+    pw->rc = pw->st->poll(pw->st->arg);
+    return pw->rc != 0;
+}
+
+/* Blocking: wait until the poll step at s->pc is done (it runs again in
+ * run(), which then sees it done at once). */
+static int wait_poll_step(coll_sched_t *s)
+{
+    coll_comm_t *c = s->comm;
+    poll_wait_t pw = {&s->steps[s->pc], 0};
+
+    return c->ops->wait(c->ctx, poll_ready, &pw);
+}
+
+static void sched_release(coll_sched_t *s)
 {
     for (int i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     free(s->tmp);
     free(s->steps);
+    free(s->reqs);
     s->tmp = NULL;
     s->steps = NULL;
+    s->reqs = NULL;
+}
+
+static void rewind_sched(coll_sched_t *s)
+{
+    s->pc = 0;
+    s->rc = 0;
+    s->done = 0;
+    s->nreq = 0;
 }
 
 int coll_sched_finish(coll_sched_t *s)
 {
-    runner_t r = {NULL, 0, 0};
-    int rc = s->err;
+    coll_comm_t *c = s->comm;
+    int rc;
 
-    for (int i = 0; rc == 0 && i < s->nsteps; i++)
-        rc = run_step(s, &r, &s->steps[i]);
-    /* Even after an error, wait for what was posted: those requests point
-     * into buffers that are about to be freed. */
-    {
-        int rc2 = fence(s, &r);
-        if (rc == 0)
-            rc = rc2;
+    if (c->start_out != NULL) {
+        coll_sched_t *h;
+        if (s->err != 0) {
+            rc = s->err;
+            sched_release(s);
+            return rc;
+        }
+        h = malloc(sizeof(*h));
+        if (h == NULL) {
+            sched_release(s);
+            return base_err(SHOAL_ERR_NOMEM, "collective schedule");
+        }
+        *h = *s;
+        rewind_sched(h);
+        *c->start_out = h;
+        if (c->persistent) {
+            /* Persistent: the tag is taken at each start; give back the
+             * one building took, so the count matches other ranks'. */
+            c->seq--;
+            h->done = 1;
+            return 0;
+        }
+        run(h, 0);
+        return 0;
     }
-    free(r.reqs);
-    sched_free(s);
+    rewind_sched(s);
+    s->rc = s->err;
+    while (!run(s, 1)) {
+        /* Only a poll step stops a blocking run. */
+        rc = wait_poll_step(s);
+        if (rc != 0) {
+            /* The wait failed (a peer died): give the step up. */
+            if (s->rc == 0)
+                s->rc = rc;
+            s->pc++;
+        }
+    }
+    rc = s->rc;
+    sched_release(s);
     return rc;
+}
+
+int coll_sched_start(coll_sched_t *s)
+{
+    rewind_sched(s);
+    s->tag = (int)(s->comm->seq++ & COLL_TAG_MASK);
+    run(s, 0);
+    return 0;
+}
+
+int coll_sched_progress(coll_sched_t *s)
+{
+    if (s->done)
+        return 1;
+    return run(s, 0);
+}
+
+int coll_sched_result(const coll_sched_t *s)
+{
+    return s->rc;
+}
+
+void coll_comm_fini(coll_comm_t *c)
+{
+    coll_shm_fini(c);
+}
+
+void coll_sched_free(coll_sched_t *s)
+{
+    if (s == NULL)
+        return;
+    sched_release(s);
+    free(s);
 }

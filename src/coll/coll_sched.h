@@ -24,21 +24,9 @@ enum {
     COLL_STEP_POLL /* fn(arg, &wait) until it says done */
 };
 
-/*
- * How a poll step that is not done yet may be waited for when the
- * schedule runs in a blocking call: sleep while *addr == val (a futex
- * word, normally in a segment shared with the ranks that change it; they
- * must FUTEX_WAKE after changing it when they may have sleepers).  addr
- * NULL: the runner only polls and yields.
- */
-typedef struct coll_wait {
-    uint32_t *addr;
-    uint32_t val;
-} coll_wait_t;
-
-/* 1 done, 0 not yet (fill *w when there is a word to sleep on), or an
- * error (< 0 a SHOAL_ERR_* status, > 0 a transport code). */
-typedef int (*coll_poll_fn)(void *arg, coll_wait_t *w);
+/* A poll step's test: 1 done, 0 not yet, or an error (< 0 a SHOAL_ERR_*
+ * status, > 0 a transport code). */
+typedef int (*coll_poll_fn)(void *arg);
 
 typedef struct coll_step {
     int kind;
@@ -83,9 +71,10 @@ void coll_sched_fence(coll_sched_t *s);
 /*
  * A local step that may take several progress calls (waiting on flags in
  * shared memory, say).  It runs in order: later steps wait until fn says
- * done; communication posted before it stays in flight.  fn is called
- * with arg (which must live as long as the schedule: allocate it with
- * coll_sched_alloc) and a coll_wait_t to fill when it is not done.
+ * done; communication posted before it stays in flight.  arg must live as
+ * long as the schedule (allocate it with coll_sched_alloc).  A blocking
+ * call waits through ops->wait, which may sleep on this rank's doorbell:
+ * whoever makes fn true must then call ops->wake for this rank.
  */
 void coll_sched_poll(coll_sched_t *s, coll_poll_fn fn, void *arg);
 
@@ -139,6 +128,27 @@ static inline int coll_pof2_floor(int n)
         p *= 2;
     return p;
 }
+
+/* ---- shared memory (coll_shm.c) ----------------------------------------------- */
+
+/* Unmap and forget c->shm (called by coll_comm_fini). */
+void coll_shm_fini(coll_comm_t *c);
+
+/*
+ * Shared-memory algorithms for communicators whose ranks all run on this
+ * host: each appends its algorithm to s and returns 1, or appends nothing
+ * and returns 0 when it does not apply (ranks on several hosts, no shared
+ * segment, a message or type it does not handle), so the caller picks a
+ * message-based algorithm.  The decision depends only on arguments that
+ * agree across ranks, so all ranks decide alike.
+ */
+int coll_shm_barrier(coll_sched_t *s);
+int coll_shm_bcast(coll_sched_t *s, void *buf, int64_t count, void *dt,
+                   int root);
+int coll_shm_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
+                    int64_t count, void *dt, void *op, int root);
+int coll_shm_allreduce(coll_sched_t *s, const void *sbuf, void *rbuf,
+                       int64_t count, void *dt, void *op);
 
 /* ---- builders that other algorithms compose ------------------------------------ */
 

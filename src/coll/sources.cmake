@@ -5,6 +5,7 @@ list(APPEND SHOAL_SOURCES
     coll/coll_bcast.c
     coll/coll_reduce.c
     coll/coll_scan.c
+    coll/coll_shm.c
     coll/coll_gather.c
     coll/coll_alltoall.c
     coll/coll_inter.c)

@@ -6,8 +6,12 @@
  * layer keeps per communicator; and the argument checks of the calls.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "am/am.h"
 #include "mpi_coll.h"
+#include "mpi_p2p.h"
 
 /* ---- transport ------------------------------------------------------------------ */
 
@@ -49,6 +53,68 @@ static int t_waitall(void *ctx, int n, void **reqs)
             first = rc;
     }
     return first;
+}
+
+static int t_testall(void *ctx, int n, void **reqs, int *done)
+{
+    int first = MPI_SUCCESS;
+
+    (void)ctx;
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != NULL && !mpi_req_is_done((MPI_Request)reqs[i])) {
+            *done = 0;
+            return MPI_SUCCESS;
+        }
+    for (int i = 0; i < n; i++) {
+        MPI_Request r = reqs[i];
+        int rc = r != NULL ? mpi_wait_internal(&r, MPI_STATUS_IGNORE)
+                           : MPI_SUCCESS;
+        reqs[i] = NULL;
+        if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
+            first = rc;
+    }
+    *done = 1;
+    return first;
+}
+
+static void t_progress(void *ctx)
+{
+    (void)ctx;
+    mpi_progress();
+}
+
+static int t_wait(void *ctx, int (*ready)(void *arg), void *arg)
+{
+    (void)ctx;
+    return mpi_wait_until(ready, arg);
+}
+
+/* The world rank of rank r of the local group (the remote group's ranks
+ * are the peers of an intercommunicator, never the local ones). */
+static int local_world(MPI_Comm comm, int r)
+{
+    return comm->is_inter ? comm->group->world[r] : comm->peer_world[r];
+}
+
+static int t_peer_pid(void *ctx, int rank)
+{
+    MPI_Comm comm = ctx;
+    int world = local_world(comm, rank);
+
+    if (world == mpi.world_rank)
+        return (int)getpid();
+    return wire_shm_peer_pid(world);
+}
+
+static void t_wake(void *ctx, int rank)
+{
+    MPI_Comm comm = ctx;
+    int world = local_world(comm, rank);
+    am_peer_t *peer;
+
+    /* Mapping the peer's segment (on first use) is what lets us ring it. */
+    if (world != mpi.world_rank && am_peer_get(world, &peer) == SHOAL_OK)
+        wire_shm_wake(world);
 }
 
 static int t_reduce(void *ctx, void *op, const void *in, void *inout,
@@ -116,6 +182,11 @@ static const coll_ops_t transport = {
     .isend = t_isend,
     .irecv = t_irecv,
     .waitall = t_waitall,
+    .testall = t_testall,
+    .progress = t_progress,
+    .wait = t_wait,
+    .wake = t_wake,
+    .peer_pid = t_peer_pid,
     .reduce_local = t_reduce,
     .copy = t_copy,
     .extent = t_extent,
@@ -126,6 +197,9 @@ static const coll_ops_t transport = {
 };
 
 /* ---- per-communicator state ------------------------------------------------------ */
+
+static int *world_host; /* host index of each world rank (multi-host jobs) */
+static int world_nhosts;
 
 int mpi_coll_comm_init(MPI_Comm comm)
 {
@@ -139,14 +213,97 @@ int mpi_coll_comm_init(MPI_Comm comm)
     c->size = comm->size;
     c->is_inter = comm->is_inter;
     c->remote_size = comm->is_inter ? comm->remote_size : comm->size;
+    c->nhosts = 1;
+    if (world_host != NULL) {
+        int *host_of = malloc((size_t)comm->size * sizeof(int));
+        int *seen = calloc((size_t)world_nhosts, sizeof(int));
+        if (host_of == NULL || seen == NULL) {
+            free(host_of);
+            free(seen);
+            free(c);
+            return MPI_ERR_NO_MEM;
+        }
+        /* Renumber the hosts in order of first appearance in the group. */
+        c->nhosts = 0;
+        for (int r = 0; r < comm->size; r++) {
+            int h = world_host[local_world(comm, r)];
+            if (seen[h] == 0)
+                seen[h] = ++c->nhosts;
+            host_of[r] = seen[h] - 1;
+        }
+        free(seen);
+        if (c->nhosts > 1)
+            c->host_of = host_of;
+        else
+            free(host_of);
+    }
     comm->coll = c;
     return MPI_SUCCESS;
 }
 
 void mpi_coll_comm_fini(MPI_Comm comm)
 {
-    free(comm->coll);
+    coll_comm_t *c = comm->coll;
+
+    if (c == NULL)
+        return;
+    coll_comm_fini(c);
+    free((void *)c->host_of);
+    free(c);
     comm->coll = NULL;
+}
+
+/*
+ * The host of every world rank, as indices in order of first appearance;
+ * NULL while every rank runs on this host (then nobody needs it).  Ranks
+ * of other hosts exist only when the job spans hosts: one allgather of a
+ * hash of the node id then tells every rank the whole map.
+ */
+int mpi_coll_world_init(void)
+{
+    const boot_info_t *job = am.job;
+    int64_t mine, *all;
+    int n = mpi.world_size, rc;
+
+    if (job == NULL || job->local_size >= n)
+        return MPI_SUCCESS;
+    all = malloc((size_t)n * sizeof(*all));
+    world_host = malloc((size_t)n * sizeof(int));
+    if (all == NULL || world_host == NULL) {
+        free(all);
+        free(world_host);
+        world_host = NULL;
+        return MPI_ERR_NO_MEM;
+    }
+    mine = (int64_t)(base_hash64(job->node_id, strlen(job->node_id)) >> 1);
+    rc = coll_allgatherv(mpi_coll_of(MPI_COMM_WORLD), &mine, 1, MPI_INT64_T,
+                         all, 1, NULL, NULL, MPI_INT64_T);
+    if (rc != 0) {
+        free(all);
+        free(world_host);
+        world_host = NULL;
+        return rc < 0 ? mpi_class_of_status(rc) : rc;
+    }
+    world_nhosts = 0;
+    for (int r = 0; r < n; r++) {
+        int h = -1;
+        for (int q = 0; q < r && h < 0; q++)
+            if (all[q] == all[r])
+                h = world_host[q];
+        world_host[r] = h >= 0 ? h : world_nhosts++;
+    }
+    free(all);
+    /* Communicators made so far learn the map on their next set-up. */
+    mpi_coll_comm_fini(MPI_COMM_WORLD);
+    mpi_coll_comm_fini(MPI_COMM_SELF);
+    return MPI_SUCCESS;
+}
+
+void mpi_coll_world_fini(void)
+{
+    free(world_host);
+    world_host = NULL;
+    world_nhosts = 0;
 }
 
 coll_comm_t *mpi_coll_of(MPI_Comm comm)
@@ -278,4 +435,100 @@ int mpi_coll_bad_in_place(MPI_Comm comm, const char *fn, const char *what,
 {
     return mpi_error(comm, MPI_ERR_BUFFER, fn, "%s is MPI_IN_PLACE %s", what,
                      why);
+}
+
+/* ---- nonblocking and persistent collectives ------------------------------------ */
+
+static void coll_req_status(MPI_Request r, int rc)
+{
+    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    r->status.shoal_count = 0;
+    r->status.shoal_cancelled = 0;
+    r->status.MPI_ERROR = rc == 0  ? MPI_SUCCESS
+                          : rc < 0 ? mpi_class_of_status(rc)
+                                   : rc;
+}
+
+static int coll_req_poll(MPI_Request r)
+{
+    coll_sched_t *s = r->extra;
+
+    if (!coll_sched_progress(s))
+        return 0;
+    coll_req_status(r, coll_sched_result(s));
+    if (!r->persistent) {
+        coll_sched_free(s);
+        r->extra = NULL;
+    }
+    return 1;
+}
+
+static int coll_req_free(MPI_Request r)
+{
+    coll_sched_free(r->extra);
+    r->extra = NULL;
+    return MPI_SUCCESS;
+}
+
+void mpi_coll_begin(MPI_Comm comm, int persistent, coll_sched_t **s)
+{
+    coll_comm_t *c = comm->coll;
+
+    mpi_lock();
+    *s = NULL;
+    c->start_out = s;
+    c->persistent = persistent;
+}
+
+int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
+                 const char *fn)
+{
+    coll_comm_t *c = comm->coll;
+    int persistent = c->persistent;
+    MPI_Request r;
+
+    c->start_out = NULL;
+    c->persistent = 0;
+    if (rc != 0 || s == NULL) {
+        coll_sched_free(s);
+        mpi_unlock();
+        if (rc == 0)
+            rc = base_err(SHOAL_ERR_INTERNAL, "no schedule was built");
+        return mpi_coll_done(comm, rc, fn);
+    }
+    r = mpi_req_alloc(MPI_REQ_COLL, comm);
+    if (r == NULL) {
+        /* A started schedule must still run: the other ranks take part. */
+        while (!coll_sched_progress(s))
+            mpi_progress();
+        coll_sched_free(s);
+        mpi_unlock();
+        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    }
+    r->extra = s;
+    r->poll_fn = coll_req_poll;
+    r->free_fn = coll_req_free;
+    if (persistent) {
+        r->persistent = 1;
+        r->active = 0;
+        coll_req_status(r, 0);
+    } else if (coll_req_poll(r)) {
+        mpi_req_complete(r);
+    } else {
+        mpi_req_add_poll(r);
+    }
+    mpi_unlock();
+    *req = r;
+    return MPI_SUCCESS;
+}
+
+int mpi_coll_start(MPI_Request r)
+{
+    coll_sched_start(r->extra);
+    if (coll_req_poll(r))
+        mpi_req_complete(r);
+    else
+        mpi_req_add_poll(r);
+    return MPI_SUCCESS;
 }

@@ -44,4 +44,19 @@ int mpi_coll_check_op(MPI_Comm comm, MPI_Op op, MPI_Datatype dt,
 int mpi_coll_bad_in_place(MPI_Comm comm, const char *fn, const char *what,
                           const char *why);
 
+/*
+ * Nonblocking (persistent 0) and persistent (1) collectives: the call's
+ * arguments are checked first; then
+ *     coll_sched_t *s;
+ *     mpi_coll_begin(comm, persistent, &s);
+ *     rc = coll_xxx(mpi_coll_of(comm), ...);
+ *     return mpi_coll_end(comm, rc, s, request, "MPI_Ixxx");
+ * begin takes the engine lock and points the communicator's start_out at
+ * s; end releases both, and wraps the schedule in *request (started for
+ * a nonblocking call, inactive until MPI_Start for a persistent one).
+ */
+void mpi_coll_begin(MPI_Comm comm, int persistent, coll_sched_t **s);
+int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
+                 const char *fn);
+
 #endif /* SHOAL_MPI_COLL_H */

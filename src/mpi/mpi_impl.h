@@ -467,6 +467,11 @@ void mpi_matchq_put(mpi_matchq_t *q);
 /* Set up and release the collective layer's state of a communicator. */
 int mpi_coll_comm_init(MPI_Comm comm);
 void mpi_coll_comm_fini(MPI_Comm comm);
+/* The host map of multi-host jobs (after COMM_WORLD exists), and its end. */
+int mpi_coll_world_init(void);
+void mpi_coll_world_fini(void);
+/* MPI_Start of a persistent collective request (engine lock held). */
+int mpi_coll_start(MPI_Request r);
 
 /* ---- set-up and tear-down of the predefined objects --------------------------- */
 

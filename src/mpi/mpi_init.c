@@ -80,6 +80,12 @@ static int init_common(int required, int *provided, const char *fn)
                         "failed\n", fn);
         return status;
     }
+    status = mpi_coll_world_init();
+    if (status != MPI_SUCCESS) {
+        fprintf(stderr, "shoal: MPI error: %s: learning which ranks share "
+                        "hosts failed\n", fn);
+        return status;
+    }
     if (provided != NULL)
         *provided = mpi.thread_level;
     return MPI_SUCCESS;
@@ -121,6 +127,7 @@ int PMPI_Finalize(void)
         PMPI_Buffer_detach_c(&b, &n);
     }
     mpi_comm_fini_predef();
+    mpi_coll_world_fini();
     mpi_p2p_fini();
     mpi_handle_fini();
     mpi_req_pool_fini();

@@ -710,7 +710,9 @@ static int start_one(MPI_Request r, const char *fn)
     __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     memset(&r->status, 0, sizeof(r->status));
     mpi_lock();
-    if (r->kind == MPI_REQ_RECV)
+    if (r->kind == MPI_REQ_COLL)
+        rc = mpi_coll_start(r);
+    else if (r->kind == MPI_REQ_RECV)
         rc = mpi_recv_start(r);
     else if (r->mode == MPI_P2P_BUFFERED)
         rc = mpi_bsend_start(r, 0);

@@ -183,4 +183,9 @@ int wire_shm_cma_probe(char *why, size_t cap);
  */
 int wire_shm_peer_pid(int rank);
 
+/* Wake rank (a rank of this host whose segment this rank has mapped, e.g.
+ * after am_peer_get) if it sleeps on its doorbell: for conditions a peer
+ * sets in shared memory without sending a frame.  No-op otherwise. */
+void wire_shm_wake(int rank);
+
 #endif /* SHOAL_WIRE_H */

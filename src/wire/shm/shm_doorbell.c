@@ -45,6 +45,19 @@ int shm_doorbell_ring(shm_ctrl_t *ctrl)
     return 1;
 }
 
+void wire_shm_wake(int rank)
+{
+    shm_state_t *s = &shm_state;
+    int slot;
+
+    if (s->job == NULL || rank < 0 || rank >= s->job->size)
+        return;
+    slot = s->slot_of[rank];
+    if (slot >= 0 && s->peers[slot].ctrl != NULL &&
+        shm_doorbell_ring(s->peers[slot].ctrl))
+        wire_stats.doorbells++;
+}
+
 int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns)
 {
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u),

@@ -20,6 +20,13 @@
  *   finalize-early        rank 1 finalizes; the others enter a barrier
  *   affinity              print how many CPUs this rank may use
  *   stdin                 print what was read from stdin
+ *   gaps MS               for MS ms, read the clock in a loop; print each
+ *                         gap over 2 ms, the times it did not run: "rank R
+ *                         stopped-us US" when a SIGCONT came in the gap
+ *                         (stopped by --noise), else "rank R gap-us US"
+ *                         (descheduled)
+ *   cputime MS            spin for MS ms; print the CPU time it got, in
+ *                         thousandths of the wall time ("cpu-permille N")
  * Ranks print "ready rank R" (and rank 0 "prefix=<shm prefix>") once set up.
  */
 #define _GNU_SOURCE
@@ -30,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +209,61 @@ static void finalize_early(void)
     exit(0);
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When the last SIGCONT arrived: the handler runs after the process is
+ * continued and before it goes on, so inside the gap the stop made. */
+static volatile uint64_t cont_at;
+
+static void on_cont(int sig)
+{
+    (void)sig;
+    cont_at = now_ns();
+}
+
+static void gaps(double ms)
+{
+    uint64_t last = now_ns(), end = last + (uint64_t)(ms * 1e6);
+    uint64_t found[256];
+    int stopped[256], n = 0;
+
+    handle(SIGCONT, on_cont);
+    /* Print afterwards: the loop must only read the clock. */
+    while (last < end) {
+        uint64_t t = now_ns();
+        if (t - last > 2000000 && n < (int)BASE_ARRAY_SIZE(found)) {
+            stopped[n] = cont_at > last && cont_at < t;
+            found[n++] = t - last;
+        }
+        last = t;
+    }
+    for (int i = 0; i < n; i++)
+        say("rank %d %s-us %llu\n", rank, stopped[i] ? "stopped" : "gap",
+            (unsigned long long)(found[i] / 1000));
+    say("rank %d gaps %d\n", rank, n);
+}
+
+static void cputime(double ms)
+{
+    struct timespec c0, c1;
+    uint64_t start = now_ns(), end = start + (uint64_t)(ms * 1e6), t;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    do
+        t = now_ns();
+    while (t < end);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) * 1e9 +
+                 (double)(c1.tv_nsec - c0.tv_nsec);
+    say("rank %d cpu-permille %d\n", rank, (int)(cpu * 1000 / (t - start)));
+}
+
 static int run(const char *what, char **arg, int nargs)
 {
     if (strcmp(what, "exit") == 0 && nargs >= 1)
@@ -279,6 +342,14 @@ static int run(const char *what, char **arg, int nargs)
     }
     if (strcmp(what, "stdin") == 0) {
         read_stdin();
+        return 0;
+    }
+    if (strcmp(what, "gaps") == 0 && nargs >= 1) {
+        gaps(atof(arg[0]));
+        return 0;
+    }
+    if (strcmp(what, "cputime") == 0 && nargs >= 1) {
+        cputime(atof(arg[0]));
         return 0;
     }
     fprintf(stderr, "launcher_helper: bad arguments\n");

@@ -338,5 +338,231 @@ case_bad_args() {
     [ "$(grep -c '^ok$' "$tmp/out")" -eq 2 ] || fail "--opt=value forms"
 }
 
+# ---- --noise ---------------------------------------------------------------
+
+# count_in KIND RANK LO HI: lines "rank RANK KIND-us US" of the output with
+# LO <= US/1000 <= HI.
+count_in() {
+    awk -v k="$1-us" -v r="$2" -v lo="$3" -v hi="$4" \
+        '$1 == "rank" && $2 == r && $3 == k && $4 >= lo * 1000 && $4 <= hi * 1000 { n++ }
+         END { print n + 0 }' "$tmp/out"
+}
+
+# expect_stops RANK MIN: rank RANK was stopped at least MIN times for
+# about 20 ms (seen by the rank: the gaps a SIGCONT came in), and no other
+# rank was stopped at all.
+expect_stops() {
+    local n others
+    n=$(count_in stopped "$1" 15 60)
+    others=$(grep -c "^rank [0-9]* stopped-us" "$tmp/out")
+    echo "rank $1 stopped: $(awk -v r="$1" '$2 == r && $3 == "stopped-us" { printf "%.1f ", $4 / 1000 }' "$tmp/out")ms"
+    [ "$n" -ge "$2" ] || fail "rank $1 saw $n stops of 15 to 60 ms, expected at least $2"
+    [ "$others" -eq "$(grep -c "^rank $1 stopped-us" "$tmp/out")" ] ||
+        fail "a rank other than $1 was stopped"
+}
+
+case_noise_stop() {
+    # 600 ms with a 20 ms stop every 100 ms: about 6 stops of rank 1.
+    run -n 2 --noise rank=1,stop=20ms,every=100ms --noise-report "$HELPER" "$M" gaps 600
+    expect_rc 0
+    expect_stops 1 3
+    expect_err "^shoalrun: noise: rank 1: stopped [0-9]+ times, [0-9.]+ ms in total$"
+    [ "$(grep -c noise: "$tmp/err")" -eq 1 ] || fail "a report line for a rank without noise"
+    # The stop lengths shoalrun measured: 20 ms each, never less (a late
+    # wake-up of shoalrun on a loaded machine lengthens a stop).
+    awk '/noise: rank 1: stopped/ { per = $8 / $6; print "shoalrun: " per " ms per stop";
+         exit !(per >= 19.9 && per <= 60) }' "$tmp/err" || fail "stops of the wrong length"
+    # Random: as many stops on average, at unpredictable times.
+    run -n 2 --noise rank=0-1,stop=10ms,every=40ms,random "$HELPER" "$M" gaps 600
+    expect_rc 0
+    [ "$(count_in stopped 0 7 60)" -ge 2 ] || fail "rank 0 was not stopped at random"
+    [ "$(count_in stopped 1 7 60)" -ge 2 ] || fail "rank 1 was not stopped at random"
+    [ -s "$tmp/err" ] && fail "a report without --noise-report or SHOAL_LOG=info"
+    return 0
+}
+
+# cpu_permille ARGS...: sets permille to rank 0's share of CPU time (in
+# thousandths) while it spins 300 ms.
+cpu_permille() {
+    run -n 1 "$@" "$HELPER" "$M" cputime 300
+    expect_rc 0
+    permille=$(sed -n 's/^rank 0 cpu-permille //p' "$tmp/out")
+    [ -n "$permille" ] || fail "the helper printed no CPU share"
+}
+
+case_noise_busy() {
+    local try base busy permille
+    # One rank on the first CPU of our mask, its busy process on the same
+    # CPU: they share it, about half each.  Alone the rank gets all of it,
+    # unless other programs run there too (a 2-CPU machine is easily
+    # loaded): then it gets a share, and with its busy process clearly less
+    # than that.  So each try measures both, one right after the other, and
+    # passes on the absolute numbers or, on a loaded machine, on the ratio.
+    for try in 1 2 3 4; do
+        cpu_permille --noise rank=0,busy
+        busy=$permille
+        cpu_permille
+        base=$permille
+        echo "try $try: rank 0 got $busy/1000 of a CPU with a busy process, $base/1000 alone"
+        [ "$busy" -lt 750 ] || fail "with a busy process rank 0 still got $busy/1000 of its CPU"
+        [ "$base" -gt 900 ] && break
+        [ $((busy * 4)) -lt $((base * 3)) ] && { echo "(loaded machine: compared)"; break; }
+    done
+    [ "$base" -gt 900 ] || [ $((busy * 4)) -lt $((base * 3)) ] ||
+        fail "alone rank 0 got $base/1000 of its CPU, with a busy process $busy/1000"
+    # Two busy processes leave it about a third; the report says what they
+    # used (SHOAL_LOG=info prints it too).
+    SHOAL_LOG=info run -n 1 --noise rank=0,busy=2,duty=100 "$HELPER" "$M" cputime 300
+    expect_rc 0
+    expect_err "^shoalrun INFO noise: rank 0: 2 busy processes \(duty 100%\) used [0-9.]+ CPU s in [0-9.]+ s$"
+    nothing_left
+    # A duty cycle leaves the rank more; --bind-to none is warned about.
+    run -n 1 --bind-to none --noise rank=0,busy,duty=20 --noise-report "$HELPER" "$M" cputime 200
+    expect_rc 0
+    expect_err "busy processes are not pinned"
+    expect_err "^shoalrun: noise: rank 0: 1 busy process \(duty 20%\)"
+    nothing_left
+}
+
+case_noise_env() {
+    # The same spec from SHOAL_NOISE; several specs separated by ';'.
+    SHOAL_NOISE='rank=1,stop=20ms,every=100ms; rank=0,busy;' \
+        run -n 2 --noise-report "$HELPER" "$M" gaps 600
+    expect_rc 0
+    expect_stops 1 3
+    expect_err "^shoalrun: noise: rank 0: 1 busy process"
+    expect_err "^shoalrun: noise: rank 1: stopped [0-9]+ times"
+    # --noise replaces SHOAL_NOISE, like --bind-to replaces SHOAL_BIND_TO.
+    SHOAL_NOISE='rank=0,busy' run -n 2 --noise rank=0,stop=20ms,every=100ms \
+        --noise-report "$HELPER" "$M" gaps 400
+    expect_rc 0
+    expect_stops 0 2
+    grep -q "busy process" "$tmp/err" && fail "SHOAL_NOISE was used along with --noise"
+    SHOAL_NOISE='rank=0,busy;rank=5,busy' bad_args 2 \
+        "^shoalrun: SHOAL_NOISE: 'rank=5,busy': rank 5 is out of range: the job has ranks 0 to 1$" \
+        -n 2 true
+    return 0
+}
+
+# bad_noise REGEX SPEC: --noise SPEC exits 2 saying REGEX, starting no rank.
+bad_noise() {
+    bad_args 2 "^shoalrun: --noise '$(printf '%s' "$2" | sed 's/[][\.*^$+?(){}|]/\\&/g')': $1" \
+        -n 2 --noise "$2" sh -c 'echo started'
+    grep -q started "$tmp/out" && fail "--noise '$2' started ranks"
+    return 0
+}
+
+case_noise_bad_args() {
+    bad_noise "unknown key 'stp' \(expected rank, stop" rank=1,stp=5ms,every=50ms
+    bad_noise "stop=50ms must be shorter than every=50ms" rank=1,stop=50ms,every=50ms
+    bad_noise "stop=80ms must be shorter than every=50ms" rank=1,stop=80ms,every=50ms
+    bad_noise "rank 2 is out of range: the job has ranks 0 to 1" rank=2,busy
+    bad_noise "rank 0-7 is out of range" rank=0-7,stop=1ms,every=5ms
+    bad_noise "rank range 1-0 is empty" rank=1-0,busy
+    bad_noise "rank 'x' is neither a rank number nor a range" rank=0+x,busy
+    bad_noise "'rank=' has an empty value" rank=,busy
+    bad_noise "missing rank=LIST" busy
+    bad_noise "missing every=DURATION" rank=1,stop=5ms
+    bad_noise "missing stop=DURATION" rank=1,every=5ms,random
+    bad_noise "nothing to do" rank=1
+    bad_noise "'stop' needs a value" rank=1,stop,every=5ms
+    bad_noise "'random' takes no value" rank=1,stop=1ms,every=5ms,random=yes
+    bad_noise "stop=5xs is not valid: expected a time such as 500us" rank=1,stop=5xs,every=1s
+    bad_noise "every=-1s is not valid" rank=1,stop=5ms,every=-1s
+    bad_noise "start=soon is not valid" rank=1,stop=5ms,every=1s,start=soon
+    bad_noise "stop=5 is too short: at least 100us" rank=1,stop=5,every=1s
+    bad_noise "stop=100000s is out of range" rank=1,stop=100000s,every=200000s
+    bad_noise "a spec either stops ranks .* not both: give two specs" rank=1,busy,stop=1ms,every=5ms
+    bad_noise "busy=0: expected a whole number from 1 to 16" rank=1,busy=0
+    bad_noise "busy=two: expected a whole number" rank=1,busy=two
+    bad_noise "duty=0: expected a whole number from 1 to 100" rank=1,busy,duty=0
+    bad_noise "duty= needs busy" rank=1,duty=50
+    bad_noise "'busy' given twice" rank=1,busy,busy=2
+    bad_noise "empty item between commas" rank=1,,busy
+    bad_noise "empty spec" ""
+    # Each rank gets at most one schedule and one set of busy processes.
+    bad_args 2 "^shoalrun: --noise 'rank=1-2,busy': rank 1 already has busy processes$" \
+        -n 3 --noise rank=0+1,busy --noise rank=1-2,busy true
+    bad_args 2 "rank 1 already has a stop schedule" \
+        -n 3 --noise rank=all,stop=1ms,every=5ms --noise rank=1,stop=2ms,every=9ms true
+    bad_args 2 "--noise needs a value" -n 1 --noise
+    # Both kinds on one rank are fine.
+    run -n 1 --noise rank=0,busy --noise rank=all,stop=1ms,every=20ms true
+    expect_rc 0
+    bad_args 0 "--noise SPEC" --help
+    bad_args 0 "rank=R,busy\[=N\]\[,duty=PCT\]" --help
+}
+
+# job_procs FIELD: that /proc/PID/stat field (2: name, 3: state) of every
+# process of the job, one a line.
+job_procs() {
+    local p
+    for p in $(pgrep -f -- "$M"); do
+        awk -v f="$1" '{ gsub(/[()]/, ""); print $f }' /proc/"$p"/stat 2>/dev/null
+    done
+}
+
+# wait_stopped: until a process of the job is stopped (5 s).
+wait_stopped() {
+    local i
+    for i in $(seq 250); do
+        job_procs 3 | grep -q '^T$' && return 0
+        sleep 0.02
+    done
+    fail "no rank was stopped"
+}
+
+# wait_busy N: until the job has N busy processes (5 s).  A busy process
+# names itself when it first runs, which on a loaded CPU may come late.
+wait_busy() {
+    local i
+    for i in $(seq 250); do
+        [ "$(job_procs 2 | grep -c '^shoalrun-busy$')" -eq "$1" ] && return 0
+        sleep 0.02
+    done
+    fail "expected $1 busy processes, found: $(job_procs 2)"
+}
+
+case_noise_cleanup() {
+    local t0 ms
+    # shoalrun SIGKILLed: the busy processes go too (parent-death signal,
+    # and the watchdog kills their groups).
+    start -n 2 --noise rank=0,busy --noise rank=1,busy=2 "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 2 "$tmp/out"
+    find_prefix
+    wait_busy 3
+    kill -KILL "$pid"
+    finish
+    nothing_left 2000
+    wait_for "watchdog killed 2 ranks' process groups and the busy processes of --noise" 1 "$tmp/err"
+    # --timeout while rank 1 is stopped (from 0.1 s to 1 s): it is continued
+    # first, so it dies of SIGTERM at once instead of SIGKILL a second later.
+    t0=$(now_ns)
+    run -n 2 --timeout 0.5 --noise rank=1,stop=900ms,every=1s --noise rank=0,busy \
+        "$HELPER" "$M" sleep 30
+    ms=$(ms_since "$t0")
+    echo "--timeout 0.5 with a stopped rank: over after $ms ms"
+    expect_rc 124
+    expect_err "^shoalrun: job exceeded the 0.5 s timeout; stopping 2 ranks$"
+    [ "$ms" -lt 1300 ] || fail "the job took $ms ms: was the stopped rank continued?"
+    find_prefix
+    nothing_left
+    # SIGTERM to shoalrun while a rank is stopped: the same.
+    start -n 2 --noise rank=1,stop=900ms,every=1s "$HELPER" "$M" sleep 30
+    wait_stopped
+    t0=$(now_ns)
+    kill -TERM "$pid"
+    finish
+    ms=$(ms_since "$t0")
+    echo "SIGTERM with a stopped rank: over after $ms ms"
+    [ "$ms" -lt 800 ] || fail "SIGTERM took $ms ms: was the stopped rank continued?"
+    nothing_left
+    # A rank that fails while another is stopped ends the job as usual.
+    run -n 3 --noise rank=0+2,stop=500ms,every=600ms "$HELPER" "$M" exit-rank 1 3
+    expect_rc 3
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) exited with code 3; stopping the other 2 ranks$"
+    nothing_left
+}
+
 "case_$case_name" || exit 1
 echo "PASS ($case_name)"

@@ -30,6 +30,18 @@ static const char usage_text[] =
     "                        (core), leave placement to the kernel (none), or\n"
     "                        use the measured default, which is core\n"
     "                        (auto, the default; also SHOAL_BIND_TO)\n"
+    "  --noise SPEC          make ranks unresponsive on purpose, to test code\n"
+    "                        that tolerates descheduled ranks (repeatable;\n"
+    "                        default SHOAL_NOISE, specs separated by ';'):\n"
+    "                          rank=R,stop=T1,every=T2[,random][,start=T3]\n"
+    "                            stop the ranks for T1 once every T2 (random:\n"
+    "                            at random times, every T2 on average), after\n"
+    "                            a delay of T3 (0)\n"
+    "                          rank=R,busy[=N][,duty=PCT]\n"
+    "                            start N (1) processes spinning PCT% (100) of\n"
+    "                            the time on each rank's CPU\n"
+    "                        R: 3, 1+2, 0-3, 0-1+5 or all; T: 500us, 5ms, 1s\n"
+    "  --noise-report        print what --noise did (also SHOAL_LOG=info)\n"
     "  -h, --help            show this help\n"
     "  --version             show the version\n"
     "\n"
@@ -210,6 +222,18 @@ static int parse_compat(int argc, char **argv, int *i, int *exit_p)
     return -1; /* not one of them */
 }
 
+/* --noise SPEC: kept until -n is known (a rank list needs it). */
+static int add_noise(shoalrun_args_t *a, int argc, const char *spec,
+                     int *exit_p)
+{
+    if (a->noise_specs == NULL)
+        a->noise_specs = calloc((size_t)argc, sizeof(*a->noise_specs));
+    if (a->noise_specs == NULL)
+        return usage_error(exit_p, "out of memory");
+    a->noise_specs[a->nnoise_specs++] = spec;
+    return 0;
+}
+
 /* One option at argv[*i]; returns 0 to go on, 1 to exit. */
 static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
                         int *exit_p)
@@ -243,6 +267,14 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     if (is_option(arg, "--bind-to") || strcmp(arg, "-bind-to") == 0) {
         v = option_value(argc, argv, i, "--bind-to", exit_p);
         return v == NULL || parse_bind(v, &a->bind, exit_p);
+    }
+    if (is_option(arg, "--noise")) {
+        v = option_value(argc, argv, i, "--noise", exit_p);
+        return v == NULL || add_noise(a, argc, v, exit_p);
+    }
+    if (strcmp(arg, "--noise-report") == 0) {
+        a->noise_report = 1;
+        return 0;
     }
     int compat = parse_compat(argc, argv, i, exit_p);
     if (compat >= 0)
@@ -315,6 +347,54 @@ static int resolve_program(shoalrun_args_t *a, int *exit_p)
     return 1;
 }
 
+/* SHOAL_NOISE: specs separated by ';' (empty ones, as after a final ';',
+ * are skipped). */
+static int parse_noise_env(shoalrun_args_t *a, int *exit_p)
+{
+    char *text = strdup(base_cfg.NOISE), *save = NULL;
+    int stop = 0;
+
+    if (text == NULL)
+        return usage_error(exit_p, "out of memory");
+    for (char *spec = strtok_r(text, ";", &save); spec != NULL && !stop;
+         spec = strtok_r(NULL, ";", &save))
+        if (spec[strspn(spec, " \t")] != '\0' &&
+            shoalrun_noise_parse(spec, a->nranks, a->noise) != SHOAL_OK)
+            stop = usage_error(exit_p, "SHOAL_NOISE: '%s': %s", spec,
+                               shoal_error_detail());
+    free(text);
+    return stop;
+}
+
+/* The noise plans of every rank: from --noise, else from SHOAL_NOISE. */
+static int parse_noise(shoalrun_args_t *a, int *exit_p)
+{
+    a->noise = calloc((size_t)a->nranks, sizeof(*a->noise));
+    if (a->noise == NULL)
+        return usage_error(exit_p, "out of memory");
+    if (a->nnoise_specs == 0 && parse_noise_env(a, exit_p))
+        return 1;
+    for (int k = 0; k < a->nnoise_specs; k++)
+        if (shoalrun_noise_parse(a->noise_specs[k], a->nranks, a->noise) !=
+            SHOAL_OK)
+            return usage_error(exit_p, "--noise '%s': %s", a->noise_specs[k],
+                               shoal_error_detail());
+    for (int r = 0; r < a->nranks; r++)
+        if (a->noise[r].stop_ns != 0 || a->noise[r].busy != 0)
+            return 0;
+    free(a->noise); /* all specs empty: no noise */
+    a->noise = NULL;
+    return 0;
+}
+
+void shoalrun_args_fini(shoalrun_args_t *a)
+{
+    free(a->noise_specs);
+    free(a->noise);
+    a->noise_specs = NULL;
+    a->noise = NULL;
+}
+
 int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
                         int *exit_p)
 {
@@ -334,6 +414,8 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         return usage_error(exit_p, "missing -n N: how many ranks to start");
     if (i >= argc)
         return usage_error(exit_p, "no program to run");
+    if (parse_noise(a, exit_p))
+        return 1;
     a->argv = argv + i;
     return resolve_program(a, exit_p);
 }

@@ -5,7 +5,8 @@
  * its own session holds the read end of a pipe: the kernel closes the write
  * end when shoalrun dies, and the watchdog then kills the ranks' process
  * groups (the ranks themselves die of PR_SET_PDEATHSIG, their children
- * would not) and sweeps /dev/shm.
+ * would not) and the groups of --noise's busy processes (which die of it
+ * too: the kill is the second line of defence), and sweeps /dev/shm.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -71,7 +72,8 @@ static void watchdog_isolate(int rfd)
             close(fd);
 }
 
-static void watchdog_kill(const pid_t *pgids, size_t n, const char *prefix)
+static void watchdog_kill(const pid_t *pgids, size_t n, size_t nbusy,
+                          const char *prefix)
 {
     for (size_t i = 0; i < n; i++)
         kill(-pgids[i], SIGKILL);
@@ -81,15 +83,17 @@ static void watchdog_kill(const pid_t *pgids, size_t n, const char *prefix)
     removed += shoalrun_sweep_shm(prefix);
     dprintf(STDERR_FILENO,
             "%s: %s died; its watchdog killed %zu ranks' process "
-            "groups and removed %d /dev/shm objects\n",
-            shoalrun_name, shoalrun_name, n, removed);
+            "groups%s and removed %d /dev/shm objects\n",
+            shoalrun_name, shoalrun_name, n - nbusy,
+            nbusy > 0 ? " and the busy processes of --noise" : "", removed);
 }
 
-/* Read "p <pgid>" and "done" lines until EOF. */
+/* Read "p <pgid>" (a rank), "b <pgid>" (a busy process) and "done" lines
+ * until EOF. */
 static void watchdog_main(int rfd, const char *prefix)
 {
     pid_t *pgids = NULL;
-    size_t n = 0, cap = 0, len = 0;
+    size_t n = 0, nbusy = 0, cap = 0, len = 0;
     char buf[4096];
 
     watchdog_isolate(rfd);
@@ -106,21 +110,24 @@ static void watchdog_main(int rfd, const char *prefix)
             *nl = '\0';
             if (strcmp(line, "done") == 0)
                 _exit(0);
-            if (line[0] == 'p' && n == cap) {
+            int group = line[0] == 'p' || line[0] == 'b';
+            if (group && n == cap) {
                 cap = cap ? 2 * cap : 64;
                 pid_t *g = realloc(pgids, cap * sizeof(*g));
                 if (g == NULL)
                     break;
                 pgids = g;
             }
-            if (line[0] == 'p' && n < cap)
+            if (group && n < cap) {
                 pgids[n++] = (pid_t)atol(line + 1);
+                nbusy += line[0] == 'b';
+            }
             line = nl + 1;
         }
         len = strlen(line);
         memmove(buf, line, len);
     }
-    watchdog_kill(pgids, n, prefix);
+    watchdog_kill(pgids, n, nbusy, prefix);
     _exit(0); /* no atexit handlers or leak checks of shoalrun's heap */
 }
 
@@ -165,12 +172,22 @@ static void watchdog_write(shoalrun_watchdog_t *wd, const char *text)
     }
 }
 
-void shoalrun_watchdog_add(shoalrun_watchdog_t *wd, pid_t pgid)
+static void watchdog_add(shoalrun_watchdog_t *wd, char kind, pid_t pgid)
 {
     char line[32];
 
-    snprintf(line, sizeof(line), "p %ld\n", (long)pgid);
+    snprintf(line, sizeof(line), "%c %ld\n", kind, (long)pgid);
     watchdog_write(wd, line);
+}
+
+void shoalrun_watchdog_add(shoalrun_watchdog_t *wd, pid_t pgid)
+{
+    watchdog_add(wd, 'p', pgid);
+}
+
+void shoalrun_watchdog_add_busy(shoalrun_watchdog_t *wd, pid_t pgid)
+{
+    watchdog_add(wd, 'b', pgid);
 }
 
 void shoalrun_watchdog_done(shoalrun_watchdog_t *wd)

@@ -12,6 +12,8 @@
  * Each rank leads its own process group, so a signal or kill reaches what
  * it started too; when a rank ends, its group is killed while its pid is
  * still held as a zombie (waitid WNOWAIT), so a recycled pid is never hit.
+ * With --noise (noise.c) ranks may be stopped for a while; a stopped rank
+ * is not a dead one, and every way of ending the job continues it first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +42,7 @@ typedef struct job {
     shoalrun_stdio_t io;
     shoalrun_watchdog_t wd;
     shoalrun_launch_t launch;
+    shoalrun_noise_t noise;
     rank_t *ranks;
     int nranks, nalive;
     char kvsname[64], shm_prefix[64];
@@ -71,6 +75,8 @@ static void job_stop(job_t *job)
         return;
     job->stopping = 1;
     job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
+    /* A stopped rank would not act on SIGTERM until continued. */
+    shoalrun_noise_quiet(&job->noise);
     kill_all(job, SIGTERM, 1);
 }
 
@@ -151,8 +157,10 @@ static void rank_exited(job_t *job, rank_t *r, int status)
     if (sig != 0 || code != 0)
         job_stop(job);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
-    if (job->nalive == 0)
+    if (job->nalive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
+        shoalrun_noise_quiet(&job->noise); /* nothing left to disturb */
+    }
 }
 
 static rank_t *find_rank(job_t *job, pid_t pid)
@@ -163,10 +171,17 @@ static rank_t *find_rank(job_t *job, pid_t pid)
     return NULL;
 }
 
+/*
+ * Only exits matter here.  SIGCHLD for a rank that was stopped or
+ * continued (--noise, or anyone's SIGSTOP) is turned off (SA_NOCLDSTOP,
+ * setup_signals), and waitid with WEXITED alone would not report it
+ * anyway, so a stopped rank is never taken for a dead one.
+ */
 static void reap(job_t *job)
 {
     for (;;) {
         siginfo_t si;
+        struct rusage ru;
         int status;
 
         memset(&si, 0, sizeof(si));
@@ -178,9 +193,11 @@ static void reap(job_t *job)
         if (si.si_pid == 0)
             return;
         rank_t *r = find_rank(job, si.si_pid);
-        if (r != NULL)
+        if (r != NULL) {
             kill(-r->pid, SIGKILL); /* what the rank left running */
-        while (waitpid(si.si_pid, &status, 0) < 0 && errno == EINTR)
+            shoalrun_noise_rank_exited(&job->noise, r->rank);
+        }
+        while (wait4(si.si_pid, &status, 0, &ru) < 0 && errno == EINTR)
             ;
         if (r != NULL)
             rank_exited(job, r, status);
@@ -188,7 +205,8 @@ static void reap(job_t *job)
             job->wd.pid = 0;
             shoalrun_say("the watchdog process died; cleanup after a kill "
                          "of shoalrun is not guaranteed");
-        }
+        } else
+            shoalrun_noise_reaped(&job->noise, si.si_pid, &ru);
     }
 }
 
@@ -205,6 +223,7 @@ static void user_stop(job_t *job, int sig)
                  "them at once)",
                  sigabbrev_np(sig));
     job->quiet = 1;
+    shoalrun_noise_quiet(&job->noise); /* so stopped ranks see the signal */
     kill_all(job, sig, 1);
     if (!job->stopping) {
         job->stopping = 1;
@@ -242,12 +261,15 @@ static void on_signal(void *ctx, int fd, short revents)
 /*
  * Block the signals we handle and read them from a signalfd.  A forwarded
  * signal that was ignored when we started (nohup, a background job of a
- * script) stays ignored, for us and for the ranks.
+ * script) stays ignored, for us and for the ranks.  SIGCHLD comes only
+ * for exits: --noise stops and continues ranks, each of which would wake
+ * us for nothing (exec resets the flag, so the ranks do not inherit it).
  */
 static int setup_signals(job_t *job)
 {
     sigset_t set;
     struct sigaction sa;
+    struct sigaction chld = {.sa_handler = SIG_DFL, .sa_flags = SA_NOCLDSTOP};
 
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -258,6 +280,7 @@ static int setup_signals(job_t *job)
             sigaddset(&set, forwarded[i]);
     if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
         return base_err(SHOAL_ERR_SYSTEM, "sigprocmask: %s", strerror(errno));
+    sigaction(SIGCHLD, &chld, NULL);
     sigdelset(&set, SIGPIPE);
     job->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (job->sigfd < 0)
@@ -279,7 +302,11 @@ static int spawn_rank(job_t *job, int rank)
     shoalrun_watchdog_add(&job->wd, c.pid);
     status = shoalrun_pmi_attach(&job->pmi, rank, c.pmi_fd);
     int status2 = shoalrun_stdio_attach(&job->io, rank, c.out_fd, c.err_fd);
-    return status != SHOAL_OK ? status : status2;
+    if (status == SHOAL_OK)
+        status = status2;
+    if (status == SHOAL_OK)
+        status = shoalrun_noise_rank_started(&job->noise, rank, c.pid);
+    return status;
 }
 
 static void spawn_all(job_t *job)
@@ -325,6 +352,9 @@ static int job_setup(job_t *job)
         status = setup_signals(job);
     if (status == SHOAL_OK)
         status = shoalrun_watchdog_start(&job->wd, job->shm_prefix);
+    if (status == SHOAL_OK)
+        status = shoalrun_noise_init(&job->noise, job->args, &job->loop,
+                                     &job->wd, &job->launch);
     if (status == SHOAL_OK)
         status = shoalrun_pmi_init(&job->pmi, &job->loop, job->nranks,
                                    job->kvsname, &ev);
@@ -390,6 +420,7 @@ static void job_loop(job_t *job)
         if (shoalrun_loop_once(&job->loop, next_wait_ms(job)) != SHOAL_OK) {
             shoalrun_say("%s", shoal_error_detail());
             job_fail(job, SHOALRUN_EXIT_FAILED);
+            shoalrun_noise_quiet(&job->noise);
             kill_all(job, SIGKILL, 1);
             reap(job);
             return;
@@ -401,6 +432,9 @@ static void job_loop(job_t *job)
 static void job_cleanup(job_t *job)
 {
     shoalrun_stdio_fini(&job->io);
+    /* Its summary comes after the ranks' output; its busy processes are
+     * reaped before the watchdog is told all is clean. */
+    shoalrun_noise_fini(&job->noise);
     /* The ranks' groups were killed as each rank ended; sweep after.  A
      * job that succeeded should have removed its own objects: say so. */
     int removed = shoalrun_sweep_shm(job->shm_prefix);

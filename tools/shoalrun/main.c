@@ -57,7 +57,8 @@ int main(int argc, char **argv)
                      "lists them)");
         return SHOALRUN_EXIT_USAGE;
     }
-    if (shoalrun_args_parse(argc, argv, &args, &code))
-        return code;
-    return shoalrun_job_run(&args);
+    if (!shoalrun_args_parse(argc, argv, &args, &code))
+        code = shoalrun_job_run(&args);
+    shoalrun_args_fini(&args);
+    return code;
 }

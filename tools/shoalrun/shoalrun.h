@@ -10,6 +10,8 @@
  *   bind.c       which CPU each rank runs on
  *   pmi_server.c the PMI-1 server: key-value store and barrier
  *   stdio_fwd.c  the ranks' stdout/stderr to ours, our stdin to rank 0
+ *   noise.c      --noise: ranks stopped on a schedule, or sharing their CPU
+ *                with busy processes
  *   cleanup.c    the /dev/shm sweep and the watchdog that cleans up after
  *                a shoalrun that was killed
  * A multi-host mode would add daemons that do spawn.c's work remotely and
@@ -59,11 +61,26 @@ void shoalrun_say(const char *fmt, ...) BASE_PRINTF(1, 2);
 
 /* ---- args.c -------------------------------------------------------------- */
 
+/* What --noise asks of one rank (noise.c).  All zero: nothing. */
+typedef struct shoalrun_noise_plan {
+    uint64_t stop_ns;  /* how long each stop lasts; 0: never stopped */
+    uint64_t every_ns; /* period of the stops (the mean one with random) */
+    uint64_t start_ns; /* delay before the schedule begins */
+    int random;        /* running times between stops are exponential */
+    int busy;          /* busy processes sharing the rank's CPU; 0: none */
+    int duty;          /* percent of each 10 ms they spin */
+} shoalrun_noise_plan_t;
+
 typedef struct shoalrun_args {
     int nranks;
     double timeout_s; /* 0: no limit */
     int tag_output;
     int bind;         /* SHOALRUN_BIND_* */
+    /* --noise values, in order (parsed once -n is known), and the result */
+    const char **noise_specs;
+    int nnoise_specs;
+    shoalrun_noise_plan_t *noise; /* one per rank; NULL: no noise */
+    int noise_report;             /* --noise-report */
     char **argv;      /* the program and its arguments (NULL-terminated) */
     char path[PATH_MAX]; /* the program, resolved through PATH */
 } shoalrun_args_t;
@@ -71,10 +88,12 @@ typedef struct shoalrun_args {
 /*
  * Parse the command line and find the program.  Returns 0 to go on, or 1
  * with *exit_p set when shoalrun should exit at once (after --help, or with
- * a message and one of the exit codes above).
+ * a message and one of the exit codes above).  Either way the caller ends
+ * with shoalrun_args_fini.
  */
 int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
                         int *exit_p);
+void shoalrun_args_fini(shoalrun_args_t *a);
 
 /* ---- loop.c -------------------------------------------------------------- */
 
@@ -232,10 +251,58 @@ int shoalrun_sweep_shm(const char *prefix);
  */
 int shoalrun_watchdog_start(shoalrun_watchdog_t *wd, const char *shm_prefix);
 void shoalrun_watchdog_add(shoalrun_watchdog_t *wd, pid_t pgid);
+/* The same for a busy process of --noise (its own group); counted apart. */
+void shoalrun_watchdog_add_busy(shoalrun_watchdog_t *wd, pid_t pgid);
 /* The job is cleaned up: tell the watchdog to exit, and reap it. */
 void shoalrun_watchdog_done(shoalrun_watchdog_t *wd);
 /* The pid the job's reaper should leave to shoalrun_watchdog_done. */
 int shoalrun_watchdog_is(const shoalrun_watchdog_t *wd, pid_t pid);
+
+/* ---- noise.c ------------------------------------------------------------- */
+
+/* At most this many busy processes per rank (busy=N). */
+#define SHOALRUN_NOISE_MAX_BUSY 16
+
+/*
+ * Parse one noise spec ("rank=1,stop=5ms,every=50ms", "rank=0-3,busy=2")
+ * for a job of nranks and add it to plans[nranks].  SHOAL_ERR_CONFIG with
+ * a detail naming the bad part.
+ */
+int shoalrun_noise_parse(const char *spec, int nranks,
+                         shoalrun_noise_plan_t *plans);
+
+typedef struct shoalrun_noise_rank shoalrun_noise_rank_t;
+
+typedef struct shoalrun_noise {
+    const shoalrun_noise_plan_t *plans; /* NULL: no noise, all calls no-ops */
+    shoalrun_noise_rank_t *ranks;
+    int nranks;
+    int report;   /* --noise-report: print the summary whatever SHOAL_LOG */
+    int timer_fd; /* the stop schedule's timerfd; -1: none */
+    int quiet;    /* the job is ending: no more stops, no busy processes */
+    uint64_t rng;
+    shoalrun_loop_t *loop;
+    shoalrun_watchdog_t *wd;
+    const shoalrun_launch_t *launch;
+} shoalrun_noise_t;
+
+int shoalrun_noise_init(shoalrun_noise_t *n, const shoalrun_args_t *args,
+                        shoalrun_loop_t *loop, shoalrun_watchdog_t *wd,
+                        const shoalrun_launch_t *launch);
+/* rank runs as pid (its group too): start its busy processes and stops. */
+int shoalrun_noise_rank_started(shoalrun_noise_t *n, int rank, pid_t pid);
+/* rank's process ended (still a zombie): never signal it again. */
+void shoalrun_noise_rank_exited(shoalrun_noise_t *n, int rank);
+/*
+ * The job is ending: continue every stopped rank (so it can honour the
+ * SIGTERM that follows), stop the schedule, kill the busy processes.
+ */
+void shoalrun_noise_quiet(shoalrun_noise_t *n);
+/* pid, a child that is not a rank, was reaped: is it a busy process? */
+int shoalrun_noise_reaped(shoalrun_noise_t *n, pid_t pid,
+                          const struct rusage *ru);
+/* Kill and reap what is left, print the summary, free. */
+void shoalrun_noise_fini(shoalrun_noise_t *n);
 
 /* ---- job.c --------------------------------------------------------------- */
 

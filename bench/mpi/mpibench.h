@@ -1,9 +1,14 @@
 /*
- * What the MPI benchmarks (latency.c, bw.c, bibw.c, rate.c) share: options,
- * the list of sizes, iteration counts scaled by size, buffers and output.
- * Plain MPI only, so that every program builds with any implementation's
- * wrapper: shoalcc, mpicc.openmpi, mpicc.mpich.  Ranks 0 and 1 measure;
- * further ranks only take part in the barriers.
+ * What the MPI benchmarks (latency.c, bw.c, bibw.c, rate.c, coll.c,
+ * overlap.c, radix.c, prefix.c) share: options, the list of sizes,
+ * iteration counts scaled by size, buffers, timing, a calibrated compute
+ * loop and output.  Plain MPI only, so that every program builds with any
+ * implementation's wrapper: shoalcc, mpicc.openmpi, mpicc.mpich.
+ *
+ * Point-to-point programs: ranks 0 and 1 measure; further ranks only take
+ * part in the barriers.  Collective programs (coll.c, overlap.c): every rank
+ * times its own calls (mb_time_steps, the median of batches) and the value
+ * reported is the largest of the ranks' values (mb_max_over_ranks).
  *
  * Output, from rank 0: comment lines starting with '#', then one line per
  * size, "<bytes> <value>".  bench/compare reads it.
@@ -12,6 +17,7 @@
 #define SHOAL_MPIBENCH_H
 
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,15 @@ typedef struct mb_bench {
     const char *sizes;    /* default size range */
     long iters, floor;    /* iterations up to 8 KiB, and the least beyond */
     int windowed;         /* takes --window */
+    int min_ranks;        /* the least ranks it runs with; 0 means 2 */
+    const char *ranks;    /* usage: how to run it; NULL: "run with 2 ranks" */
+    /*
+     * A program's own options, each taking a value: returns 0 when it took
+     * NAME VALUE, -1 for a bad value, 1 when NAME is not its option.  Every
+     * rank calls it with the same arguments.  extra_usage lists them.
+     */
+    int (*option)(const char *name, const char *value);
+    const char *extra_usage;
 } mb_bench_t;
 
 typedef struct mb_opts {
@@ -55,7 +70,7 @@ typedef struct mb_opts {
 static inline void mb_usage(const mb_bench_t *b, FILE *f)
 {
     fprintf(f,
-            "Usage: %s [options]   (run with 2 ranks)\n"
+            "Usage: %s [options]   (%s)\n"
             "  %s\n"
             "Options:\n"
             "  --sizes MIN:MAX   powers of 2 from MIN to MAX, and 0 when MIN\n"
@@ -71,13 +86,16 @@ static inline void mb_usage(const mb_bench_t *b, FILE *f)
             "                    the median batch (default 5), so one\n"
             "                    preemption does not move the value\n"
             "%s"
+            "%s"
             "  --quick           a tenth of the iterations\n"
             "Output: '#' comment lines, then one line per size: bytes value\n",
-            b->name, b->what, b->sizes, b->windowed ? " (windows)" : "",
+            b->name, b->ranks != NULL ? b->ranks : "run with 2 ranks",
+            b->what, b->sizes, b->windowed ? " (windows)" : "",
             b->iters, b->floor,
             b->windowed ? "  --window N        messages per window "
                           "(default 64)\n"
-                        : "");
+                        : "",
+            b->extra_usage != NULL ? b->extra_usage : "");
 }
 
 /* "4K" -> 4096; -1 when it is not a size. */
@@ -190,6 +208,8 @@ static inline int mb_parse(const mb_bench_t *b, mb_opts_t *o, int argc, char **a
         else if (strcmp(a, "--window") == 0 && b->windowed && n > 0 &&
                  n <= 1024)
             o->window = (int)n;
+        else if (b->option != NULL && b->option(a, v) == 0)
+            ;
         else {
             if (o->rank == 0)
                 fprintf(stderr, "%s: bad option: %s %s\n", b->name, a, v);
@@ -275,10 +295,12 @@ static inline int mb_start(const mb_bench_t *b, mb_opts_t *o, int *argc,
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     o->rank = rank;
     int status = mb_parse(b, o, *argc, *argv);
+    int least = b->min_ranks > 0 ? b->min_ranks : 2;
     o->nranks = nranks;
-    if (status == 0 && nranks < 2) {
+    if (status == 0 && nranks < least) {
         if (rank == 0)
-            fprintf(stderr, "%s: needs 2 ranks (got %d)\n", b->name, nranks);
+            fprintf(stderr, "%s: needs %d ranks (got %d)\n", b->name, least,
+                    nranks);
         status = 2;
     }
     if (status != 0) {
@@ -381,6 +403,91 @@ static inline double mb_time_steps(const mb_opts_t *o, long size, long n,
             per[j - 1] = t;
         }
     return nb % 2 ? per[nb / 2] : (per[nb / 2 - 1] + per[nb / 2]) / 2;
+}
+
+/* The largest of the ranks' values, on every rank. */
+static inline double mb_max_over_ranks(double v)
+{
+    double max = v;
+
+    MPI_Allreduce(&v, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return max;
+}
+
+/* The mean of the ranks' values, on every rank. */
+static inline double mb_mean_over_ranks(double v)
+{
+    double sum = v;
+    int n = 1;
+
+    MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return sum / n;
+}
+
+/*
+ * Collective timing: every rank runs mb_time_steps (its median batch, in
+ * seconds per step) and the largest of the ranks' medians is returned on
+ * every rank: a collective is as slow as its slowest participant.
+ */
+static inline double mb_time_steps_max(const mb_opts_t *o, long size, long n,
+                                       mb_step_fn step, void *arg)
+{
+    return mb_max_over_ranks(mb_time_steps(o, size, n, step, arg));
+}
+
+/*
+ * A compute loop that does not touch memory or call MPI: loops of
+ * dependent integer operations, kept by a volatile sink.  Its speed is
+ * calibrated once (mb_spin_calibrate): the number of loops per microsecond
+ * on an unloaded core, so "W microseconds of work" is the same amount of
+ * CPU work on every rank and in every run, and a rank that is descheduled
+ * or stopped takes longer to do it (unlike a loop that watches the clock).
+ */
+static volatile uint64_t mb_spin_sink;
+
+static inline void mb_spin(long loops)
+{
+    uint64_t x = mb_spin_sink | 1;
+
+    for (long i = 0; i < loops; i++)
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    mb_spin_sink = x;
+}
+
+/* Loops of mb_spin per microsecond: the fastest of several short trials on
+ * this rank (trials that lost the CPU to another process are slower, so
+ * the fastest is the unloaded speed), then the fastest over all ranks, so
+ * that every rank uses the same value.  Collective. */
+static inline double mb_spin_calibrate(void)
+{
+    double best = 0, t = 0;
+    long loops = 1L << 12;
+
+    /* Long enough to time well: about a millisecond. */
+    while (loops < (1L << 30)) {
+        double t0 = MPI_Wtime();
+        mb_spin(loops);
+        t = MPI_Wtime() - t0;
+        if (t >= 1e-3)
+            break;
+        loops *= 2;
+    }
+    for (int trial = 0; trial < 30; trial++) {
+        double t0 = MPI_Wtime();
+        mb_spin(loops);
+        t = MPI_Wtime() - t0;
+        if (t > 0 && loops / (t * 1e6) > best)
+            best = loops / (t * 1e6);
+    }
+    return mb_max_over_ranks(best);
+}
+
+/* About us microseconds of computation, at rate loops per microsecond. */
+static inline void mb_work(double us, double rate)
+{
+    if (us > 0)
+        mb_spin((long)(us * rate + 0.5));
 }
 
 static inline void mb_window_step(const mb_opts_t *o, long size, void *req)

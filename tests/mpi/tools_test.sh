@@ -333,36 +333,87 @@ case_exports() {
 }
 
 # The bench/mpi programs build with shoalcc (warnings are errors) and with
-# the peers' wrappers that are installed; one short latency run (not timed).
+# the peers' wrappers that are installed; each runs once with tiny sizes
+# (not timed): the point-to-point ones at 2 ranks, coll at 3, radix and
+# prefix at 4, overlap at 2 when Shoal has MPI_Iallreduce (a program calling
+# it must compile and link; the peers always build overlap.c).  The runners' --help must work.
 case_bench() {
-    local b w
-    for b in latency bw bibw rate; do
-        if run_out "$tmp/cc.log" "$bin/shoalcc" -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes \
-            -Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Werror -c "$src/bench/mpi/$b.c" -o "$tmp/$b.o"; then
-            ok "shoalcc -c bench/mpi/$b.c"
-        else
-            fail "shoalcc -c bench/mpi/$b.c"
-            show_file "$tmp/cc.log"
+    local b w lines
+    local progs="latency bw bibw rate coll radix prefix" shoal_progs
+    printf '%s\n' '#include <mpi.h>' 'int main(void)' '{' \
+        '    double a = 1, b = 0;' '    MPI_Request r;' \
+        '    MPI_Iallreduce(&a, &b, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);' \
+        '    return MPI_Wait(&r, MPI_STATUS_IGNORE);' '}' >"$tmp/iallreduce.c"
+    shoal_progs=$progs
+    if run_out "$tmp/cc.log" "$bin/shoalcc" -Wall -Werror "$tmp/iallreduce.c" -o "$tmp/iallreduce"; then
+        shoal_progs="$progs overlap"
+    else
+        echo "note: a call of MPI_Iallreduce does not compile and link with shoalcc yet; overlap.c is built with the peers only"
+    fi
+    for b in $progs overlap; do
+        if [[ " $shoal_progs " == *" $b "* ]]; then
+            if run_out "$tmp/cc.log" "$bin/shoalcc" -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+                -Wmissing-prototypes -Wformat=2 -Wvla -Wundef -Werror -c "$src/bench/mpi/$b.c" -o "$tmp/$b.o"; then
+                ok "shoalcc -c bench/mpi/$b.c"
+            else
+                fail "shoalcc -c bench/mpi/$b.c"
+                show_file "$tmp/cc.log"
+            fi
         fi
         for w in mpicc.openmpi mpicc.mpich; do
-            command -v "$w" >/dev/null || { echo "note: $w not installed; not tried"; continue; }
+            command -v "$w" >/dev/null || { [[ $b == latency ]] && echo "note: $w not installed; not tried"; continue; }
             run_out "$tmp/cc.log" env -u SHOAL_CC "$w" -O2 -Wall -Wextra -Werror -c "$src/bench/mpi/$b.c" -o "$tmp/$b.$w.o" &&
                 ok "$w -c bench/mpi/$b.c" || { fail "$w -c bench/mpi/$b.c"; show_file "$tmp/cc.log"; }
         done
     done
+    if command -v python3 >/dev/null; then
+        for w in compare pakin; do
+            run_out "$tmp/out" python3 "$src/bench/$w" --help &&
+                ok "bench/$w --help" || { fail "bench/$w --help"; show_file "$tmp/out"; }
+        done
+    else
+        echo "note: no python3; bench/compare and bench/pakin not tried"
+    fi
     [[ $failed -eq 0 ]] || finish
     skip_without_mpi
-    for b in latency bw bibw rate; do
+    for b in $shoal_progs; do
         run_out "$tmp/cc.log" "$bin/shoalcc" "$tmp/$b.o" -o "$tmp/$b" || { fail "link $b"; show_file "$tmp/cc.log"; }
     done
     [[ $failed -eq 0 ]] || finish
     for b in latency bw bibw rate; do
         if run_out "$tmp/out" "$bin/shoalrun" -n 2 --timeout 60 "$tmp/$b" --sizes 0,1,4K,64K --iters 20 --floor 2; then
-            local lines
             lines=$(grep -cE '^[0-9]+ [0-9.e+-]+$' "$tmp/out")
             [[ $lines -eq 4 ]] && ok "$b ran: $(grep -vc '^#' "$tmp/out") sizes" || { fail "$b: $lines result lines, expected 4"; show_file "$tmp/out"; }
         else
             fail "$b did not run"
+            show_file "$tmp/out"
+        fi
+    done
+    # coll: barrier (one line) and five operations at two sizes, each
+    # checked by the program.
+    if run_out "$tmp/out" "$bin/shoalrun" -n 3 --timeout 60 "$tmp/coll" --sizes 8,4K --iters 20 --floor 2; then
+        lines=$(grep -cE '^[0-9]+ [0-9.e+-]+$' "$tmp/out")
+        [[ $lines -eq 11 ]] && ok "coll ran at 3 ranks: $lines results" || { fail "coll: $lines result lines, expected 11"; show_file "$tmp/out"; }
+    else
+        fail "coll did not run at 3 ranks"
+        show_file "$tmp/out"
+    fi
+    if [[ " $shoal_progs " == *" overlap "* ]]; then
+        if run_out "$tmp/out" "$bin/shoalrun" -n 2 --timeout 60 "$tmp/overlap" --sizes 8,4K --iters 20 --floor 2; then
+            lines=$(grep -cE '^[0-9]+ [0-9.e+-]+$' "$tmp/out")
+            [[ $lines -eq 2 ]] && ok "overlap ran: $lines sizes" || { fail "overlap: $lines result lines, expected 2"; show_file "$tmp/out"; }
+        else
+            fail "overlap did not run"
+            show_file "$tmp/out"
+        fi
+    fi
+    # radix and prefix check their own results and exit non-zero when wrong.
+    for b in radix prefix; do
+        if run_out "$tmp/out" "$bin/shoalrun" -n 4 --timeout 60 "$tmp/$b" --keys 3000 --iters 2 --work 10; then
+            grep -qE '^time [0-9.e+-]+$' "$tmp/out" && grep -q '^# checked:' "$tmp/out" &&
+                ok "$b ran at 4 ranks and checked its result" || { fail "$b: no time or check line"; show_file "$tmp/out"; }
+        else
+            fail "$b did not run at 4 ranks"
             show_file "$tmp/out"
         fi
     done

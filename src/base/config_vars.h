@@ -77,6 +77,8 @@ BASE_CONFIG_VAR(COLL_ALLTOALL, ENUM, "auto", "auto|pairwise|bruck", "library",
                 "MPI_Alltoall algorithm: pairwise exchange, or Bruck's log p rounds for short blocks")
 BASE_CONFIG_VAR(COLL_HIER, ENUM, "auto", "auto|on|off", "library",
                 "Hierarchical collectives (within each host, then between hosts) when a communicator spans hosts with several ranks each")
+BASE_CONFIG_VAR(COLL_FAKE_HOSTS, INT, "0", "0:65536", "library",
+                "Testing aid: treat a job on one machine as spread over this many hosts (rank r on host r*K/size), so hierarchical collectives run; 0 uses the real placement")
 BASE_CONFIG_VAR(BARRIER, ENUM, "blocking", "blocking|tolerant", "library",
                 "MPI_Barrier semantics: wait for every rank (blocking), or return at once and hold back later messages until the barrier completes (tolerant, Pakin)")
 BASE_CONFIG_VAR(PROGRESS, ENUM, "none", "none|thread", "library",

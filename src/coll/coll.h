@@ -95,10 +95,15 @@ typedef struct coll_comm {
      * Otherwise the call builds its schedule and stores it in *start_out
      * instead: started at once (persistent 0, a nonblocking call) or kept
      * for coll_sched_start (persistent 1, an MPI *_init call).  The call
-     * returns 0 then; errors come from coll_sched_progress.
+     * returns 0 then; errors come from coll_sched_progress.  A call with
+     * nothing to move may leave *start_out NULL.  A handed-over schedule
+     * keeps the caller's data buffers (the user leaves them alone until
+     * completion) but never the caller's arrays (counts, displacements,
+     * types, block lists): algorithms read those while they build.
      */
     coll_sched_t **start_out;
     int persistent;
+    coll_sched_t *held; /* where a caller may point start_out */
 } coll_comm_t;
 
 /* Release what the layer keeps for c (the shared segment); call before c
@@ -165,6 +170,30 @@ int coll_scan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
               void *dt, void *op);
 int coll_exscan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                 void *dt, void *op);
+
+/* ---- neighbourhood exchanges (coll_neighbor.c) ------------------------------
+ *
+ * The schedule behind MPI's neighbourhood collectives.  The layer knows no
+ * topologies: the caller lists the blocks a rank sends and receives, each
+ * with its peer.  count elements of dt at buf, exchanged with peer (a rank
+ * of the group, or COLL_PROC_NULL: nothing moves and the block is left as
+ * it is).
+ */
+typedef struct coll_block {
+    int peer;
+    void *buf;
+    int64_t count;
+    void *dt;
+} coll_block_t;
+
+/*
+ * Send the nsend blocks of send and receive the nrecv blocks of recv, all
+ * in one round.  Between two ranks blocks pair in list order: the k-th
+ * block a rank sends to a peer lands in the k-th block that peer receives
+ * from it (a rank's blocks to itself too, copied).
+ */
+int coll_neighbor(coll_comm_t *c, int nsend, const coll_block_t *send,
+                  int nrecv, const coll_block_t *recv);
 
 /* ---- intercommunicators (coll_inter.c) -----------------------------------
  *

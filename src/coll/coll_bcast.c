@@ -1,36 +1,55 @@
 /*
- * Broadcast.  Short messages go down a binomial tree (log p rounds, the
- * root sends log p times).  Long ones are cut into p chunks that a
- * binomial tree scatters and a ring then allgathers: every rank sends and
- * receives about twice the message instead of the root sending it log p
+ * Broadcast.  Short messages go down a binomial tree (log n rounds, the
+ * root sends log n times).  Long ones are cut into n chunks that a
+ * binomial tree scatters and a ring then allgathers: every member sends and
+ * receives about twice the message instead of the root sending it log n
  * times.  Chunks are cut from the byte stream, not from elements: ranks
  * may describe the same data with different datatypes, and only the bytes
  * are sure to agree.  Non-contiguous data is packed first (and unpacked
  * at the end).
  */
-#include "coll_sched.h"
+#include "coll_algo.h"
 
-/* Messages at least this long (and with an element per rank) use
- * scatter + allgather. */
-#define COLL_BCAST_LONG (128 * 1024)
+/* A binomial tree from root over g that hands every member either the
+ * whole message or (cut) the chunks of the members below it. */
+typedef struct tree {
+    coll_sched_t *s;
+    const coll_group_t *g;
+    int root;
+    char *buf;
+    int64_t count; /* elements of dt; bytes when cut */
+    void *dt;
+    int cut;
+} tree_t;
 
-/* The real rank of relative rank v. */
-static inline int real(int v, int root, int p)
+/* What relative members [first, last) get, as one message. */
+static void *range_buf(const tree_t *t, int first)
 {
-    return (v + root) % p;
+    if (!t->cut)
+        return t->buf;
+    return t->buf + coll_chunk_start(t->count, t->g->size, first);
+}
+static int64_t range_len(const tree_t *t, int first, int last)
+{
+    int n = t->g->size;
+
+    if (!t->cut)
+        return t->count;
+    return coll_chunk_start(t->count, n, last < n ? last : n) -
+           coll_chunk_start(t->count, n, first);
 }
 
-static void binomial(coll_sched_t *s, void *buf, int64_t count, void *dt,
-                     int root)
+static void down(const tree_t *t)
 {
-    int p = s->comm->size;
-    int v = (s->comm->rank - root + p) % p;
+    coll_sched_t *s = t->s;
+    int n = t->g->size, v = (t->g->me - t->root + n) % n;
     int mask = 1;
 
     /* Receive from the parent: clear v's lowest set bit. */
-    while (mask < p) {
+    while (mask < n) {
         if (v & mask) {
-            coll_sched_recv(s, buf, count, dt, real(v - mask, root, p));
+            coll_sched_recv(s, range_buf(t, v), range_len(t, v, v + mask),
+                            t->dt, coll_rel_member(t->g, v - mask, t->root));
             coll_sched_fence(s);
             break;
         }
@@ -38,114 +57,60 @@ static void binomial(coll_sched_t *s, void *buf, int64_t count, void *dt,
     }
     /* Send to the children: v + every lower power of two. */
     for (mask >>= 1; mask > 0; mask >>= 1)
-        if (v + mask < p)
-            coll_sched_send(s, buf, count, dt, real(v + mask, root, p));
+        if (v + mask < n)
+            coll_sched_send(s, range_buf(t, v + mask),
+                            range_len(t, v + mask, v + 2 * mask), t->dt,
+                            coll_rel_member(t->g, v + mask, t->root));
+    coll_sched_fence(s);
 }
 
-/* Chunk i of count elements cut into p nearly equal parts. */
-static int64_t chunk_start(int64_t count, int p, int i)
+void coll_bcast_binomial(coll_sched_t *s, const coll_group_t *g, void *buf,
+                         int64_t count, void *dt, int root)
 {
-    int64_t q = count / p, rem = count % p;
-    return i * q + (i < rem ? i : rem);
+    tree_t t = {s, g, root, buf, count, dt, 0};
+    down(&t);
 }
 
-typedef struct chunks {
-    coll_sched_t *s;
-    char *buf;
-    void *dt;
-    int64_t count;
-    int root, p;
-} chunks_t;
-
-/* Bytes of chunks [first, last) of relative ranks, as one message. */
-static void *range_buf(const chunks_t *k, int first)
+/* After the scatter, member i holds the chunk of its relative index. */
+static void allgather_chunks(const tree_t *t)
 {
-    return k->buf + chunk_start(k->count, k->p, first);
-}
-static int64_t range_len(const chunks_t *k, int first, int last)
-{
-    if (last > k->p)
-        last = k->p;
-    return chunk_start(k->count, k->p, last) -
-           chunk_start(k->count, k->p, first);
-}
+    coll_blocks_t b = {t->buf, t->dt, NULL, NULL};
+    int n = t->g->size;
 
-static void scatter_chunks(const chunks_t *k, int v)
-{
-    int p = k->p, mask = 1;
-
-    while (mask < p) {
-        if (v & mask) {
-            coll_sched_recv(k->s, range_buf(k, v), range_len(k, v, v + mask),
-                            k->dt, real(v - mask, k->root, p));
-            coll_sched_fence(k->s);
-            break;
-        }
-        mask <<= 1;
+    if (coll_blocks_alloc(t->s, &b, n) != 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        int v = (i - t->root + n) % n;
+        b.displ[i] = coll_chunk_start(t->count, n, v);
+        b.count[i] = range_len(t, v, v + 1);
     }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (v + mask < p)
-            coll_sched_send(k->s, range_buf(k, v + mask),
-                            range_len(k, v + mask, v + 2 * mask), k->dt,
-                            real(v + mask, k->root, p));
-    coll_sched_fence(k->s);
+    coll_ring_allgather(t->s, t->g, &b);
 }
 
-static void ring_chunks(const chunks_t *k, int v)
-{
-    int p = k->p;
-    int right = real((v + 1) % p, k->root, p);
-    int left = real((v - 1 + p) % p, k->root, p);
-
-    for (int i = 0; i < p - 1; i++) {
-        int out = (v - i + p) % p, in = (v - i - 1 + p) % p;
-        coll_sched_send(k->s, range_buf(k, out), range_len(k, out, out + 1),
-                        k->dt, right);
-        coll_sched_recv(k->s, range_buf(k, in), range_len(k, in, in + 1),
-                        k->dt, left);
-        coll_sched_fence(k->s);
-    }
-}
-
-static void scatter_allgather(coll_sched_t *s, void *buf, int64_t count,
-                              void *dt, int64_t bytes, int root)
+void coll_bcast_scatter_allgather(coll_sched_t *s, const coll_group_t *g,
+                                  void *buf, int64_t count, void *dt,
+                                  int64_t bytes, int root)
 {
     coll_comm_t *c = s->comm;
-    chunks_t k = {s, NULL, c->ops->byte_dt, bytes, root, c->size};
-    int v = (c->rank - root + c->size) % c->size;
-    int contig = c->ops->contig(dt);
+    void *byte = c->ops->byte_dt;
+    tree_t t = {s, g, root, NULL, bytes, byte, 1};
+    int contig = bytes == 0 || c->ops->contig(dt);
+    int at_root = g->me == root;
 
     if (contig) {
-        int64_t ext, tlb, text;
-        c->ops->extent(dt, &ext, &tlb, &text);
-        k.buf = (char *)buf + tlb;
+        int64_t ext = 0, tlb = 0, text;
+        if (bytes > 0)
+            c->ops->extent(dt, &ext, &tlb, &text);
+        t.buf = (char *)buf + tlb;
     } else {
-        k.buf = coll_sched_tmp(s, bytes, k.dt);
-        if (k.buf == NULL)
+        t.buf = coll_sched_tmp(s, bytes, byte);
+        if (t.buf == NULL)
             return;
-        if (v == 0)
-            coll_sched_copy(s, buf, count, dt, k.buf, bytes, k.dt);
+        if (at_root)
+            coll_sched_copy(s, buf, count, dt, t.buf, bytes, byte);
     }
-    scatter_chunks(&k, v);
-    ring_chunks(&k, v);
-    if (!contig && v != 0)
-        coll_sched_copy(s, k.buf, bytes, k.dt, buf, count, dt);
-}
-
-int coll_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt, int root)
-{
-    coll_sched_t s;
-    int p = c->size;
-
-    coll_sched_init(&s, c);
-    if (p > 1) {
-        int64_t bytes = count > 0 ? count * c->ops->size(dt) : 0;
-        /* bytes agree on every rank (equal type signatures), so they all
-         * choose the same algorithm. */
-        if (bytes >= COLL_BCAST_LONG && p > 2)
-            scatter_allgather(&s, buf, count, dt, bytes, root);
-        else
-            binomial(&s, buf, count, dt, root);
-    }
-    return coll_sched_finish(&s);
+    down(&t);
+    allgather_chunks(&t);
+    if (!contig && !at_root)
+        coll_sched_copy(s, t.buf, bytes, byte, buf, count, dt);
 }

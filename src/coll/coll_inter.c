@@ -78,12 +78,13 @@ int coll_inter_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
 {
     coll_sched_t s;
 
-    if (count == 0)
-        return 0;
     coll_sched_init(&s, c);
-    for (int j = 0; j < c->remote_size; j++)
-        coll_sched_send(&s, sbuf, count, dt, j);
-    gather_reduce(&s, rbuf, count, dt, op);
+    /* count is the same in both groups: nothing to do for 0. */
+    if (count > 0) {
+        for (int j = 0; j < c->remote_size; j++)
+            coll_sched_send(&s, sbuf, count, dt, j);
+        gather_reduce(&s, rbuf, count, dt, op);
+    }
     return coll_sched_finish(&s);
 }
 

@@ -1,27 +1,20 @@
 /*
- * Reductions.  MPI defines the result as x0 op x1 op ... op x(p-1) and
- * lets commutative operations be applied in any order, non-commutative
- * ones only in rank order.  Both algorithms here combine blocks of
- * consecutive ranks and always keep the lower block on the left, so they
- * serve both kinds; a commutative op only lets reduce root its tree at the
- * root instead of at rank 0 (saving the last hop).
- *
- * The accumulator alternates between two buffers: "acc = acc op in" is
- * computed in place as "in = acc op in" (the only form an MPI op has),
- * after which in is the accumulator and the old one the next receive
- * buffer.  No copy per round.
+ * Reduce and reduce-scatter.  MPI defines the result as x0 op x1 op ...
+ * op x(p-1) and lets commutative operations be applied in any order,
+ * non-commutative ones only in rank order.  Both algorithms here combine
+ * blocks of consecutive ranks and always keep the lower block on the left,
+ * so they serve both kinds; a commutative op only lets reduce root its
+ * tree at the root instead of at member 0 (saving the last hop).
  */
-#include "coll_sched.h"
+#include "coll_algo.h"
 
-static inline int real(int v, int top, int p)
-{
-    return (v + top) % p;
-}
-
-/* A scratch buffer that is not acc (two, allocated on first use). */
+/* A scratch buffer that is not acc (two, allocated on first use; none
+ * for a reduction of nothing). */
 static void *spare(coll_sched_t *s, void *bufs[2], const void *acc,
                    int64_t count, void *dt)
 {
+    if (count == 0)
+        return NULL;
     for (int i = 0; i < 2; i++) {
         if (bufs[i] == NULL)
             bufs[i] = coll_sched_tmp(s, count, dt);
@@ -32,142 +25,134 @@ static void *spare(coll_sched_t *s, void *bufs[2], const void *acc,
 }
 
 /*
- * Binomial tree over ranks relative to top: relative rank v collects the
- * block [v, v + 2^k) from its children v + 2^j, lowest first, each child's
- * block lying just above what v has so far.
+ * Binomial tree over members relative to top: relative member v collects
+ * the block [v, v + 2^k) from its children v + 2^j, lowest first, each
+ * child's block lying just above what v has so far.
+ *
+ * The accumulator alternates between two buffers: "acc = acc op in" is
+ * computed in place as "in = acc op in" (the only form an MPI op has),
+ * after which in is the accumulator and the old one the next receive
+ * buffer.  No copy per round.  op NULL (with count 0) is a reduction of
+ * nothing: the messages of a fan-in.
  */
-void coll_build_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
-                       int64_t count, void *dt, void *op, int root)
+void coll_reduce_binomial(coll_sched_t *s, const coll_group_t *g,
+                          const void *sbuf, void *rbuf, int64_t count,
+                          void *dt, void *op, int root)
 {
-    coll_comm_t *c = s->comm;
-    int p = c->size, r = c->rank;
-    int top = c->ops->commutative(op) ? root : 0;
-    int v = (r - top + p) % p;
+    int n = g->size, me = g->me;
+    int top = op != NULL && s->comm->ops->commutative(op) ? root : 0;
+    int v = (me - top + n) % n;
     const void *acc = sbuf == COLL_IN_PLACE ? rbuf : sbuf;
     void *bufs[2] = {NULL, NULL};
 
-    for (int mask = 1; mask < p; mask <<= 1) {
+    for (int mask = 1; mask < n; mask <<= 1) {
         if (v & mask) {
-            coll_sched_send(s, acc, count, dt, real(v - mask, top, p));
+            coll_sched_send(s, acc, count, dt,
+                            coll_rel_member(g, v - mask, top));
             coll_sched_fence(s);
             break;
         }
-        if (v + mask < p) {
+        if (v + mask < n) {
             void *in = spare(s, bufs, acc, count, dt);
-            coll_sched_recv(s, in, count, dt, real(v + mask, top, p));
+            coll_sched_recv(s, in, count, dt,
+                            coll_rel_member(g, v + mask, top));
             coll_sched_fence(s);
             coll_sched_reduce(s, op, acc, in, count, dt);
             acc = in;
         }
     }
-    if (r == top && top != root) {
-        coll_sched_send(s, acc, count, dt, root);
+    if (me == top && top != root) {
+        coll_sched_send(s, acc, count, dt, coll_member(g, root));
         coll_sched_fence(s);
     }
-    if (r == root) {
+    if (me == root) {
         if (top != root)
-            coll_sched_recv(s, rbuf, count, dt, top);
+            coll_sched_recv(s, rbuf, count, dt, coll_member(g, top));
         else
             coll_sched_copy(s, acc, count, dt, rbuf, count, dt);
         coll_sched_fence(s);
     }
 }
 
-int coll_reduce(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
-                void *dt, void *op, int root)
+void coll_build_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
+                       int64_t count, void *dt, void *op, int root)
 {
-    coll_sched_t s;
-
-    if (count == 0)
-        return 0; /* count is the same everywhere: nobody communicates */
-    coll_sched_init(&s, c);
-    coll_build_reduce(&s, sbuf, rbuf, count, dt, op, root);
-    return coll_sched_finish(&s);
-}
-
-/* ---- allreduce ---------------------------------------------------------------- */
-
-typedef struct rd {
-    coll_sched_t *s;
-    void *acc, *other;
-    int64_t count;
-    void *dt, *op;
-} rd_t;
-
-/* Exchange with peer and combine, keeping rank order. */
-static void exchange(rd_t *x, int peer)
-{
-    coll_sched_t *s = x->s;
-
-    coll_sched_send(s, x->acc, x->count, x->dt, peer);
-    coll_sched_recv(s, x->other, x->count, x->dt, peer);
-    coll_sched_fence(s);
-    if (peer < s->comm->rank) {
-        coll_sched_reduce(s, x->op, x->other, x->acc, x->count, x->dt);
-    } else {
-        void *t = x->other;
-        coll_sched_reduce(s, x->op, x->acc, t, x->count, x->dt);
-        x->other = x->acc;
-        x->acc = t;
-    }
-}
-
-/*
- * Recursive doubling on the largest power of two p' <= p ranks.  The
- * first 2(p - p') ranks fold in pairs first (the even one hands its data
- * to the odd one and waits for the result), which keeps every surviving
- * rank's block a run of consecutive ranks, in order.  Partners compute
- * the same expression in the same order, so results agree bit for bit.
- */
-int coll_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
-                   int64_t count, void *dt, void *op)
-{
-    coll_sched_t s;
-    int p = c->size, r = c->rank;
-    int pof2 = coll_pof2_floor(p), rem = p - pof2, newrank;
-    rd_t x = {&s, rbuf, NULL, count, dt, op};
-
-    if (count == 0)
-        return 0;
-    coll_sched_init(&s, c);
-    if (sbuf != COLL_IN_PLACE)
-        coll_sched_copy(&s, sbuf, count, dt, rbuf, count, dt);
-    if (p > 1)
-        x.other = coll_sched_tmp(&s, count, dt);
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            coll_sched_send(&s, rbuf, count, dt, r + 1);
-            newrank = -1;
-        } else {
-            coll_sched_recv(&s, x.other, count, dt, r - 1);
-            coll_sched_fence(&s);
-            coll_sched_reduce(&s, op, x.other, rbuf, count, dt);
-            newrank = r / 2;
-        }
-    } else {
-        newrank = r - rem;
-    }
-    for (int mask = 1; newrank >= 0 && mask < pof2; mask <<= 1) {
-        int np = newrank ^ mask;
-        exchange(&x, np < rem ? 2 * np + 1 : np + rem);
-    }
-    coll_sched_copy(&s, x.acc, count, dt, rbuf, count, dt);
-    if (r < 2 * rem) {
-        coll_sched_fence(&s);
-        if (r % 2 == 0)
-            coll_sched_recv(&s, rbuf, count, dt, r + 1);
-        else
-            coll_sched_send(&s, rbuf, count, dt, r - 1);
-    }
-    return coll_sched_finish(&s);
+    coll_group_t all = coll_group_all(s->comm);
+    coll_reduce_binomial(s, &all, sbuf, rbuf, count, dt, op, root);
 }
 
 /* ---- reduce-scatter ----------------------------------------------------------- */
 
+typedef struct rs {
+    coll_sched_t *s;
+    const void *in; /* the input vector, blocks in rank order */
+    void *rbuf, *dt;
+    int64_t rcount;
+    const int *rcounts;
+    int64_t *displ; /* p + 1 offsets of the blocks in the input */
+    int pof2, rem;
+} rs_t;
+
+/* The ranks that new index i of the fold stands for: [*lo, *hi). */
+static void ranks_of(const rs_t *x, int i, int *lo, int *hi)
+{
+    int m = coll_fold_member(i, x->rem);
+    *lo = i < x->rem ? m - 1 : m;
+    *hi = m + 1;
+}
+
 /*
- * Reduce the whole vector to rank 0, then scatter the pieces.  Simple and
- * order-preserving; a pairwise or recursive-halving version for
- * commutative ops is the faster one to add.
+ * Lay the input out in acc as recursive halving wants it: segment j
+ * holds the blocks of the ranks that end up with it, those of new index
+ * bitrev(j), so every segment is one run of the input.  seg gets the
+ * segments' bounds.
+ */
+static void lay_out(const rs_t *x, void *acc, int64_t *seg)
+{
+    coll_comm_t *c = x->s->comm;
+
+    seg[0] = 0;
+    for (int j = 0; j < x->pof2; j++) {
+        int lo, hi;
+        ranks_of(x, coll_bitrev(j, x->pof2), &lo, &hi);
+        seg[j + 1] = seg[j] + x->displ[hi] - x->displ[lo];
+        coll_sched_copy(x->s, coll_elem(c, x->in, x->dt, x->displ[lo]),
+                        seg[j + 1] - seg[j], x->dt,
+                        coll_elem(c, acc, x->dt, seg[j]),
+                        seg[j + 1] - seg[j], x->dt);
+    }
+}
+
+/* After the halving, new index i holds its segment: its own block goes to
+ * rbuf, the one of the rank it stood for to that rank.  A rank that sat
+ * out (i < 0) receives its block. */
+static void hand_out(const rs_t *x, void *acc, const int64_t *seg, int i)
+{
+    coll_sched_t *s = x->s;
+    coll_comm_t *c = s->comm;
+    int r = c->rank;
+    int64_t mine = coll_vcount(x->rcounts, x->rcount, r);
+    char *at;
+
+    if (i < 0) {
+        coll_sched_recv(s, x->rbuf, mine, x->dt, r + 1);
+        return;
+    }
+    at = coll_elem(c, acc, x->dt, seg[coll_bitrev(i, x->pof2)]);
+    if (i < x->rem) {
+        int64_t theirs = coll_vcount(x->rcounts, x->rcount, r - 1);
+        coll_sched_send(s, at, theirs, x->dt, r - 1);
+        at = coll_elem(c, at, x->dt, theirs);
+    }
+    coll_sched_copy(s, at, mine, x->dt, x->rbuf, mine, x->dt);
+}
+
+/*
+ * Recursive halving on a copy of the input laid out by lay_out: ceil(log2
+ * p) rounds (two more for the fold of other sizes) in which each rank
+ * sends half of what it still holds, so about the whole vector in total,
+ * against log2(p) whole vectors for a reduce followed by a scatter.  Rank
+ * order is kept (coll_halving_reduce_scatter), so any op will do.
  */
 int coll_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
                         int64_t rcount, const int *rcounts, void *dt,
@@ -175,29 +160,30 @@ int coll_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
 {
     coll_sched_t s;
     int p = c->size;
-    int64_t total = 0;
-    int *displs = NULL;
-    void *tmp = NULL;
-    const void *in = sbuf == COLL_IN_PLACE ? rbuf : sbuf;
+    rs_t x = {&s, sbuf == COLL_IN_PLACE ? rbuf : sbuf, rbuf, dt, rcount,
+              rcounts, NULL, coll_pof2_floor(p), 0};
+    coll_halving_t h = {&s, NULL, NULL, NULL, NULL, 0, dt, op};
+    coll_group_t all = coll_group_all(c);
+    int64_t *seg;
 
-    for (int i = 0; i < p; i++)
-        total += coll_vcount(rcounts, rcount, i);
-    if (total == 0)
-        return 0;
     coll_sched_init(&s, c);
-    if (rcounts) {
-        int64_t d = 0;
-        displs = coll_sched_alloc(&s, (int64_t)sizeof(int) * p);
-        for (int i = 0; displs && i < p; i++) {
-            displs[i] = (int)d;
-            d += rcounts[i];
-        }
+    x.rem = p - x.pof2;
+    x.displ = coll_sched_alloc(&s, (int64_t)sizeof(int64_t) * (p + 1));
+    seg = coll_sched_alloc(&s, (int64_t)sizeof(int64_t) * (x.pof2 + 1));
+    if (x.displ != NULL && seg != NULL) {
+        x.displ[0] = 0;
+        for (int i = 0; i < p; i++)
+            x.displ[i + 1] = x.displ[i] + coll_vcount(rcounts, rcount, i);
+        h.g = &all;
+        h.count = x.displ[p];
+        h.seg = seg;
+        h.buf = coll_sched_tmp(&s, h.count, dt);
+        h.tmp = coll_sched_tmp(&s, h.count, dt);
     }
-    if (c->rank == 0)
-        tmp = coll_sched_tmp(&s, total, dt);
-    coll_build_reduce(&s, in, tmp, total, dt, op, 0);
-    coll_sched_fence(&s);
-    coll_build_scatterv(&s, tmp, rcount, rcounts, displs, dt, rbuf,
-                        coll_vcount(rcounts, rcount, c->rank), dt, 0);
+    /* The total is the same everywhere: all or none go on. */
+    if (h.buf != NULL && h.tmp != NULL && h.count > 0) {
+        lay_out(&x, h.buf, seg);
+        hand_out(&x, h.buf, seg, coll_halving_reduce_scatter(&h));
+    }
     return coll_sched_finish(&s);
 }

@@ -72,9 +72,9 @@ int coll_scan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
     coll_sched_t s;
     scan_t x;
 
-    if (count == 0)
-        return 0;
     coll_sched_init(&s, c);
+    if (count == 0) /* the same everywhere: nothing to do */
+        return coll_sched_finish(&s);
     scan_init(&x, &s, sbuf, rbuf, count, dt, op);
     if (sbuf != COLL_IN_PLACE)
         coll_sched_copy(&s, sbuf, count, dt, rbuf, count, dt);
@@ -92,9 +92,9 @@ int coll_exscan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
     scan_t x;
     int have = 0;
 
-    if (count == 0)
-        return 0;
     coll_sched_init(&s, c);
+    if (count == 0)
+        return coll_sched_finish(&s);
     scan_init(&x, &s, sbuf, rbuf, count, dt, op);
     for (int mask = 1; mask < c->size; mask <<= 1)
         if ((c->rank ^ mask) < c->size)

@@ -1,38 +1,645 @@
 /*
- * Collectives through memory shared by the ranks of one host.  Nothing is
- * shared yet: every algorithm declines, and c->shm stays NULL.
+ * Collectives through memory shared by the ranks of one host (the layout
+ * and the flags are described in coll_shm.h, the set-up in coll_shm_seg.c,
+ * the design in docs/ARCHITECTURE.md, "Shared-memory collectives").
+ *
+ * A call is two poll steps.  "begin" takes the call's sequence number n (at
+ * build time, or at each start of a persistent schedule), drives the
+ * segment's set-up if it is not done, and waits until every rank has
+ * finished reading call n - SHM_NSETS, whose blocks call n reuses (and,
+ * for data in an area, the previous call of that area).  "main" runs the
+ * algorithm as a state machine that only checks flags and returns: the
+ * runner waits (spin, yield, doorbell) between its attempts.
+ *
+ *   barrier    every rank raises arr in its block; all wait for all
+ *   bcast      the root copies into its block or area slot chunk by chunk,
+ *              raising res after each; the others copy out what is there
+ *   reduce,    every rank copies its data into its block or slot and
+ *   allreduce  raises arr; short vectors are then reduced whole by every
+ *              rank that needs the result; longer ones are cut in p
+ *              slices, rank k reduces slice k of all slots into the last
+ *              rank's slot and raises res, and who needs the result copies
+ *              each slice out once its res is up
+ * Reductions run in rank order, x0 op (x1 op (... op x(p-1))), so
+ * non-commutative operations are right and every rank that computes a
+ * result computes the same expression.
+ *
+ * Whoever raises a flag that ranks may be sleeping on rings them
+ * (ops->wake: a load when they are awake).
  */
-#include "coll_sched.h"
+#include <stdlib.h>
+#include <string.h>
 
-void coll_shm_fini(coll_comm_t *c)
+#include "coll_shm.h"
+
+enum {
+    P_IDLE,
+    P_BEGIN,
+    P_START,
+    P_WAIT_ARR,
+    P_WAIT_RES,
+    P_FALLBACK,
+    P_DONE,
+    P_BROKEN /* the set-up failed with an error: every run reports it */
+};
+
+static int applies(const coll_comm_t *c)
 {
-    c->shm = NULL;
+    return !c->is_inter && c->nhosts <= 1 && c->size > 1;
+}
+
+/* ---- sequence numbers and reuse ------------------------------------------ */
+
+static void assign(coll_shm_t *m, shm_call_t *a)
+{
+    uint64_t need = 0;
+
+    a->n = ++m->calls;
+    if (a->n > SHM_NSETS)
+        need = a->n - SHM_NSETS;
+    a->area = -1;
+    if (a->big) {
+        a->area = (int)(m->nlarge++ % SHM_NAREAS);
+        if (m->area_last[a->area] > need)
+            need = m->area_last[a->area];
+        m->area_last[a->area] = a->n;
+    }
+    a->need = need;
+}
+
+/* Read every rank's done word; 1 when all reached a->need. */
+static int refresh(coll_shm_t *m, shm_call_t *a)
+{
+    for (;;) {
+        uint64_t lo = UINT64_MAX;
+        for (int q = 0; q < m->p; q++) {
+            uint64_t d =
+                atomic_load_explicit(shm_done_word(m, q), memory_order_acquire);
+            if (d < lo)
+                lo = d;
+        }
+        m->free_upto = lo;
+        if (lo >= a->need) {
+            if (a->waiting) {
+                atomic_fetch_sub_explicit(&m->hdr->done_waiters, 1,
+                                          memory_order_relaxed);
+                a->waiting = 0;
+            }
+            return 1;
+        }
+        if (a->waiting)
+            return 0;
+        /* Ask the publishers to ring us, then look again (their store
+         * and our count, our count and their load: both sequentially
+         * consistent, so one of us sees the other). */
+        a->waiting = 1;
+        atomic_fetch_add_explicit(&m->hdr->done_waiters, 1,
+                                  memory_order_seq_cst);
+    }
+}
+
+static void wake_all(const shm_call_t *a)
+{
+    const coll_comm_t *c = a->c;
+
+    for (int q = 0; q < c->size; q++)
+        if (q != c->rank)
+            c->ops->wake(c->ctx, q);
+}
+
+static void wake_one(const shm_call_t *a, int q)
+{
+    const coll_comm_t *c = a->c;
+
+    if (q != c->rank)
+        c->ops->wake(c->ctx, q);
+}
+
+/* Call n is finished here: publish the done word when it moves (calls
+ * finish out of order only among the SHM_NSETS in flight). */
+static void finish(shm_call_t *a)
+{
+    coll_shm_t *m = a->c->shm;
+    uint64_t d = m->done_upto;
+
+    /* The next call raises a flag in this line with a fenced store, which
+     * would wait for the line to come back from the ranks that read it
+     * last time: ask for it now. */
+    base_prefetch_write(shm_blk(m, a->n + 1, m->rank));
+
+    m->finished[a->n % SHM_NSETS] = a->n;
+    while (m->finished[(d + 1) % SHM_NSETS] == d + 1)
+        d++;
+    if (d == m->done_upto)
+        return;
+    m->done_upto = d;
+    atomic_store_explicit(shm_done_word(m, m->rank), d, memory_order_seq_cst);
+    if (BASE_UNLIKELY(atomic_load_explicit(&m->hdr->done_waiters,
+                                           memory_order_seq_cst) != 0))
+        wake_all(a);
+}
+
+/* ---- data and flags ------------------------------------------------------ */
+
+static inline char *data_of(const shm_call_t *a, const coll_shm_t *m, int q)
+{
+    if (a->area >= 0)
+        return shm_area_slot(m, a->area, q);
+    return (char *)shm_blk(m, a->n, q) + SHM_FLAGS;
+}
+
+/*
+ * Raising a flag others may sleep on is a Dekker pattern with their
+ * doorbell: they raise the doorbell word and then look at our flag, we
+ * raise the flag and then look at the doorbell word (ops->wake).  With
+ * SHOAL_SHM_FENCE=full no membarrier orders our side, so a full fence must
+ * separate the two.  The flag is stored with release and the fence comes
+ * later, in ring(), after this step looked at the other ranks' flags: by
+ * then the line of our flag has usually come back from the ranks that
+ * polled it, and the fence costs nothing.
+ */
+static inline void raise_flag(shm_call_t *a, _Atomic uint64_t *f, uint64_t v,
+                              int who)
+{
+    atomic_store_explicit(f, v, memory_order_release);
+    if (who > a->ring)
+        a->ring = who;
+}
+
+/* Ring whom the flags raised by this step concern (before it returns). */
+static void ring(shm_call_t *a)
+{
+    int who = a->ring;
+
+    a->ring = SHM_RING_NONE;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (who == SHM_RING_ALL)
+        wake_all(a);
+    else
+        wake_one(a, a->root);
+}
+
+/* 1 when the arr (res) flag of every rank reached want; remembers where
+ * it stopped. */
+static int all_reached(shm_call_t *a, const coll_shm_t *m, int res,
+                       uint64_t want)
+{
+    for (int q = a->next; q < m->p; q++) {
+        shm_blk_t *b = shm_blk(m, a->n, q);
+        uint64_t v =
+            atomic_load_explicit(res ? &b->res : &b->arr, memory_order_acquire);
+        if (v < want) {
+            a->next = q;
+            return 0;
+        }
+    }
+    a->next = 0;
+    return 1;
+}
+
+static void note(shm_call_t *a, int rc)
+{
+    if (rc != 0 && a->err == 0)
+        a->err = shm_err(rc);
+}
+
+/* ---- barrier ------------------------------------------------------------- */
+
+static int barrier_step(shm_call_t *a, coll_shm_t *m)
+{
+    switch (a->phase) {
+    case P_START:
+        raise_flag(a, &shm_blk(m, a->n, m->rank)->arr, SHM_FLAG(a->n, 1),
+                   SHM_RING_ALL);
+        a->phase = P_WAIT_ARR;
+        /* fall through */
+    default:
+        return all_reached(a, m, 0, SHM_FLAG(a->n, 1));
+    }
+}
+
+/* ---- bcast --------------------------------------------------------------- */
+
+static int64_t chunk_of(int64_t bytes)
+{
+    int64_t k = base_align_up((size_t)(bytes / 4), 64);
+    return k < SHM_CHUNK_MIN   ? SHM_CHUNK_MIN
+           : k > SHM_CHUNK_MAX ? SHM_CHUNK_MAX
+                               : k;
+}
+
+static int bcast_step(shm_call_t *a, coll_shm_t *m)
+{
+    coll_comm_t *c = a->c;
+    shm_blk_t *rb = shm_blk(m, a->n, a->root);
+    char *data = data_of(a, m, a->root);
+    char *user = (char *)a->rbuf + a->tlb;
+    int64_t ch = a->chunk, nch = (a->bytes + ch - 1) / ch;
+
+    if (m->rank == a->root) {
+        if (!a->contig) {
+            note(a, c->ops->copy(c->ctx, a->rbuf, a->count, a->dt, data,
+                                 a->bytes, c->ops->byte_dt));
+            raise_flag(a, &rb->res, SHM_FLAG(a->n, nch), SHM_RING_ALL);
+            return 1;
+        }
+        for (int64_t k = 0; k < nch; k++) {
+            int64_t off = k * ch;
+            int64_t len = a->bytes - off < ch ? a->bytes - off : ch;
+            base_copy(data + off, user + off, (size_t)len);
+            raise_flag(a, &rb->res, SHM_FLAG(a->n, k + 1), SHM_RING_ALL);
+            ring(a); /* each chunk at once: readers copy meanwhile */
+        }
+        return 1;
+    }
+    {
+        uint64_t v = atomic_load_explicit(&rb->res, memory_order_acquire);
+        int64_t have, avail;
+
+        if (v <= SHM_FLAG(a->n, 0))
+            return 0;
+        have = (int64_t)(v - SHM_FLAG(a->n, 0));
+        if (!a->contig) {
+            if (have < nch)
+                return 0;
+            note(a, c->ops->copy(c->ctx, data, a->bytes, c->ops->byte_dt,
+                                 a->rbuf, a->count, a->dt));
+            return 1;
+        }
+        avail = have * ch < a->bytes ? have * ch : a->bytes;
+        if (avail > a->copied) {
+            base_copy(user + a->copied, data + a->copied,
+                      (size_t)(avail - a->copied));
+            a->copied = avail;
+        }
+        return a->copied == a->bytes;
+    }
+}
+
+/* ---- reduce and allreduce ------------------------------------------------ */
+
+/* First element of rank k's slice of count elements. */
+static int64_t slice_start(int64_t count, int p, int k)
+{
+    int64_t q = count / p, rem = count % p;
+    return k * q + (k < rem ? k : rem);
+}
+
+/* count elements at element first of src (laid out in the segment, as dt
+ * with its true lower bound at the start) into the user's buffer. */
+static void copy_out(shm_call_t *a, const char *src, int64_t first,
+                     int64_t count)
+{
+    coll_comm_t *c = a->c;
+    int64_t off = first * a->ext;
+
+    if (count <= 0)
+        return;
+    if (a->contig)
+        base_copy((char *)a->rbuf + a->tlb + off, src + off,
+                  (size_t)(count * a->ext));
+    else
+        note(a, c->ops->copy(c->ctx, src + off - a->tlb, count, a->dt,
+                             (char *)a->rbuf + off, count, a->dt));
+}
+
+/* x0 op (x1 op (... op x(p-1))) over elements [first, first + count) of
+ * every slot, into acc (addressed as dt, element first at acc). */
+static void fold(shm_call_t *a, const coll_shm_t *m, char *acc, int64_t first,
+                 int64_t count)
+{
+    coll_comm_t *c = a->c;
+    int64_t off = first * a->ext - a->tlb;
+
+    for (int q = m->p - 2; q >= 0; q--)
+        note(a, c->ops->reduce_local(c->ctx, a->op, data_of(a, m, q) + off, acc,
+                                     count, a->dt));
+}
+
+static int reduce_step(shm_call_t *a, coll_shm_t *m)
+{
+    int r = m->rank, p = m->p;
+    int all = a->kind == SHM_ALLREDUCE;
+    int wants = all || r == a->root; /* needs the result */
+    shm_blk_t *mine = shm_blk(m, a->n, r);
+
+    switch (a->phase) {
+    case P_START: {
+        const char *in = a->sbuf == COLL_IN_PLACE ? a->rbuf : a->sbuf;
+        base_copy(data_of(a, m, r), in + a->tlb, (size_t)a->bytes);
+        /* In a short reduce only the root reads the data. */
+        raise_flag(a, &mine->arr, SHM_FLAG(a->n, 1),
+                   all || !a->allread ? SHM_RING_ALL : SHM_RING_ROOT);
+        if (a->allread && !wants)
+            return 1;
+        a->phase = P_WAIT_ARR;
+    }
+        /* fall through */
+    case P_WAIT_ARR:
+        if (!all_reached(a, m, 0, SHM_FLAG(a->n, 1)))
+            return 0;
+        if (a->allread) {
+            /* the whole vector, straight into the user's buffer */
+            copy_out(a, data_of(a, m, p - 1), 0, a->count);
+            fold(a, m, a->rbuf, 0, a->count);
+            return 1;
+        }
+        {
+            int64_t lo = slice_start(a->count, p, r);
+            int64_t hi = slice_start(a->count, p, r + 1);
+            if (hi > lo)
+                fold(a, m, data_of(a, m, p - 1) + lo * a->ext - a->tlb, lo,
+                     hi - lo);
+        }
+        raise_flag(a, &mine->res, SHM_FLAG(a->n, 1),
+                   all ? SHM_RING_ALL : SHM_RING_ROOT);
+        if (!wants)
+            return 1;
+        a->phase = P_WAIT_RES;
+        /* fall through */
+    default:
+        /* copy each slice out as soon as it is reduced */
+        for (int q = a->next; q < p; q++) {
+            shm_blk_t *b = shm_blk(m, a->n, q);
+            if (atomic_load_explicit(&b->res, memory_order_acquire) <
+                SHM_FLAG(a->n, 1)) {
+                a->next = q;
+                return 0;
+            }
+            copy_out(a, data_of(a, m, p - 1), slice_start(a->count, p, q),
+                     slice_start(a->count, p, q + 1) -
+                         slice_start(a->count, p, q));
+        }
+        a->next = 0;
+        return 1;
+    }
+}
+
+/* ---- the two steps ------------------------------------------------------- */
+
+static int shm_begin(void *arg)
+{
+    shm_call_t *a = arg;
+    coll_shm_t *m = a->c->shm;
+    int rc;
+
+    if (a->phase == P_IDLE || a->phase == P_DONE) {
+        /* a first run, or a new start of a persistent schedule */
+        if (a->persistent)
+            assign(m, a);
+        a->phase = P_BEGIN;
+        a->err = 0;
+        a->next = 0;
+        a->ring = SHM_RING_NONE;
+        a->copied = 0;
+    }
+    if (a->phase == P_BROKEN)
+        return a->err;
+    if (a->phase != P_BEGIN)
+        return 1; /* asked again after the runner's wait saw it done */
+    rc = shm_setup_progress(a->c);
+    if (rc == 0)
+        return 0;
+    if (rc != 1) {
+        a->err = shm_err(rc);
+        a->phase = P_BROKEN;
+        return a->err;
+    }
+    if (m->state == SHM_ST_FAILED) {
+        shm_fallback_reset(a);
+        a->phase = P_FALLBACK;
+        return 1;
+    }
+    if (m->free_upto < a->need && !refresh(m, a))
+        return 0;
+    a->phase = P_START;
+    return 1;
+}
+
+static int shm_main(void *arg)
+{
+    shm_call_t *a = arg;
+    coll_shm_t *m = a->c->shm;
+    int done;
+
+    switch (a->phase) {
+    case P_DONE:
+        return a->err != 0 ? a->err : 1;
+    case P_FALLBACK:
+        if (!shm_fallback(a))
+            return 0;
+        a->phase = P_DONE;
+        a->pooled = 0;
+        return a->err != 0 ? a->err : 1;
+    case P_IDLE:
+    case P_BEGIN:
+    case P_BROKEN:
+        /* begin failed and the runner went on (a peer died) */
+        return a->err != 0 ? a->err : 1;
+    default:
+        break;
+    }
+    switch (a->kind) {
+    case SHM_BARRIER:
+        done = barrier_step(a, m);
+        break;
+    case SHM_BCAST:
+        done = bcast_step(a, m);
+        break;
+    default:
+        done = reduce_step(a, m);
+        break;
+    }
+    if (a->ring != SHM_RING_NONE)
+        ring(a);
+    if (!done)
+        return 0;
+    finish(a);
+    a->phase = P_DONE;
+    /* The record may serve a new call now: only this step's second look
+     * (the runner's, right after its wait saw the step done) reads it
+     * again, and no call is built in between. */
+    a->pooled = 0;
+    return a->err != 0 ? a->err : 1;
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+static shm_call_t *new_call(coll_sched_t *s, int kind)
+{
+    coll_comm_t *c = s->comm;
+    shm_call_t *a;
+
+    if (c->shm == NULL && s->err == 0) {
+        coll_shm_t *m = calloc(1, sizeof(*m));
+        if (m == NULL) {
+            s->err =
+                base_err(SHOAL_ERR_NOMEM, "shared-memory collective state");
+            return NULL;
+        }
+        m->records = calloc(SHM_NRECORDS, sizeof(shm_call_t));
+        m->state = SHM_ST_NEW;
+        m->tag = s->tag; /* the set-up's messages share the call's tag */
+        m->p = c->size;
+        m->rank = c->rank;
+        m->fd = -1;
+        c->shm = m;
+    }
+    a = NULL;
+    if (!(c->start_out != NULL && c->persistent) && c->shm != NULL &&
+        ((coll_shm_t *)c->shm)->records != NULL) {
+        coll_shm_t *m = c->shm;
+        for (int k = 0; k < SHM_NRECORDS && a == NULL; k++) {
+            shm_call_t *x = &m->records[(m->rec_next + k) % SHM_NRECORDS];
+            if (!x->pooled)
+                a = x;
+        }
+        m->rec_next = (m->rec_next + 1) % SHM_NRECORDS;
+    }
+    if (a == NULL) {
+        a = coll_sched_alloc(s, (int64_t)sizeof(*a));
+        if (a == NULL)
+            return NULL;
+        a->pooled = 0;
+    } else {
+        a->pooled = 1;
+    }
+    /* Field by field: a memset of the record compiles to `rep stos`, slow
+     * to start on the machines we measure on. */
+    a->phase = P_IDLE;
+    a->waiting = 0;
+    a->err = 0;
+    a->n = 0;
+    a->need = 0;
+    a->sbuf = NULL;
+    a->rbuf = NULL;
+    a->count = 0;
+    a->dt = NULL;
+    a->op = NULL;
+    a->root = 0;
+    a->bytes = 0;
+    a->tlb = 0;
+    a->ext = 0;
+    a->contig = 1;
+    a->allread = 0;
+    a->big = 0;
+    a->next = 0;
+    a->ring = SHM_RING_NONE;
+    a->copied = 0;
+    a->chunk = 0;
+    a->fbabort = 0;
+    a->reqs = NULL;
+    a->nreq = 0;
+    a->tmp = NULL;
+    a->c = c;
+    a->kind = kind;
+    a->tag = s->tag;
+    a->area = -1;
+    a->fbstage = 1;
+    a->persistent = c->start_out != NULL && c->persistent;
+    /* A persistent build gives its tag back (coll_sched_finish), and each
+     * start takes a new one that we cannot see: keep this one for the
+     * fallback's (and maybe the set-up's) messages. */
+    if (a->persistent)
+        c->seq++;
+    return a;
+}
+
+static int build(coll_sched_t *s, shm_call_t *a)
+{
+    if (a == NULL)
+        return 1; /* the schedule holds the error */
+    if (!a->persistent)
+        assign(a->c->shm, a);
+    coll_sched_poll(s, shm_begin, a);
+    coll_sched_poll(s, shm_main, a);
+    return 1;
 }
 
 int coll_shm_barrier(coll_sched_t *s)
 {
-    (void)s;
-    return 0;
+    if (!applies(s->comm))
+        return 0;
+    return build(s, new_call(s, SHM_BARRIER));
 }
 
 int coll_shm_bcast(coll_sched_t *s, void *buf, int64_t count, void *dt,
                    int root)
 {
-    (void)s, (void)buf, (void)count, (void)dt, (void)root;
-    return 0;
+    coll_comm_t *c = s->comm;
+    int64_t bytes = count > 0 && dt != NULL ? count * c->ops->size(dt) : 0;
+    int64_t ext = 0, tlb = 0, text = 0;
+    shm_call_t *a;
+
+    /* bytes agree everywhere (the type signatures match); the datatypes
+     * need not, so each rank packs or copies as its own type says. */
+    if (!applies(c) || bytes > SHM_SLOT)
+        return 0;
+    if (bytes == 0)
+        return 1; /* nothing to do anywhere */
+    a = new_call(s, SHM_BCAST);
+    if (a != NULL) {
+        c->ops->extent(dt, &ext, &tlb, &text);
+        a->rbuf = buf;
+        a->count = count;
+        a->dt = dt;
+        a->root = root;
+        a->bytes = bytes;
+        a->tlb = tlb;
+        a->ext = ext;
+        a->contig = c->ops->contig(dt);
+        a->big = bytes > SHM_SETCAP;
+        a->chunk = chunk_of(bytes);
+    }
+    return build(s, a);
+}
+
+static int reduction(coll_sched_t *s, int kind, const void *sbuf, void *rbuf,
+                     int64_t count, void *dt, void *op, int root)
+{
+    coll_comm_t *c = s->comm;
+    int64_t ext = 0, tlb = 0, text = 0, span;
+    shm_call_t *a;
+
+    if (!applies(c))
+        return 0;
+    if (count <= 0)
+        return 1;
+    /* The datatype is the same on every rank: so is this decision.  Its
+     * elements are copied as one span (holes included, never written
+     * back), so they must not overlap. */
+    c->ops->extent(dt, &ext, &tlb, &text);
+    if (c->ops->size(dt) <= 0 || ext <= 0 || text > ext)
+        return 0;
+    span = text + (count - 1) * ext;
+    if (span > SHM_SLOT)
+        return 0;
+    a = new_call(s, kind);
+    if (a != NULL) {
+        a->sbuf = sbuf;
+        a->rbuf = rbuf;
+        a->count = count;
+        a->dt = dt;
+        a->op = op;
+        a->root = root;
+        a->bytes = span;
+        a->tlb = tlb;
+        a->ext = ext;
+        a->contig = c->ops->contig(dt);
+        a->allread = span <= SHM_ALLREAD_MAX;
+        a->big = span > SHM_SETCAP;
+    }
+    return build(s, a);
 }
 
 int coll_shm_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                     int64_t count, void *dt, void *op, int root)
 {
-    (void)s, (void)sbuf, (void)rbuf, (void)count, (void)dt, (void)op;
-    (void)root;
-    return 0;
+    return reduction(s, SHM_REDUCE, sbuf, rbuf, count, dt, op, root);
 }
 
 int coll_shm_allreduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                        int64_t count, void *dt, void *op)
 {
-    (void)s, (void)sbuf, (void)rbuf, (void)count, (void)dt, (void)op;
-    return 0;
+    return reduction(s, SHM_ALLREDUCE, sbuf, rbuf, count, dt, op, -1);
 }

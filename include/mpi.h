@@ -1029,6 +1029,223 @@ SHOAL_MPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count,
 SHOAL_MPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
 
+/* nonblocking collectives: started at once, completed by MPI_Wait and
+ * friends */
+SHOAL_MPI_FN(int, Ibarrier,
+             (MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ibcast,
+             (void *buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iallreduce,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Igather,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Igatherv,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, int root, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iscatter,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iscatterv,
+             (const void *sendbuf, const int sendcounts[], const int displs[],
+              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iallgather,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iallgatherv,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoall,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoallv,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoallw,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void *recvbuf,
+              const int recvcounts[], const int rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce_scatter,
+             (const void *sendbuf, void *recvbuf, const int recvcounts[],
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce_scatter_block,
+             (const void *sendbuf, void *recvbuf, int recvcount,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iscan,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iexscan,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+
+/* persistent collectives: inactive until MPI_Start */
+SHOAL_MPI_FN(int, Barrier_init,
+             (MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Bcast_init,
+             (void *buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_init,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Allreduce_init,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Gather_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Gatherv_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Scatter_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Scatterv_init,
+             (const void *sendbuf, const int sendcounts[], const int displs[],
+              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Allgather_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Allgatherv_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoall_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoallv_init,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoallw_init,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void *recvbuf,
+              const int recvcounts[], const int rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_scatter_init,
+             (const void *sendbuf, void *recvbuf, const int recvcounts[],
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_scatter_block_init,
+             (const void *sendbuf, void *recvbuf, int recvcount,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Scan_init,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Exscan_init,
+             (const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+
+/* neighbourhood collectives (Cartesian, graph and distributed graph
+ * communicators): blocking, nonblocking, persistent */
+SHOAL_MPI_FN(int, Neighbor_allgather,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_allgatherv,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoall,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoallv,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoallw,
+             (const void *sendbuf, const int sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm))
+SHOAL_MPI_FN(int, Ineighbor_allgather,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_allgatherv,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoall,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoallv,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoallw,
+             (const void *sendbuf, const int sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_allgather_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_allgatherv_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const int recvcounts[], const int displs[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoall_init,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoallv_init,
+             (const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoallw_init,
+             (const void *sendbuf, const int sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
 SHOAL_MPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
@@ -1046,6 +1263,17 @@ SHOAL_MPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
 SHOAL_MPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
 
 #undef SHOAL_MPI_FN
+
+/*
+ * Shoal extensions (MPIX_Shoal_*, no PMPI_ twin).
+ *
+ * MPIX_Shoal_barrier_clock: this rank's logical clocks of the tolerant
+ * barrier (SHOAL_BARRIER=tolerant) with world rank world_rank, after one
+ * round of progress: clock[0] barriers started that include it, clock[1]
+ * those completed here, clock[2] the lesser, up to which its messages are
+ * delivered (docs/TOLERANT.md).
+ */
+SHOAL_MPI_API int MPIX_Shoal_barrier_clock(int world_rank, unsigned clock[3]);
 
 #ifdef __cplusplus
 }

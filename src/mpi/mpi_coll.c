@@ -103,7 +103,7 @@ static int t_peer_pid(void *ctx, int rank)
 
     if (world == mpi.world_rank)
         return (int)getpid();
-    return wire_shm_peer_pid(world);
+    return wire_shm_local_pid(world);
 }
 
 static void t_wake(void *ctx, int rank)
@@ -454,6 +454,10 @@ static int coll_req_poll(MPI_Request r)
 {
     coll_sched_t *s = r->extra;
 
+    if (s == NULL) { /* nothing to do (the call moves no data) */
+        coll_req_status(r, 0);
+        return 1;
+    }
     if (!coll_sched_progress(s))
         return 0;
     coll_req_status(r, coll_sched_result(s));
@@ -490,17 +494,17 @@ int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
 
     c->start_out = NULL;
     c->persistent = 0;
-    if (rc != 0 || s == NULL) {
+    /* A call with nothing to move may build no schedule at all: its
+     * request completes at once (at every MPI_Start, if persistent). */
+    if (rc != 0) {
         coll_sched_free(s);
         mpi_unlock();
-        if (rc == 0)
-            rc = base_err(SHOAL_ERR_INTERNAL, "no schedule was built");
         return mpi_coll_done(comm, rc, fn);
     }
     r = mpi_req_alloc(MPI_REQ_COLL, comm);
     if (r == NULL) {
         /* A started schedule must still run: the other ranks take part. */
-        while (!coll_sched_progress(s))
+        while (s != NULL && !persistent && !coll_sched_progress(s))
             mpi_progress();
         coll_sched_free(s);
         mpi_unlock();
@@ -523,9 +527,52 @@ int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
     return MPI_SUCCESS;
 }
 
+/*
+ * Blocking collectives run the same way, without a request: built and
+ * started under the engine lock (a progress thread may be advancing a
+ * nonblocking collective of the same communicator, whose state the build
+ * shares), then advanced by the wait, which takes the lock per round.
+ */
+void mpi_coll_begin_blocking(MPI_Comm comm)
+{
+    coll_comm_t *c = comm->coll;
+
+    mpi_lock();
+    c->held = NULL;
+    c->start_out = &c->held;
+    c->persistent = 0;
+}
+
+static int sched_done(void *arg)
+{
+    return coll_sched_progress(arg);
+}
+
+int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn)
+{
+    coll_comm_t *c = comm->coll;
+    coll_sched_t *s = c->held;
+
+    c->held = NULL;
+    c->start_out = NULL;
+    mpi_unlock();
+    if (rc == 0 && s != NULL) {
+        rc = mpi_wait_until(sched_done, s);
+        if (rc == MPI_SUCCESS)
+            rc = coll_sched_result(s);
+    }
+    if (s != NULL) {
+        mpi_lock();
+        coll_sched_free(s);
+        mpi_unlock();
+    }
+    return mpi_coll_done(comm, rc, fn);
+}
+
 int mpi_coll_start(MPI_Request r)
 {
-    coll_sched_start(r->extra);
+    if (r->extra != NULL)
+        coll_sched_start(r->extra);
     if (coll_req_poll(r))
         mpi_req_complete(r);
     else

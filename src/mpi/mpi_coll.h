@@ -58,5 +58,9 @@ int mpi_coll_bad_in_place(MPI_Comm comm, const char *fn, const char *what,
 void mpi_coll_begin(MPI_Comm comm, int persistent, coll_sched_t **s);
 int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
                  const char *fn);
+/* The same for a blocking call: end waits for the schedule and returns the
+ * call's MPI result (mpi_coll_done). */
+void mpi_coll_begin_blocking(MPI_Comm comm);
+int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn);
 
 #endif /* SHOAL_MPI_COLL_H */

@@ -411,6 +411,20 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 }
 SHOAL_MPI_WEAK(Op_create_c)
 
+void mpi_op_retain(MPI_Op op)
+{
+    if (op->predef == 0)
+        mpi_ref_inc(&op->refs);
+}
+
+void mpi_op_release(MPI_Op op)
+{
+    if (op->predef == 0 && mpi_ref_dec(&op->refs) == 0) {
+        op->magic = MPI_MAGIC_DEAD;
+        free(op);
+    }
+}
+
 int PMPI_Op_free(MPI_Op *op)
 {
     MPI_CHECK_INIT("MPI_Op_free");
@@ -422,12 +436,8 @@ int PMPI_Op_free(MPI_Op *op)
         return mpi_error(NULL, MPI_ERR_OP, "MPI_Op_free",
                          "op is predefined operation %d and cannot be freed",
                          (*op)->predef);
-    /* Blocking collectives hold no reference past their return, so the
-     * user's is the only one. */
-    if (--(*op)->refs == 0) {
-        (*op)->magic = MPI_MAGIC_DEAD;
-        free(*op);
-    }
+    /* Nonblocking and persistent collectives may still hold theirs. */
+    mpi_op_release(*op);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -194,16 +194,26 @@ int mpi_req_wait_done(MPI_Request r)
     return mpi_wait_until(req_done, r);
 }
 
-/* One progress round and a look at r (Test and friends). */
+/*
+ * One progress round and a look at r (Test and friends).  When ranks
+ * share cores, a program that tests in a loop would keep the core from
+ * the very rank it waits for until the time slice ends (milliseconds):
+ * a test that finds nothing done gives the core away.
+ */
 static int test_once(MPI_Request r)
 {
+    int done;
+
     if (mpi_req_is_done(r))
         return 1;
     mpi_lock();
     am_progress();
     mpi_progress_extra();
     mpi_unlock();
-    return req_done(r);
+    done = req_done(r);
+    if (!done && am.oversubscribed)
+        sched_yield();
+    return done;
 }
 
 static void status_out(MPI_Status *status, const MPI_Request r)

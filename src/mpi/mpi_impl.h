@@ -206,6 +206,7 @@ struct shoal_mpi_comm {
     struct mpi_topo *topo;
     void *coll; /* the collective layer's state for this comm */
     uint32_t next_child; /* collective calls that create comms, counted */
+    uint32_t tol_seq;    /* tolerant barriers started on this communicator */
     char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -352,6 +353,9 @@ int mpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
                  MPI_Datatype dt);
 /* Is op defined on dt?  (MPI_SUCCESS or MPI_ERR_OP, for argument checks.) */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt);
+/* References of requests that use a user op (predefined ops: no-ops). */
+void mpi_op_retain(MPI_Op op);
+void mpi_op_release(MPI_Op op);
 
 /* ---- requests and point-to-point (mpi_p2p*.c) ---------------------------------- */
 

@@ -86,6 +86,11 @@ static int init_common(int required, int *provided, const char *fn)
                         "hosts failed\n", fn);
         return status;
     }
+    if (mpi_progress_thread_start() != SHOAL_OK) {
+        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
+                shoal_error_detail());
+        return MPI_ERR_OTHER;
+    }
     if (provided != NULL)
         *provided = mpi.thread_level;
     return MPI_SUCCESS;
@@ -117,6 +122,8 @@ int PMPI_Finalize(void)
     int status;
 
     MPI_CHECK_INIT("MPI_Finalize");
+    /* From here on this thread alone drives the engine. */
+    mpi_progress_thread_stop();
     /* The standard runs COMM_SELF's delete callbacks first, while the
      * library still works (tools hook Finalize this way). */
     mpi_attr_delete_all(MPI_ATTR_COMM, MPI_COMM_SELF, &MPI_COMM_SELF->attrs);
@@ -126,6 +133,8 @@ int PMPI_Finalize(void)
         MPI_Count n;
         PMPI_Buffer_detach_c(&b, &n);
     }
+    /* Tolerant barriers still running and the messages they hold back. */
+    mpi_tol_fini();
     mpi_comm_fini_predef();
     mpi_coll_world_fini();
     mpi_p2p_fini();

@@ -199,6 +199,8 @@ static void ctl_run_local(unsigned handler, const uint64_t *args)
         h_ack(&self, args, 4, NULL, 0);
     else if (handler == MPI_H_PART)
         h_part(&self, args, 4, NULL, 0);
+    else if (handler == MPI_H_TBAR)
+        mpi_tol_handler(&self, args, 4, NULL, 0);
 }
 
 static void ctl_enqueue(int world, unsigned handler, const uint64_t *args)
@@ -259,6 +261,12 @@ static void send_ctl_to(int world, shoal_token_t *token, unsigned handler,
     if (status != SHOAL_OK && !SHOAL_ERR_IS_LINK_FAILURE(status))
         base_error("mpi", "control message to rank %d failed: %s", world,
                    shoal_error_detail());
+}
+
+void mpi_send_ctl(int world, unsigned handler, uint64_t a0, uint64_t a1,
+                  uint64_t a2, uint64_t a3)
+{
+    send_ctl_to(world, NULL, handler, a0, a1, a2, a3);
 }
 
 static void send_ctl(const mpi_in_t *in, unsigned handler, uint64_t a0,
@@ -475,25 +483,11 @@ static MPI_Request match_posted(mpi_matchq_t *q, const mpi_in_t *in)
     return best;
 }
 
-void mpi_arrive(const mpi_in_t *in)
+mpi_umsg_t *mpi_umsg_from_in(const mpi_in_t *in)
 {
-    mpi_matchq_t *q = matchq_for_arrival(in->ctx);
-    MPI_Request req;
-    mpi_umsg_t *u;
-    size_t carried;
+    size_t carried = in->rdv ? 0 : (size_t)in->bytes;
+    mpi_umsg_t *u = umsg_alloc(carried);
 
-    if (BASE_UNLIKELY(q == NULL)) {
-        base_error("mpi", "dropping a message from rank %d: context %u "
-                          "out of range or no memory",
-                   in->src_world, in->ctx);
-        return;
-    }
-    if (q->nposted > 0 && (req = match_posted(q, in)) != NULL) {
-        deliver(req, in);
-        return;
-    }
-    carried = in->rdv ? 0 : (size_t)in->bytes;
-    u = umsg_alloc(carried);
     if (u == NULL) {
         base_fatal("mpi: no memory for an unexpected message of %zu bytes "
                    "from rank %d",
@@ -508,8 +502,38 @@ void mpi_arrive(const mpi_in_t *in)
     u->sreq = in->sreq;
     u->saddr = in->saddr;
     u->bytes = in->bytes;
+    u->stamp = 0;
     if (carried > 0)
         base_copy(u->data, in->data, carried);
+    return u;
+}
+
+void mpi_in_of_umsg(mpi_in_t *in, const mpi_umsg_t *u)
+{
+    *in = (mpi_in_t){
+        .ctx = u->ctx, .src = u->src, .tag = u->tag, .flags = u->flags,
+        .rdv = u->rdv, .src_world = u->src_world, .sreq = u->sreq,
+        .saddr = u->saddr, .bytes = u->bytes, .data = u->data, .token = NULL,
+    };
+}
+
+void mpi_arrive(const mpi_in_t *in)
+{
+    mpi_matchq_t *q = matchq_for_arrival(in->ctx);
+    MPI_Request req;
+    mpi_umsg_t *u;
+
+    if (BASE_UNLIKELY(q == NULL)) {
+        base_error("mpi", "dropping a message from rank %d: context %u "
+                          "out of range or no memory",
+                   in->src_world, in->ctx);
+        return;
+    }
+    if (q->nposted > 0 && (req = match_posted(q, in)) != NULL) {
+        deliver(req, in);
+        return;
+    }
+    u = mpi_umsg_from_in(in);
     base_list_push_back(&unexp_hash[bucket_of(in->ctx, in->src, in->tag)],
                         &u->hlink);
     base_list_push_back(&q->unexp, &u->qlink);
@@ -547,12 +571,9 @@ mpi_umsg_t *mpi_unexp_find(mpi_matchq_t *q, int src, int tag, int take)
 
 int mpi_recv_from_umsg(MPI_Request req, mpi_umsg_t *u)
 {
-    mpi_in_t in = {
-        .ctx = u->ctx, .src = u->src, .tag = u->tag, .flags = u->flags,
-        .rdv = u->rdv, .src_world = u->src_world, .sreq = u->sreq,
-        .saddr = u->saddr, .bytes = u->bytes, .data = u->data, .token = NULL,
-    };
+    mpi_in_t in;
 
+    mpi_in_of_umsg(&in, u);
     deliver(req, &in);
     mpi_umsg_free(u);
     return MPI_SUCCESS;
@@ -630,10 +651,28 @@ static inline void header_in(mpi_in_t *in, shoal_token_t *t,
 {
     in->ctx = (uint32_t)(a[0] >> 32);
     in->tag = (int)(uint32_t)a[0];
-    in->src = (int)(uint32_t)a[1];
-    in->flags = (unsigned)(a[1] >> 32);
+    in->src = (int)(a[1] & 0xffffff);
+    in->flags = (unsigned)(a[1] >> 24) & 0xffu;
     in->src_world = t->src;
     in->token = t;
+}
+
+/* An arrival goes to matching unless a tolerant barrier holds it back. */
+static inline void arrive_stamped(const mpi_in_t *in, uint64_t a1)
+{
+    uint32_t stamp = (uint32_t)(a1 >> 32);
+
+    if (BASE_UNLIKELY(stamp != 0 || mpi_tol_started != NULL))
+        mpi_tol_arrive(in, stamp);
+    else
+        mpi_arrive(in);
+}
+
+/* a1 of a frame's header. */
+static inline uint64_t header_a1(int world, unsigned flags, int rank)
+{
+    return (uint64_t)mpi_tol_stamp(world) << 32 | (uint64_t)flags << 24 |
+           ((uint32_t)rank & 0xffffff);
 }
 
 static void h_eager(shoal_token_t *t, const uint64_t *a, unsigned n,
@@ -647,7 +686,7 @@ static void h_eager(shoal_token_t *t, const uint64_t *a, unsigned n,
     in.saddr = 0;
     in.bytes = (MPI_Count)len;
     in.data = payload;
-    mpi_arrive(&in);
+    arrive_stamped(&in, a[1]);
 }
 
 static void h_rts(shoal_token_t *t, const uint64_t *a, unsigned n,
@@ -665,7 +704,7 @@ static void h_rts(shoal_token_t *t, const uint64_t *a, unsigned n,
     in.bytes = (MPI_Count)a[3];
     in.saddr = a[4];
     in.data = NULL;
-    mpi_arrive(&in);
+    arrive_stamped(&in, a[1]);
 }
 
 static void h_ack(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
@@ -807,7 +846,7 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
     in.data = send_data(req, bytes, &tofree);
     if (in.data == NULL && bytes > 0)
         return MPI_ERR_NO_MEM;
-    mpi_arrive(&in);
+    arrive_stamped(&in, header_a1(mpi.world_rank, 0, rank));
     free(tofree);
     if (req->mode != MPI_P2P_SYNC)
         mpi_send_done(req);
@@ -868,8 +907,7 @@ int mpi_send_start(MPI_Request req)
         return send_self(req, bytes, ctx, rank);
 
     uint64_t args[5] = {header_a0(ctx, req->tag),
-                        (uint64_t)(sync ? MPI_MF_SYNC : 0u) << 32 |
-                            (uint32_t)rank,
+                        header_a1(world, sync ? MPI_MF_SYNC : 0u, rank),
                         (uint64_t)(uintptr_t)req, (uint64_t)bytes, 0};
     uint64_t cost = (uint64_t)bytes + MSG_COST;
     if ((size_t)bytes <= mpi_p2p_cfg.eager_max &&
@@ -982,6 +1020,12 @@ void mpi_req_add_poll(MPI_Request req)
     mpi_unlock();
 }
 
+int mpi_progress_idle(void)
+{
+    return base_list_empty(&ctl_list) && base_list_empty(&deferred_sends) &&
+           base_list_empty(&push_list);
+}
+
 void mpi_progress_extra(void)
 {
     base_list_t *e, *next;
@@ -1043,6 +1087,7 @@ static const shoal_handler_entry_t handlers[] = {
     {MPI_H_DATA, h_data, "mpi-data", SHOAL_HANDLER_REQUEST},
     {MPI_H_COOP, h_coop, "mpi-coop", 0},
     {MPI_H_PART, h_part, "mpi-part", 0},
+    {MPI_H_TBAR, mpi_tol_handler, "mpi-tolerant-barrier", 0},
 };
 
 int mpi_p2p_init(void)
@@ -1137,7 +1182,7 @@ int mpi_send_eager_fast(const void *buf, MPI_Count count, MPI_Datatype dt,
           world != mpi.world_rank &&
           ecred_used[world] + cost <= mpi_p2p_cfg.eager_window))
         return 0;
-    uint64_t args[2] = {header_a0(comm->ctx, tag), (uint32_t)rank};
+    uint64_t args[2] = {header_a0(comm->ctx, tag), header_a1(world, 0, rank)};
     /* Arguments were checked by the caller and bytes <= eager_max, which
      * never exceeds the medium limit: skip the active-message checks. */
     int status = am_request_medium_unchecked(

@@ -4,7 +4,9 @@
  *
  * Header of every MPI frame (active-message arguments):
  *   a0 = context id << 32 | (uint32) tag
- *   a1 = flags << 32 | (uint32) sender's rank in its group
+ *   a1 = stamp << 32 | flags << 24 | sender's rank in its group (24 bits)
+ *        where stamp is the sender's count of tolerant barriers started
+ *        with the receiver (mpi_tolerant.c; 0 when there were none)
  *   eager:      a2 = sender's request (synchronous sends only)
  *   rendezvous: a2 = sender's request, a3 = bytes, a4 = sender's buffer
  *               address when the receiver may read it directly, else 0
@@ -23,6 +25,8 @@
 #define MPI_H_COOP 6  /* a0 sender request, a1 receive buffer, a2 split,
                          a3 receiver request: write the tail */
 #define MPI_H_PART 7  /* a0 receiver request: the tail landed */
+#define MPI_H_TBAR 8  /* a0 context, a1 barrier number, a2 round:
+                         a tolerant barrier's message (never held back) */
 
 #define MPI_ACK_SYNC 1 /* a synchronous send was matched */
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
@@ -43,6 +47,7 @@ typedef struct mpi_umsg {
     uint64_t sreq;
     uint64_t saddr;
     MPI_Count bytes;
+    uint32_t stamp; /* held back by the tolerant barrier until due */
     char data[]; /* eager payload */
 } mpi_umsg_t;
 
@@ -81,6 +86,38 @@ extern mpi_p2p_cfg_t mpi_p2p_cfg;
 
 /* Match an arrival (or queue it as unexpected). */
 void mpi_arrive(const mpi_in_t *in);
+/* A copy of an arrival (its eager data too), and the arrival of a copy. */
+mpi_umsg_t *mpi_umsg_from_in(const mpi_in_t *in);
+void mpi_in_of_umsg(mpi_in_t *in, const mpi_umsg_t *u);
+/* A control frame (args only) to a world rank, queued when it cannot go
+ * now (inside handlers and waits). */
+void mpi_send_ctl(int world, unsigned handler, uint64_t a0, uint64_t a1,
+                  uint64_t a2, uint64_t a3);
+
+/* ---- the tolerant barrier (mpi_tolerant.c) ----------------------------------------- */
+
+/* Tolerant barriers started with each world rank; NULL until the first. */
+extern uint32_t *mpi_tol_started;
+
+/* The stamp of a message to world rank w. */
+static inline uint32_t mpi_tol_stamp(int w)
+{
+    return BASE_UNLIKELY(mpi_tol_started != NULL) ? mpi_tol_started[w] : 0;
+}
+
+/* Deliver an arrival stamped stamp, or hold it back until the barriers it
+ * was sent after have completed here (it is copied then). */
+void mpi_tol_arrive(const mpi_in_t *in, uint32_t stamp);
+/* Does MPI_Barrier on comm use the tolerant barrier? */
+int mpi_tol_enabled(MPI_Comm comm);
+/* Start a tolerant barrier on an intracommunicator; returns at once. */
+int mpi_tol_barrier(MPI_Comm comm);
+/* The handler of MPI_H_TBAR. */
+void mpi_tol_handler(shoal_token_t *t, const uint64_t *a, unsigned n,
+                     void *payload, size_t len);
+/* Finalize: wait until every barrier started here has completed and
+ * every held message was delivered; then release the state. */
+void mpi_tol_fini(void);
 /* Start a send request (fields set); completes or progresses later. */
 int mpi_send_start(MPI_Request req);
 /* Post a receive request (fields set): matches or queues it. */
@@ -96,6 +133,14 @@ int mpi_posted_cancel(MPI_Request req);
 
 /* The engine's own work after the wires were polled (lock held). */
 void mpi_progress_extra(void);
+/* 1 when the engine has nothing to retry (queued control frames,
+ * deferred sends, pushed rendezvous): only arrivals can make work. */
+int mpi_progress_idle(void);
+
+/* SHOAL_PROGRESS=thread (mpi_progress.c): start the thread (MPI_Init),
+ * stop and join it (first thing in MPI_Finalize). */
+int mpi_progress_thread_start(void);
+void mpi_progress_thread_stop(void);
 
 /* Wait until req is done (progressing); MPI class of a failure. */
 int mpi_req_wait_done(MPI_Request req);

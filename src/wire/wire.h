@@ -182,10 +182,15 @@ int wire_shm_cma_probe(char *why, size_t cap);
  * (SHOAL_SHM_CMA=off, or refused for that peer).
  */
 int wire_shm_peer_pid(int rank);
+/* The same whether or not cross-memory attach is allowed (for sharing
+ * memory by other means). */
+int wire_shm_local_pid(int rank);
 
 /* Wake rank (a rank of this host whose segment this rank has mapped, e.g.
  * after am_peer_get) if it sleeps on its doorbell: for conditions a peer
  * sets in shared memory without sending a frame.  No-op otherwise. */
 void wire_shm_wake(int rank);
+/* Wake this process's own sleeper (another thread of it) if it sleeps. */
+void wire_shm_wake_self(void);
 
 #endif /* SHOAL_WIRE_H */

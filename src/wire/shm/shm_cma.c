@@ -81,11 +81,15 @@ int wire_shm_cma_probe(char *why, size_t cap)
 
 int wire_shm_peer_pid(int rank)
 {
+    return shm_state.cma_mode == 2 ? 0 : wire_shm_local_pid(rank);
+}
+
+int wire_shm_local_pid(int rank)
+{
     shm_state_t *s = &shm_state;
     int slot;
 
-    if (s->job == NULL || rank < 0 || rank >= s->job->size ||
-        s->cma_mode == 2)
+    if (s->job == NULL || rank < 0 || rank >= s->job->size)
         return 0;
     slot = s->slot_of[rank];
     if (slot < 0 || s->peers[slot].ctrl == NULL)

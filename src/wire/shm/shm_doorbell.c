@@ -58,6 +58,12 @@ void wire_shm_wake(int rank)
         wire_stats.doorbells++;
 }
 
+void wire_shm_wake_self(void)
+{
+    if (shm_state.me != NULL)
+        shm_doorbell_ring(shm_state.me);
+}
+
 int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns)
 {
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u),

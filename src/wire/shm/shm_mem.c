@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -101,9 +102,18 @@ int shm_mem_lookup(const void *base, size_t size, uint64_t *map_base_p,
 void shm_seg_read(shm_seg_entry_t *e, shm_seg_view_t *v)
 {
     do {
-        while ((v->gen = atomic_load_explicit(&e->gen, memory_order_acquire)) &
-               1)
-            base_cpu_relax();
+        /* A writer mid-update takes a few stores, unless it was stopped
+         * or descheduled right there: then give it the core.  (One that
+         * died there ends the job: shoalrun stops every rank.) */
+        for (unsigned spins = 1;
+             (v->gen = atomic_load_explicit(&e->gen, memory_order_acquire)) &
+             1;
+             spins++) {
+            if (spins % 64 == 0)
+                sched_yield();
+            else
+                base_cpu_relax();
+        }
         v->base = atomic_load_explicit(&e->base, memory_order_relaxed);
         v->size = atomic_load_explicit(&e->size, memory_order_relaxed);
         v->fd = atomic_load_explicit(&e->fd, memory_order_relaxed);

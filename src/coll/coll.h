@@ -221,6 +221,10 @@ int coll_inter_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
 int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
                           void *sdt, void *rbuf, int64_t rcount,
                           const int *rcounts, const int *displs, void *rdt);
+/* rcounts (over the local group) NULL: rcount each. */
+int coll_inter_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
+                              int64_t rcount, const int *rcounts, void *dt,
+                              void *op);
 int coll_inter_alltoallw(coll_comm_t *c, const void *sbuf,
                          const int *scounts, const int *sdispls,
                          void *const *sdts, void *rbuf, const int *rcounts,

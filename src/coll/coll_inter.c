@@ -37,9 +37,11 @@ int coll_inter_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt,
 }
 
 /* Receive one block from every remote rank and reduce them in rank order
- * into rbuf: x0 op (x1 op (... op x(m-1))). */
-static void gather_reduce(coll_sched_t *s, void *rbuf, int64_t count,
-                          void *dt, void *op)
+ * into rbuf: x0 op (x1 op (... op x(m-1))).  Only elements [first,
+ * first + keep) of the result go to rbuf (reduce_scatter keeps its slice). */
+static void gather_reduce_slice(coll_sched_t *s, void *rbuf, int64_t count,
+                                void *dt, void *op, int64_t first,
+                                int64_t keep)
 {
     int m = s->comm->remote_size;
     char *all = coll_sched_tmp(s, count * m, dt);
@@ -55,7 +57,14 @@ static void gather_reduce(coll_sched_t *s, void *rbuf, int64_t count,
     for (int j = m - 2; j >= 0; j--)
         coll_sched_reduce(s, op, coll_elem(s->comm, all, dt, count * j), last,
                           count, dt);
-    coll_sched_copy(s, last, count, dt, rbuf, count, dt);
+    coll_sched_copy(s, coll_elem(s->comm, last, dt, first), keep, dt, rbuf,
+                    keep, dt);
+}
+
+static void gather_reduce(coll_sched_t *s, void *rbuf, int64_t count,
+                          void *dt, void *op)
+{
+    gather_reduce_slice(s, rbuf, count, dt, op, 0, count);
 }
 
 int coll_inter_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
@@ -139,6 +148,36 @@ int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
         coll_sched_recv(&s,
                         coll_elem(c, rbuf, rdt, coll_vdispl(displs, rcount, j)),
                         coll_vcount(rcounts, rcount, j), rdt, j);
+    }
+    return coll_sched_finish(&s);
+}
+
+/*
+ * MPI's intercommunicator reduce-scatter: the vectors of the remote group
+ * are reduced and scattered over the local group by the local counts (the
+ * two groups' vectors have the same length n).  A rank cannot know the
+ * remote group's counts, so each sends its whole vector to every remote
+ * rank and keeps its own slice of the reduction: linear, like the rest of
+ * this file.
+ */
+int coll_inter_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
+                              int64_t rcount, const int *rcounts, void *dt,
+                              void *op)
+{
+    coll_sched_t s;
+    int64_t n = 0, first = 0;
+
+    for (int i = 0; i < c->size; i++) {
+        if (i == c->rank)
+            first = n;
+        n += coll_vcount(rcounts, rcount, i);
+    }
+    coll_sched_init(&s, c);
+    if (n > 0) {
+        for (int j = 0; j < c->remote_size; j++)
+            coll_sched_send(&s, sbuf, n, dt, j);
+        gather_reduce_slice(&s, rbuf, n, dt, op, first,
+                            coll_vcount(rcounts, rcount, c->rank));
     }
     return coll_sched_finish(&s);
 }

@@ -341,14 +341,6 @@ int mpi_coll_check_comm(MPI_Comm comm, const char *fn)
     return MPI_SUCCESS;
 }
 
-int mpi_coll_no_inter(MPI_Comm comm, const char *fn)
-{
-    if (comm->is_inter)
-        return mpi_error(comm, MPI_ERR_COMM, fn,
-                         "not supported on intercommunicators yet");
-    return MPI_SUCCESS;
-}
-
 int mpi_coll_check_root(MPI_Comm comm, int root, const char *fn)
 {
     if (!comm->is_inter) {

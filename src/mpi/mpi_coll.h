@@ -26,8 +26,6 @@ static inline const void *mpi_coll_buf(const void *buf)
 }
 
 int mpi_coll_check_comm(MPI_Comm comm, const char *fn);
-/* Intercommunicator calls this file does not implement. */
-int mpi_coll_no_inter(MPI_Comm comm, const char *fn);
 int mpi_coll_check_root(MPI_Comm comm, int root, const char *fn);
 int mpi_coll_check_count(MPI_Comm comm, int count, const char *fn,
                          const char *what);

@@ -218,7 +218,6 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int recvcount,
     int rc;
 
     TRY(mpi_nb_check(comm, nb, fn));
-    TRY(mpi_coll_no_inter(comm, fn));
     if (vform)
         TRY(mpi_coll_check_counts(comm, comm->size, rcounts, NULL, fn,
                                   "recvcounts"));
@@ -239,8 +238,12 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int recvcount,
                                      "(only sendbuf may be)");
     TRY(check_send(comm, sendbuf, (int)total, datatype, fn));
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, op, fn));
-    rc = coll_reduce_scatter(mpi_coll_of(comm), mpi_coll_buf(sendbuf),
-                             recvbuf, recvcount, rcounts, datatype, op);
+    if (comm->is_inter)
+        rc = coll_inter_reduce_scatter(mpi_coll_of(comm), sendbuf, recvbuf,
+                                       recvcount, rcounts, datatype, op);
+    else
+        rc = coll_reduce_scatter(mpi_coll_of(comm), mpi_coll_buf(sendbuf),
+                                 recvbuf, recvcount, rcounts, datatype, op);
     return mpi_nb_end(comm, rc, nb, fn);
 }
 

@@ -34,6 +34,7 @@ int mpi_comm_dup_hook(MPI_Comm from, MPI_Comm to);
 #define MPI_COMM_TAG_MERGE (-4108)  /* Intercomm_merge: the high flags */
 #define MPI_COMM_TAG_BCAST (-4112)  /* Intercomm_create: leader to group */
 #define MPI_COMM_TAG_DGRAPH (-4116) /* Dist_graph_create: edges */
+#define MPI_COMM_TAG_ISPLIT (-4120) /* intercomm split/create, 3 tags */
 
 /* Steps of 4 leave room for the tag - 1 and tag - 2 the helpers use. */
 static inline int mpi_comm_tag_group(int tag)
@@ -90,6 +91,12 @@ int mpi_inter_allreduce(MPI_Comm inter, void *buf, size_t len,
  * process receives the remote leader's into theirs. */
 int mpi_inter_swap(MPI_Comm inter, const void *mine, void *theirs,
                    size_t len, int tag);
+
+/* Every process's len bytes from both groups: local_all[i * len] from
+ * local rank i, remote_all[j * len] from remote rank j (3 tags from tag
+ * down). */
+int mpi_inter_allgather(MPI_Comm inter, const void *mine, size_t len,
+                        void *local_all, void *remote_all, int tag);
 
 /* ---- context ids (mpi_ctx.c) ---------------------------------------------- */
 

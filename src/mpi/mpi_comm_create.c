@@ -1,5 +1,6 @@
 /*
- * MPI_Comm_create (collective over the parent) and MPI_Comm_create_group
+ * MPI_Comm_create (collective over the parent, intra- or
+ * intercommunicator) and MPI_Comm_create_group
  * (collective over the group's members only, so its agreement runs among
  * them, separated from concurrent ones by the caller's tag).
  */
@@ -26,7 +27,7 @@ static int parent_ranks(MPI_Comm comm, MPI_Group group, int *ranks)
 }
 
 static int check_args(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm,
-                      int **ranks_p, const char *fn)
+                      int allow_inter, int **ranks_p, const char *fn)
 {
     int rc;
 
@@ -36,9 +37,9 @@ static int check_args(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm,
                          (void *)group);
     if (newcomm == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-    if (comm->is_inter)
+    if (comm->is_inter && !allow_inter)
         return mpi_error(comm, MPI_ERR_COMM, fn,
-                         "intercommunicators are not supported here");
+                         "comm must be an intracommunicator");
     *ranks_p = malloc(((size_t)group->size + 1) * sizeof(int));
     if (*ranks_p == NULL)
         return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory");
@@ -52,6 +53,53 @@ static int check_args(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm,
     return mpi_error(comm, rc, fn, "no memory");
 }
 
+/*
+ * Comm_create over an intercommunicator: group is a subgroup of the local
+ * group, and the new intercommunicator joins it to the group the remote
+ * processes passed.  Every process tells everyone its place in its group,
+ * which rebuilds the remote group in its own order.  When either group is
+ * empty nobody gets a communicator.
+ */
+static int inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    int32_t mine = group->rank == MPI_UNDEFINED ? -1 : group->rank;
+    int32_t *lall = malloc((size_t)comm->size * sizeof(*lall));
+    int32_t *rall = malloc((size_t)comm->remote_size * sizeof(*rall));
+    int *world = malloc((size_t)comm->remote_size * sizeof(*world));
+    MPI_Group remote = MPI_GROUP_NULL;
+    uint32_t ctx = 0;
+    int n = 0, rc = lall && rall && world ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+    if (rc == MPI_SUCCESS)
+        rc = mpi_inter_allgather(comm, &mine, sizeof(mine), lall, rall,
+                                 MPI_COMM_TAG_ISPLIT);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_ctx_agree_inter(comm, &ctx);
+    for (int j = 0; rc == MPI_SUCCESS && j < comm->remote_size; j++)
+        n += rall[j] >= 0;
+    for (int j = 0; rc == MPI_SUCCESS && j < comm->remote_size; j++) {
+        if (rall[j] < 0)
+            continue;
+        /* The remote processes disagree about their group. */
+        if (rall[j] >= n)
+            rc = MPI_ERR_GROUP;
+        else
+            world[rall[j]] = comm->remote_group->world[j];
+    }
+    if (rc == MPI_SUCCESS && mine >= 0 && n > 0)
+        rc = mpi_group_new(n, world, &remote);
+    if (rc == MPI_SUCCESS && remote != MPI_GROUP_NULL) {
+        rc = mpi_comm_make(comm, group, remote, ctx, newcomm);
+        mpi_group_release(remote);
+    } else if (ctx != 0) {
+        mpi_ctx_free(ctx);
+    }
+    free(lall);
+    free(rall);
+    free(world);
+    return rc;
+}
+
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     const char *fn = "MPI_Comm_create";
@@ -60,11 +108,18 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     int *ranks, rc, member;
 
     MPI_CHECK_INIT(fn);
-    rc = check_args(comm, group, newcomm, &ranks, fn);
+    rc = check_args(comm, group, newcomm, 1, &ranks, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     free(ranks);
     *newcomm = MPI_COMM_NULL;
+    if (comm->is_inter) {
+        rc = inter_create(comm, group, newcomm);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(comm, rc, fn,
+                             "building the intercommunicator failed");
+        return MPI_SUCCESS;
+    }
     member = group->rank != MPI_UNDEFINED;
     mpi_members_init(&m, comm, comm->size, NULL, MPI_COMM_TAG_CTX);
     rc = mpi_ctx_agree(&m, member, &ctx);
@@ -88,7 +143,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     int *ranks, rc;
 
     MPI_CHECK_INIT(fn);
-    rc = check_args(comm, group, newcomm, &ranks, fn);
+    rc = check_args(comm, group, newcomm, 0, &ranks, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     if (tag < 0) {

@@ -1,8 +1,9 @@
 /*
- * MPI_Comm_split and MPI_Comm_split_type.  Every process learns every
- * (color, key) pair, so each can list its new group without further talk;
- * one context id agreed over the whole parent serves all colors, because
- * the new communicators have disjoint members.
+ * MPI_Comm_split and MPI_Comm_split_type, of intra- and
+ * intercommunicators.  Every process learns every (color, key) pair, so
+ * each can list its new group without further talk; one context id agreed
+ * over the whole parent serves all colors, because the new communicators
+ * have disjoint members.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -26,24 +27,66 @@ static int by_key(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* World ranks of the members of color, ordered. */
-static int color_members(MPI_Comm comm, split_entry_t *all, int64_t color,
-                         int **world_p, int *n_p)
+/* The group of the members of color among g's (all[i] from g's rank i),
+ * ordered; MPI_GROUP_NULL when there are none. */
+static int color_group(MPI_Group g, split_entry_t *all, int64_t color,
+                       MPI_Group *group_p)
 {
-    int n = 0, *world;
+    int n = 0, *world, rc;
 
-    for (int i = 0; i < comm->size; i++)
+    *group_p = MPI_GROUP_NULL;
+    for (int i = 0; i < g->size; i++)
         if (all[i].color == color)
             all[n++] = all[i];
+    if (n == 0)
+        return MPI_SUCCESS;
     qsort(all, (size_t)n, sizeof(*all), by_key);
     world = malloc((size_t)n * sizeof(int));
     if (world == NULL)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++)
-        world[i] = comm->group->world[all[i].rank];
-    *world_p = world;
-    *n_p = n;
-    return MPI_SUCCESS;
+        world[i] = g->world[all[i].rank];
+    rc = mpi_group_new(n, world, group_p);
+    free(world);
+    return rc;
+}
+
+/*
+ * An intercommunicator splits into intercommunicators, one per color,
+ * between that color's members in each group; where a color has members in
+ * one group only, they get MPI_COMM_NULL.  One context id agreed over both
+ * groups serves every color (the members are disjoint); whoever builds
+ * nothing gives it back.
+ */
+static int inter_split(MPI_Comm comm, split_entry_t mine, MPI_Comm *newcomm_p)
+{
+    split_entry_t *lall = malloc((size_t)comm->size * sizeof(*lall));
+    split_entry_t *rall = malloc((size_t)comm->remote_size * sizeof(*rall));
+    MPI_Group lg = MPI_GROUP_NULL, rg = MPI_GROUP_NULL;
+    uint32_t ctx = 0;
+    int rc = lall && rall ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+    if (rc == MPI_SUCCESS)
+        rc = mpi_inter_allgather(comm, &mine, sizeof(mine), lall, rall,
+                                 MPI_COMM_TAG_ISPLIT);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_ctx_agree_inter(comm, &ctx);
+    if (rc == MPI_SUCCESS && mine.color >= 0)
+        rc = color_group(comm->group, lall, mine.color, &lg);
+    if (rc == MPI_SUCCESS && mine.color >= 0)
+        rc = color_group(comm->remote_group, rall, mine.color, &rg);
+    if (rc == MPI_SUCCESS && rg != MPI_GROUP_NULL) {
+        rc = mpi_comm_make(comm, lg, rg, ctx, newcomm_p);
+    } else if (ctx != 0) {
+        mpi_ctx_free(ctx);
+    }
+    if (lg != MPI_GROUP_NULL)
+        mpi_group_release(lg);
+    if (rg != MPI_GROUP_NULL)
+        mpi_group_release(rg);
+    free(lall);
+    free(rall);
+    return rc;
 }
 
 int mpi_comm_split_core(MPI_Comm comm, int64_t color, int key,
@@ -54,9 +97,13 @@ int mpi_comm_split_core(MPI_Comm comm, int64_t color, int key,
     mpi_members_t m;
     MPI_Group group = MPI_GROUP_NULL;
     uint32_t ctx = 0;
-    int *world = NULL, n = 0, rc;
+    int rc;
 
     *newcomm_p = MPI_COMM_NULL;
+    if (comm->is_inter) {
+        free(all);
+        return inter_split(comm, mine, newcomm_p);
+    }
     if (all == NULL)
         return MPI_ERR_NO_MEM;
     mpi_members_init(&m, comm, comm->size, NULL, MPI_COMM_TAG_SPLIT);
@@ -69,16 +116,13 @@ int mpi_comm_split_core(MPI_Comm comm, int64_t color, int key,
         free(all);
         return rc;
     }
-    rc = color_members(comm, all, mine.color, &world, &n);
-    if (rc == MPI_SUCCESS)
-        rc = mpi_group_new(n, world, &group);
+    rc = color_group(comm->group, all, mine.color, &group);
     if (rc == MPI_SUCCESS) {
         rc = mpi_comm_make(comm, group, MPI_GROUP_NULL, ctx, newcomm_p);
         mpi_group_release(group);
     } else {
         mpi_ctx_free(ctx);
     }
-    free(world);
     free(all);
     return rc;
 }
@@ -96,9 +140,6 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split",
                          "color %d is negative and not MPI_UNDEFINED",
                          color);
-    if (comm->is_inter)
-        return mpi_error(comm, MPI_ERR_COMM, "MPI_Comm_split",
-                         "splitting intercommunicators is not supported");
     rc = mpi_comm_split_core(comm, color == MPI_UNDEFINED ? -1 : color, key,
                              newcomm);
     if (rc != MPI_SUCCESS)
@@ -155,9 +196,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO)
         return mpi_error(comm, MPI_ERR_INFO, fn, "invalid info %p",
                          (void *)info);
-    if (comm->is_inter)
-        return mpi_error(comm, MPI_ERR_COMM, fn,
-                         "splitting intercommunicators is not supported");
     if (split_type != MPI_UNDEFINED && split_by_host(split_type, info))
         color = host_color();
     rc = mpi_comm_split_core(comm, color, key, newcomm);

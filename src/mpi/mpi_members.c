@@ -232,3 +232,55 @@ int mpi_inter_swap(MPI_Comm inter, const void *mine, void *theirs,
     }
     return rc;
 }
+
+/*
+ * Every process learns every process's len bytes, in both groups: each
+ * sends its own to the remote leader, the leaders swap what they gathered,
+ * and each leader sends both lists to its whole remote group.  The remote
+ * leader's message is [this group's list | the other group's list].
+ */
+int mpi_inter_allgather(MPI_Comm inter, const void *mine, size_t len,
+                        void *local_all, void *remote_all, int tag)
+{
+    size_t nl = (size_t)inter->size * len, nr = (size_t)inter->remote_size * len;
+    MPI_Request sreq = MPI_REQUEST_NULL;
+    char *both = malloc(nl + nr), *out = NULL;
+    int rc;
+
+    if (both == NULL)
+        return MPI_ERR_NO_MEM;
+    rc = mpi_isend_internal(mine, (MPI_Count)len, MPI_BYTE, 0, tag, inter, 1,
+                            &sreq);
+    if (rc == MPI_SUCCESS && inter->rank == 0) {
+        /* out = [remote group's list | this group's list], as the remote
+         * group wants it. */
+        out = malloc(nl + nr);
+        rc = out != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        for (int i = 0; i < inter->remote_size && rc == MPI_SUCCESS; i++)
+            rc = mpi_recv_internal(out + (size_t)i * len, (MPI_Count)len,
+                                   MPI_BYTE, i, tag, inter, 1,
+                                   MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = mpi_sendrecv_internal(out, (MPI_Count)nr, MPI_BYTE, 0,
+                                       out + nr, (MPI_Count)nl, MPI_BYTE, 0,
+                                       tag - 1, inter, 1);
+        for (int i = 0; i < inter->remote_size && rc == MPI_SUCCESS; i++)
+            rc = mpi_send_internal(out, (MPI_Count)(nl + nr), MPI_BYTE, i,
+                                   tag - 2, inter, 1);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mpi_recv_internal(both, (MPI_Count)(nl + nr), MPI_BYTE, 0,
+                               tag - 2, inter, 1, MPI_STATUS_IGNORE);
+    {
+        int rc2 = mpi_wait_internal(&sreq, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = rc2;
+    }
+    if (rc == MPI_SUCCESS) {
+        memcpy(local_all, both, nl);
+        memcpy(remote_all, both + nl, nr);
+    }
+    free(out);
+    free(both);
+    return rc;
+}

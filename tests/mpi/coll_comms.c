@@ -152,10 +152,50 @@ static void test_inter(void)
     for (int j = 0; j < rsize; j++)
         CT_CHECK(g[j] == (rbase + j) * 100 + lrank, "inter alltoall");
 
+    /* Reduce_scatter: both groups reduce vectors of n = 2 * wsize
+     * elements; the remote group's sum is scattered over this group by
+     * this group's counts (local rank i gets counts[i]). */
+    {
+        int n = 2 * wsize, *v = malloc(sizeof(int) * (size_t)n);
+        int *counts = malloc(sizeof(int) * (size_t)lsize), first = 0;
+        int *r = malloc(sizeof(int) * (size_t)n);
+        MPI_Request req;
+
+        for (int i = 0; i < lsize; i++)
+            counts[i] = n / lsize + (i < n % lsize);
+        for (int i = 0; i < lrank; i++)
+            first += counts[i];
+        for (int i = 0; i < n; i++)
+            v[i] = wrank * 1000 + i;
+        MT_OK(MPI_Reduce_scatter(v, r, counts, MPI_INT, MPI_SUM, inter));
+        for (int i = 0; i < counts[lrank]; i++) {
+            int w = 0;
+            for (int j = 0; j < rsize; j++)
+                w += (rbase + j) * 1000 + first + i;
+            CT_CHECK(r[i] == w, "inter reduce_scatter [%d] %d want %d", i,
+                     r[i], w);
+        }
+        /* block form: the groups' counts differ, their products do not */
+        int bc = n / lsize;
+        if (n % lsize == 0 && n % rsize == 0) {
+            MT_OK(MPI_Ireduce_scatter_block(v, r, bc, MPI_INT, MPI_MAX, inter,
+                                            &req));
+            MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            for (int i = 0; i < bc; i++) {
+                int w = (rbase + rsize - 1) * 1000 + lrank * bc + i;
+                CT_CHECK(r[i] == w, "inter reduce_scatter_block [%d] %d "
+                         "want %d", i, r[i], w);
+            }
+        }
+        free(v);
+        free(r);
+        free(counts);
+    }
+
     MT_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
     MT_ERR(MPI_ERR_COMM, MPI_Scan(&s, &sum, 1, MPI_INT, MPI_SUM, inter));
-    MT_ERR(MPI_ERR_COMM, MPI_Reduce_scatter_block(&s, &sum, 1, MPI_INT,
-                                                  MPI_SUM, inter));
+    MT_ERR(MPI_ERR_BUFFER, MPI_Reduce_scatter_block(MPI_IN_PLACE, &sum, 1,
+                                                    MPI_INT, MPI_SUM, inter));
     MT_ERR(MPI_ERR_BUFFER, MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT,
                                          MPI_SUM, inter));
     free(g);

@@ -657,6 +657,24 @@ SHOAL_MPI_FN(int, Sendrecv_replace_c,
              (void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
               int sendtag, int source, int recvtag, MPI_Comm comm,
               MPI_Status *status))
+SHOAL_MPI_FN(int, Isendrecv,
+             (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              int dest, int sendtag, void *recvbuf, int recvcount,
+              MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Isendrecv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+              MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Isendrecv_replace,
+             (void *buf, int count, MPI_Datatype datatype, int dest,
+              int sendtag, int source, int recvtag, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Isendrecv_replace_c,
+             (void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+              int sendtag, int source, int recvtag, MPI_Comm comm,
+              MPI_Request *request))
 SHOAL_MPI_FN(int, Mrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
                             MPI_Message *message, MPI_Status *status))
 SHOAL_MPI_FN(int, Imrecv_c, (void *buf, MPI_Count count,

@@ -449,16 +449,16 @@ SHOAL_MPI_WEAK(Recv_init)
 
 /* ---- send-receive ------------------------------------------------------------------------ */
 
-static int sendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                        int dest, int stag, void *rbuf, MPI_Count rcount,
-                        MPI_Datatype rdt, int source, int rtag,
-                        MPI_Comm comm, MPI_Status *status, const char *fn)
+/* Post the receive, then the send, of a send-receive (arguments checked). */
+static int sendrecv_start(const void *sbuf, MPI_Count scount,
+                          MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rdt, int source,
+                          int rtag, MPI_Comm comm, MPI_Request *rr_p,
+                          MPI_Request *sr_p, const char *fn)
 {
-    MPI_Request rr = NULL, sr = NULL;
+    MPI_Request rr, sr;
     int rc;
 
-    P2P_CHECK(comm, sbuf, scount, sdt, dest, stag, CHK_SEND, fn);
-    P2P_CHECK(comm, rbuf, rcount, rdt, source, rtag, CHK_RECV, fn);
     rr = p2p_req(MPI_REQ_RECV, rbuf, rcount, rdt, source, rtag, comm, 0, 0);
     sr = p2p_req(MPI_REQ_SEND, sbuf, scount, sdt, dest, stag, comm,
                  MPI_P2P_STANDARD, 0);
@@ -480,6 +480,25 @@ static int sendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
         mpi_req_free(sr);
         return mpi_error(comm, rc, fn, "failed: %s", shoal_error_detail());
     }
+    *rr_p = rr;
+    *sr_p = sr;
+    return MPI_SUCCESS;
+}
+
+static int sendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                        int dest, int stag, void *rbuf, MPI_Count rcount,
+                        MPI_Datatype rdt, int source, int rtag,
+                        MPI_Comm comm, MPI_Status *status, const char *fn)
+{
+    MPI_Request rr = NULL, sr = NULL;
+    int rc;
+
+    P2P_CHECK(comm, sbuf, scount, sdt, dest, stag, CHK_SEND, fn);
+    P2P_CHECK(comm, rbuf, rcount, rdt, source, rtag, CHK_RECV, fn);
+    rc = sendrecv_start(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt,
+                        source, rtag, comm, &rr, &sr, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     rc = wait_own(sr, MPI_STATUS_IGNORE, fn);
     if (rc != MPI_SUCCESS) {
         mpi_req_free_later(rr);
@@ -487,6 +506,127 @@ static int sendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
     }
     return wait_own(rr, status, fn);
 }
+
+/*
+ * MPI_Isendrecv(_replace): one request over the two, advanced by the
+ * progress engine's poll list; it completes when both have, with the
+ * receive's status (or the send's error).
+ */
+typedef struct isendrecv {
+    MPI_Request rr, sr;
+    void *copy; /* _replace: the packed outgoing data */
+} isendrecv_t;
+
+static int isendrecv_poll(MPI_Request r)
+{
+    isendrecv_t *x = r->extra;
+
+    if (!mpi_req_is_done(x->rr) || !mpi_req_is_done(x->sr))
+        return 0;
+    r->status = x->rr->status;
+    if (r->status.MPI_ERROR == MPI_SUCCESS)
+        r->status.MPI_ERROR = x->sr->status.MPI_ERROR;
+    return 1;
+}
+
+static int isendrecv_free(MPI_Request r)
+{
+    isendrecv_t *x = r->extra;
+
+    if (x == NULL)
+        return MPI_SUCCESS;
+    /* Freed before completion (MPI_Request_free): let them finish. */
+    if (mpi_req_is_done(x->rr))
+        mpi_req_free(x->rr);
+    else
+        mpi_req_free_later(x->rr);
+    if (mpi_req_is_done(x->sr))
+        mpi_req_free(x->sr);
+    else
+        mpi_req_free_later(x->sr);
+    free(x->copy);
+    free(x);
+    r->extra = NULL;
+    return MPI_SUCCESS;
+}
+
+static int isendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                         int dest, int stag, void *rbuf, MPI_Count rcount,
+                         MPI_Datatype rdt, int source, int rtag,
+                         MPI_Comm comm, void *copy, MPI_Request *request,
+                         const char *fn)
+{
+    isendrecv_t *x = calloc(1, sizeof(*x));
+    MPI_Request r = NULL;
+    int rc;
+
+    if (x != NULL)
+        r = mpi_req_alloc(MPI_REQ_COLL, comm);
+    if (r == NULL) {
+        free(x);
+        free(copy);
+        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    }
+    rc = sendrecv_start(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt,
+                        source, rtag, comm, &x->rr, &x->sr, fn);
+    if (rc != MPI_SUCCESS) {
+        free(x);
+        free(copy);
+        mpi_req_free(r);
+        return rc;
+    }
+    x->copy = copy;
+    r->extra = x;
+    r->poll_fn = isendrecv_poll;
+    r->free_fn = isendrecv_free;
+    mpi_lock();
+    if (isendrecv_poll(r))
+        mpi_req_complete(r);
+    else
+        mpi_req_add_poll(r);
+    mpi_unlock();
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+static int isendrecv_checked(const void *sbuf, MPI_Count scount,
+                             MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rdt, int source,
+                             int rtag, MPI_Comm comm, MPI_Request *request,
+                             const char *fn)
+{
+    P2P_CHECK(comm, sbuf, scount, sdt, dest, stag, CHK_SEND, fn);
+    P2P_CHECK(comm, rbuf, rcount, rdt, source, rtag, CHK_RECV, fn);
+    int rc = check_req_out(comm, request, fn);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return isendrecv_any(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt,
+                         source, rtag, comm, NULL, request, fn);
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_checked(sendbuf, sendcount, sendtype, dest, sendtag,
+                             recvbuf, recvcount, recvtype, source, recvtag,
+                             comm, request, "MPI_Isendrecv");
+}
+SHOAL_MPI_WEAK(Isendrecv)
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag,
+                     void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int source, int recvtag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_checked(sendbuf, sendcount, sendtype, dest, sendtag,
+                             recvbuf, recvcount, recvtype, source, recvtag,
+                             comm, request, "MPI_Isendrecv_c");
+}
+SHOAL_MPI_WEAK(Isendrecv_c)
 
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   int dest, int sendtag, void *recvbuf, int recvcount,
@@ -511,20 +651,14 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
 }
 SHOAL_MPI_WEAK(Sendrecv_c)
 
-static int sendrecv_replace_any(void *buf, MPI_Count count, MPI_Datatype dt,
-                                int dest, int stag, int source, int rtag,
-                                MPI_Comm comm, MPI_Status *status,
-                                const char *fn)
+/* A packed copy of buf, sent while the reply lands in buf itself. */
+static int replace_copy(void *buf, MPI_Count count, MPI_Datatype dt,
+                        MPI_Comm comm, void **copy_p, MPI_Count *bytes_p,
+                        const char *fn)
 {
-    MPI_Count bytes;
-    void *tmp;
-    int rc;
+    MPI_Count bytes = count * dt->size;
+    void *tmp = malloc(bytes > 0 ? (size_t)bytes : 1);
 
-    P2P_CHECK(comm, buf, count, dt, dest, stag, CHK_SEND, fn);
-    P2P_CHECK(comm, buf, count, dt, source, rtag, CHK_RECV, fn);
-    /* Send a packed copy, receive into the buffer itself. */
-    bytes = count * dt->size;
-    tmp = malloc(bytes > 0 ? (size_t)bytes : 1);
     if (tmp == NULL)
         return mpi_error(comm, MPI_ERR_NO_MEM, fn,
                          "no memory for a %lld-byte copy", (long long)bytes);
@@ -533,6 +667,30 @@ static int sendrecv_replace_any(void *buf, MPI_Count count, MPI_Datatype dt,
         mpi_dt_cursor_init(&c, dt, count, buf, 0);
         mpi_dt_cursor_pack(&c, tmp, bytes);
     }
+    *copy_p = tmp;
+    *bytes_p = bytes;
+    return MPI_SUCCESS;
+}
+
+static int sendrecv_replace_any(void *buf, MPI_Count count, MPI_Datatype dt,
+                                int dest, int stag, int source, int rtag,
+                                MPI_Comm comm, MPI_Status *status, int nb,
+                                MPI_Request *request, const char *fn)
+{
+    MPI_Count bytes = 0;
+    void *tmp = NULL;
+    int rc;
+
+    P2P_CHECK(comm, buf, count, dt, dest, stag, CHK_SEND, fn);
+    P2P_CHECK(comm, buf, count, dt, source, rtag, CHK_RECV, fn);
+    if (nb && (rc = check_req_out(comm, request, fn)) != MPI_SUCCESS)
+        return rc;
+    rc = replace_copy(buf, count, dt, comm, &tmp, &bytes, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (nb) /* the request frees the copy */
+        return isendrecv_any(tmp, bytes, MPI_BYTE, dest, stag, buf, count,
+                             dt, source, rtag, comm, tmp, request, fn);
     rc = sendrecv_any(tmp, bytes, MPI_BYTE, dest, stag, buf, count, dt,
                       source, rtag, comm, status, fn);
     free(tmp);
@@ -544,7 +702,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
                           MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_replace_any(buf, count, datatype, dest, sendtag, source,
-                                recvtag, comm, status,
+                                recvtag, comm, status, 0, NULL,
                                 "MPI_Sendrecv_replace");
 }
 SHOAL_MPI_WEAK(Sendrecv_replace)
@@ -554,10 +712,31 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype,
                             MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_replace_any(buf, count, datatype, dest, sendtag, source,
-                                recvtag, comm, status,
+                                recvtag, comm, status, 0, NULL,
                                 "MPI_Sendrecv_replace_c");
 }
 SHOAL_MPI_WEAK(Sendrecv_replace_c)
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype,
+                           int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    return sendrecv_replace_any(buf, count, datatype, dest, sendtag, source,
+                                recvtag, comm, MPI_STATUS_IGNORE, 1,
+                                request, "MPI_Isendrecv_replace");
+}
+SHOAL_MPI_WEAK(Isendrecv_replace)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count,
+                             MPI_Datatype datatype, int dest, int sendtag,
+                             int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return sendrecv_replace_any(buf, count, datatype, dest, sendtag, source,
+                                recvtag, comm, MPI_STATUS_IGNORE, 1,
+                                request, "MPI_Isendrecv_replace_c");
+}
+SHOAL_MPI_WEAK(Isendrecv_replace_c)
 
 /* ---- probe and matched receive ------------------------------------------------------------ */
 

@@ -178,6 +178,57 @@ static void sendrecvs(void)
     MT_OK(MPI_Sendrecv_replace(a, 100, MPI_DOUBLE, right, 4, left, 4,
                                MPI_COMM_WORLD, &st));
     MT_CHECK(a[10] == left + 5.0, "sendrecv_replace");
+
+    /* MPI 4.0's nonblocking forms: one request over both halves, the
+     * receive's status; a large one (rendezvous) and a derived type */
+    {
+        enum { N = 40000 };
+        double *big = malloc(N * sizeof(double)), *got = malloc(N * sizeof(double));
+        MPI_Request rq[2];
+        MPI_Status sts[2];
+        MPI_Datatype every2;
+        int count = -1, flag = 0;
+
+        for (int i = 0; i < N; i++)
+            big[i] = rank * 1e6 + i;
+        MT_OK(MPI_Isendrecv(big, N, MPI_DOUBLE, right, 5, got, N, MPI_DOUBLE,
+                            MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &rq[0]));
+        for (int i = 0; i < 100; i++)
+            a[i] = rank * 1000 + i;
+        MT_OK(MPI_Type_vector(50, 1, 2, MPI_DOUBLE, &every2));
+        MT_OK(MPI_Type_commit(&every2));
+        MT_OK(MPI_Isendrecv_replace(a, 1, every2, left, 6, right, 6,
+                                    MPI_COMM_WORLD, &rq[1]));
+        MT_OK(MPI_Waitall(2, rq, sts));
+        MT_CHECK(sts[0].MPI_SOURCE == left && sts[0].MPI_TAG == 5,
+                 "isendrecv status %d/%d", sts[0].MPI_SOURCE, sts[0].MPI_TAG);
+        MT_OK(MPI_Get_count(&sts[0], MPI_DOUBLE, &count));
+        MT_CHECK(count == N, "isendrecv count %d", count);
+        MT_CHECK(got[N - 1] == left * 1e6 + N - 1 && got[0] == left * 1e6,
+                 "isendrecv data");
+        for (int i = 0; i < 100; i++)
+            MT_CHECK(a[i] == (i % 2 ? rank * 1000 + i : right * 1000 + i),
+                     "isendrecv_replace a[%d] = %g", i, a[i]);
+        MT_CHECK(sts[1].MPI_SOURCE == right, "isendrecv_replace source");
+        /* PROC_NULL on both sides completes at once */
+        MT_OK(MPI_Isendrecv_replace_c(a, 3, MPI_DOUBLE, MPI_PROC_NULL, 0,
+                                      MPI_PROC_NULL, 0, MPI_COMM_WORLD,
+                                      &rq[0]));
+        MT_OK(MPI_Test(&rq[0], &flag, &sts[0]));
+        MT_CHECK(flag && sts[0].MPI_SOURCE == MPI_PROC_NULL,
+                 "isendrecv_replace to PROC_NULL");
+        MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        MT_ERR(MPI_ERR_RANK, MPI_Isendrecv(a, 1, MPI_DOUBLE, size, 0, b, 1,
+                                           MPI_DOUBLE, 0, 0, MPI_COMM_WORLD,
+                                           &rq[0]));
+        MT_ERR(MPI_ERR_ARG, MPI_Isendrecv_c(a, 1, MPI_DOUBLE, 0, 0, b, 1,
+                                            MPI_DOUBLE, 0, 0, MPI_COMM_WORLD,
+                                            NULL));
+        MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+        MT_OK(MPI_Type_free(&every2));
+        free(big);
+        free(got);
+    }
 }
 
 /* Issend completes only once the receive matched. */

@@ -849,6 +849,63 @@ SHOAL_MPI_FN(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype,
 SHOAL_MPI_FN(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength,
                                   MPI_Count stride, MPI_Datatype oldtype,
                                   MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_hvector_c,
+             (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+              MPI_Datatype oldtype, MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_indexed_c,
+             (MPI_Count count, const MPI_Count array_of_blocklengths[],
+              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_hindexed_c,
+             (MPI_Count count, const MPI_Count array_of_blocklengths[],
+              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_indexed_block_c,
+             (MPI_Count count, MPI_Count blocklength,
+              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_hindexed_block_c,
+             (MPI_Count count, MPI_Count blocklength,
+              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_struct_c,
+             (MPI_Count count, const MPI_Count array_of_blocklengths[],
+              const MPI_Count array_of_displacements[],
+              const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_resized_c,
+             (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_subarray_c,
+             (int ndims, const MPI_Count array_of_sizes[],
+              const MPI_Count array_of_subsizes[],
+              const MPI_Count array_of_starts[], int order,
+              MPI_Datatype oldtype, MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_create_darray_c,
+             (int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+              const int array_of_distribs[], const int array_of_dargs[],
+              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_get_envelope_c,
+             (MPI_Datatype datatype, MPI_Count *num_integers,
+              MPI_Count *num_addresses, MPI_Count *num_large_counts,
+              MPI_Count *num_datatypes, int *combiner))
+SHOAL_MPI_FN(int, Type_get_contents_c,
+             (MPI_Datatype datatype, MPI_Count max_integers,
+              MPI_Count max_addresses, MPI_Count max_large_counts,
+              MPI_Count max_datatypes, int array_of_integers[],
+              MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+              MPI_Datatype array_of_datatypes[]))
+SHOAL_MPI_FN(int, Pack_external_c,
+             (const char datarep[], const void *inbuf, MPI_Count incount,
+              MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+              MPI_Count *position))
+SHOAL_MPI_FN(int, Unpack_external_c,
+             (const char datarep[], const void *inbuf, MPI_Count insize,
+              MPI_Count *position, void *outbuf, MPI_Count outcount,
+              MPI_Datatype datatype))
+SHOAL_MPI_FN(int, Pack_external_size_c,
+             (const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+              MPI_Count *size))
 
 /* groups */
 SHOAL_MPI_FN(int, Group_size, (MPI_Group group, int *size))

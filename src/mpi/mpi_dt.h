@@ -55,8 +55,12 @@ typedef struct dt_obj {
     unsigned marks;                /* DT_MARK_* */
     int align;                     /* largest alignment of the entries */
     int user_freed;                /* MPI_Type_free was called */
-    MPI_Count big[3];              /* _c constructors' arguments */
-    int nbig;                      /* > 0: get_contents needs _c calls */
+    /* Contents of a type built by a _c constructor with arguments an int
+     * cannot hold, in the standard's large-count layout (the integer
+     * arguments that fit stay in pub.ints); > 0: the envelope and contents
+     * need the _c queries. */
+    MPI_Count *big;
+    MPI_Count nbig;
 } dt_obj_t;
 
 /* ---- predefined types (mpi_dt_predef.c) -----------------------------------
@@ -138,6 +142,8 @@ void dt_map_release(dt_map_t *m);
 
 /* Record the constructor's arguments for MPI_Type_get_contents; takes a
  * reference on each derived type.  MPI_ERR_NO_MEM on failure. */
+/* The large counts of o's contents (copied). */
+int dt_set_big(dt_obj_t *o, MPI_Count n, const MPI_Count *vals);
 int dt_set_contents(dt_obj_t *o, int nints, const int *ints, int naddrs,
                     const MPI_Aint *addrs, int ntypes,
                     const MPI_Datatype *types);

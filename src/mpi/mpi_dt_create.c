@@ -76,6 +76,21 @@ int dt_new_end(const char *fn, dt_new_t *n, MPI_Datatype *newtype)
     return MPI_SUCCESS;
 }
 
+static int fits_int(MPI_Count v)
+{
+    return v >= INT_MIN && v <= INT_MAX;
+}
+
+/* Keep vals as o's large-count contents; frees the object on failure. */
+static int keep_big(const char *fn, dt_new_t *n, MPI_Count nvals,
+                    const MPI_Count *vals)
+{
+    if (dt_set_big(n->o, nvals, vals) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    dt_obj_destroy(n->o);
+    return mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
+}
+
 /*
  * Begin a type whose integer arguments are vals: kept as ints when they
  * all fit, else (large-count constructors) as MPI_Count for get_contents.
@@ -86,15 +101,12 @@ static int begin_counts(const char *fn, int combiner, int nvals,
     int ints[3], i, fit = 1, rc;
 
     for (i = 0; i < nvals; i++) {
-        fit &= vals[i] >= INT_MIN && vals[i] <= INT_MAX;
+        fit &= fits_int(vals[i]);
         ints[i] = (int)vals[i];
     }
     rc = dt_new_begin(fn, combiner, fit ? nvals : 0, ints, 0, NULL, 1, &old, n);
-    if (rc == MPI_SUCCESS && !fit) {
-        n->o->nbig = nvals;
-        for (i = 0; i < nvals; i++)
-            n->o->big[i] = vals[i];
-    }
+    if (rc == MPI_SUCCESS && !fit)
+        rc = keep_big(fn, n, nvals, vals);
     return rc;
 }
 
@@ -155,10 +167,14 @@ static int vector(const char *fn, int combiner, MPI_Count count,
         return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn,
                          "stride %lld * extent %ld overflows MPI_Aint", stride,
                          (long)oldtype->extent);
-    if (hv)
+    if (hv && fits_int(count) && fits_int(blocklength))
         rc =
             dt_new_begin(fn, combiner, 2, (int[]){(int)count, (int)blocklength},
                          1, &hstride, 1, &oldtype, &n);
+    else if (hv) /* hvector_c: count, blocklength, stride as large counts */
+        rc = begin_counts(fn, combiner, 3,
+                          (MPI_Count[]){count, blocklength, hstride}, oldtype,
+                          &n);
     else
         rc = begin_counts(fn, combiner, 3, vals, oldtype, &n);
     if (rc != MPI_SUCCESS)
@@ -209,22 +225,32 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
 }
 SHOAL_MPI_WEAK(Type_create_hvector)
 
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
+                               MPI_Count stride, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    MPI_CHECK_INIT("MPI_Type_create_hvector_c");
+    return vector("MPI_Type_create_hvector_c", MPI_COMBINER_HVECTOR, count,
+                  blocklength, 0, (MPI_Aint)stride, oldtype, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_hvector_c)
+
 /* ---- indexed family
  * ------------------------------------------------------------- */
 
 /*
  * The four indexed constructors differ in whether block lengths vary (bl
- * array or one blocklength) and whether displacements are in extents
- * (idisp) or bytes (adisp).
+ * array or one blocklength) and whether displacements are in extents of
+ * oldtype or in bytes (the h forms).  Every form, int or _c, arrives here
+ * with its arrays as MPI_Count.
  */
 typedef struct idx_args {
     const char *fn;
     int combiner;
-    int count;
-    const int *bl;         /* block lengths (indexed, hindexed), or */
-    int blocklength;       /* one for all (the _block forms) */
-    const int *idisp;      /* displacements in extents of oldtype, or */
-    const MPI_Aint *adisp; /* in bytes (the h forms) */
+    MPI_Count count;
+    const MPI_Count *bl;    /* block lengths (indexed, hindexed), or */
+    MPI_Count blocklength;  /* one for all (the _block forms) */
+    const MPI_Count *disp;  /* displacements */
 } idx_args_t;
 
 static int idx_varlen(const idx_args_t *a)
@@ -239,17 +265,21 @@ static int idx_bytes(const idx_args_t *a)
            a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
 }
 
+static MPI_Count idx_bl(const idx_args_t *a, MPI_Count i)
+{
+    return idx_varlen(a) ? a->bl[i] : a->blocklength;
+}
+
 static int idx_check(const idx_args_t *a, MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
-    int rc, i;
+    MPI_Count i;
+    int rc;
 
     if ((rc = dt_check_count(a->fn, a->count, "count")) != MPI_SUCCESS ||
         (rc = check_old_new(a->fn, oldtype, newtype)) != MPI_SUCCESS ||
-        (rc = dt_check_ptr(a->fn,
-                           idx_bytes(a) ? (const void *)a->adisp
-                                        : (const void *)a->idisp,
-                           a->count, "array_of_displacements")) != MPI_SUCCESS)
+        (rc = dt_check_ptr(a->fn, a->disp, a->count,
+                           "array_of_displacements")) != MPI_SUCCESS)
         return rc;
     if (!idx_varlen(a))
         return check_blocklen(a->fn, a->blocklength, "blocklength", 0);
@@ -263,21 +293,56 @@ static int idx_check(const idx_args_t *a, MPI_Datatype oldtype,
     return MPI_SUCCESS;
 }
 
-/* Contents in the standard's order: count, [blocklength(s)], [int displs]. */
+/*
+ * Contents in the standard's order: count, blocklength(s), displacements,
+ * as ints (and byte displacements as addresses) when every value fits,
+ * else all as large counts.
+ */
 static int idx_begin(const idx_args_t *a, MPI_Datatype oldtype, dt_new_t *n)
 {
-    int nb = idx_varlen(a) ? a->count : 1, nd = idx_bytes(a) ? 0 : a->count;
-    int *ints = malloc(((size_t)1 + nb + nd) * sizeof(int)), rc;
+    MPI_Count nb = idx_varlen(a) ? a->count : 1, nd = a->count, i, k = 0;
+    int bytes = idx_bytes(a), fit = fits_int(a->count), rc;
+    MPI_Count *big;
+    int *ints;
 
-    if (ints == NULL)
+    for (i = 0; i < nb && fit; i++)
+        fit = fits_int(idx_bl(a, i));
+    for (i = 0; i < nd && fit && !bytes; i++)
+        fit = fits_int(a->disp[i]);
+    big = malloc((size_t)(1 + nb + nd) * sizeof(MPI_Count));
+    ints = malloc((size_t)(1 + nb + nd) * sizeof(int));
+    if (big == NULL || ints == NULL) {
+        free(big);
+        free(ints);
         return mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, a->fn, "out of memory");
-    ints[0] = a->count;
-    for (int i = 0; i < nb; i++)
-        ints[1 + i] = idx_varlen(a) ? a->bl[i] : a->blocklength;
-    for (int i = 0; i < nd; i++)
-        ints[1 + nb + i] = a->idisp[i];
-    rc = dt_new_begin(a->fn, a->combiner, 1 + nb + nd, ints,
-                      idx_bytes(a) ? a->count : 0, a->adisp, 1, &oldtype, n);
+    }
+    big[k++] = a->count;
+    for (i = 0; i < nb; i++)
+        big[k++] = idx_bl(a, i);
+    for (i = 0; i < nd; i++)
+        big[k++] = a->disp[i];
+    for (i = 0; i < k; i++)
+        ints[i] = (int)big[i];
+    if (!fit) {
+        rc = dt_new_begin(a->fn, a->combiner, 0, NULL, 0, NULL, 1, &oldtype,
+                          n);
+        if (rc == MPI_SUCCESS)
+            rc = keep_big(a->fn, n, k, big);
+    } else if (bytes) {
+        MPI_Aint *addrs = malloc((size_t)(nd + 1) * sizeof(MPI_Aint));
+        for (i = 0; addrs != NULL && i < nd; i++)
+            addrs[i] = (MPI_Aint)a->disp[i];
+        rc = addrs == NULL
+                 ? mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, a->fn,
+                             "out of memory")
+                 : dt_new_begin(a->fn, a->combiner, (int)(1 + nb), ints,
+                                (int)nd, addrs, 1, &oldtype, n);
+        free(addrs);
+    } else {
+        rc = dt_new_begin(a->fn, a->combiner, (int)k, ints, 0, NULL, 1,
+                          &oldtype, n);
+    }
+    free(big);
     free(ints);
     return rc;
 }
@@ -286,38 +351,72 @@ static int indexed(const idx_args_t *a, MPI_Datatype oldtype,
                    MPI_Datatype *newtype)
 {
     dt_new_t n;
-    int rc, i, ovf = 0;
+    MPI_Count i;
+    int rc, ovf = 0;
 
     if ((rc = idx_check(a, oldtype, newtype)) != MPI_SUCCESS ||
         (rc = idx_begin(a, oldtype, &n)) != MPI_SUCCESS)
         return rc;
     for (i = 0; i < a->count && n.b.status == MPI_SUCCESS; i++) {
         MPI_Aint d = idx_bytes(a)
-                         ? a->adisp[i]
-                         : dt_muladd(a->idisp[i], oldtype->extent, 0, &ovf);
+                         ? (MPI_Aint)a->disp[i]
+                         : dt_muladd((MPI_Aint)a->disp[i], oldtype->extent, 0,
+                                     &ovf);
         if (ovf) {
             n.b.status = MPI_ERR_ARG;
             n.b.why = "a displacement times the extent overflows MPI_Aint";
         }
-        dt_builder_add(&n.b, oldtype, d,
-                       idx_varlen(a) ? a->bl[i] : a->blocklength);
+        dt_builder_add(&n.b, oldtype, d, idx_bl(a, i));
     }
     return dt_new_end(a->fn, &n, newtype);
+}
+
+/* An int (aint 0) or address (aint 1) argument array as MPI_Count (NULL
+ * stays NULL).  *ok turns 0 when memory runs out. */
+static MPI_Count *widen(const void *v, int n, int aint, int *ok)
+{
+    MPI_Count *w;
+
+    if (v == NULL || n <= 0)
+        return NULL;
+    w = malloc((size_t)n * sizeof(*w));
+    if (w == NULL) {
+        *ok = 0;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        w[i] = aint ? ((const MPI_Aint *)v)[i] : ((const int *)v)[i];
+    return w;
+}
+
+/* The int forms: widen the arrays, build, free them. */
+static int indexed_int(const char *fn, int combiner, int count, const int *bl,
+                       int blocklength, const int *idisp,
+                       const MPI_Aint *adisp, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    int ok = 1, rc;
+    MPI_Count *wbl = widen(bl, count, 0, &ok);
+    MPI_Count *wd = adisp ? widen(adisp, count, 1, &ok)
+                          : widen(idisp, count, 0, &ok);
+    idx_args_t a = {fn, combiner, count, wbl, blocklength, wd};
+
+    /* A NULL array stays NULL so that the checks name it. */
+    rc = ok ? indexed(&a, oldtype, newtype)
+            : mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
+    free(wbl);
+    free(wd);
+    return rc;
 }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype)
 {
-    idx_args_t a = {"MPI_Type_indexed",
-                    MPI_COMBINER_INDEXED,
-                    count,
-                    array_of_blocklengths,
-                    0,
-                    array_of_displacements,
-                    NULL};
     MPI_CHECK_INIT("MPI_Type_indexed");
-    return indexed(&a, oldtype, newtype);
+    return indexed_int("MPI_Type_indexed", MPI_COMBINER_INDEXED, count,
+                       array_of_blocklengths, 0, array_of_displacements, NULL,
+                       oldtype, newtype);
 }
 SHOAL_MPI_WEAK(Type_indexed)
 
@@ -325,15 +424,10 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    idx_args_t a = {"MPI_Type_create_hindexed",
-                    MPI_COMBINER_HINDEXED,
-                    count,
-                    array_of_blocklengths,
-                    0,
-                    NULL,
-                    array_of_displacements};
     MPI_CHECK_INIT("MPI_Type_create_hindexed");
-    return indexed(&a, oldtype, newtype);
+    return indexed_int("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED,
+                       count, array_of_blocklengths, 0, NULL,
+                       array_of_displacements, oldtype, newtype);
 }
 SHOAL_MPI_WEAK(Type_create_hindexed)
 
@@ -341,15 +435,10 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
                                    const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    idx_args_t a = {"MPI_Type_create_indexed_block",
-                    MPI_COMBINER_INDEXED_BLOCK,
-                    count,
-                    NULL,
-                    blocklength,
-                    array_of_displacements,
-                    NULL};
     MPI_CHECK_INIT("MPI_Type_create_indexed_block");
-    return indexed(&a, oldtype, newtype);
+    return indexed_int("MPI_Type_create_indexed_block",
+                       MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
+                       array_of_displacements, NULL, oldtype, newtype);
 }
 SHOAL_MPI_WEAK(Type_create_indexed_block)
 
@@ -357,27 +446,72 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    idx_args_t a = {"MPI_Type_create_hindexed_block",
-                    MPI_COMBINER_HINDEXED_BLOCK,
-                    count,
-                    NULL,
-                    blocklength,
-                    NULL,
-                    array_of_displacements};
     MPI_CHECK_INIT("MPI_Type_create_hindexed_block");
-    return indexed(&a, oldtype, newtype);
+    return indexed_int("MPI_Type_create_hindexed_block",
+                       MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
+                       NULL, array_of_displacements, oldtype, newtype);
 }
 SHOAL_MPI_WEAK(Type_create_hindexed_block)
+
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                        const MPI_Count array_of_displacements[],
+                        MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    idx_args_t a = {"MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count,
+                    array_of_blocklengths, 0, array_of_displacements};
+    MPI_CHECK_INIT("MPI_Type_indexed_c");
+    return indexed(&a, oldtype, newtype);
+}
+SHOAL_MPI_WEAK(Type_indexed_c)
+
+int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    idx_args_t a = {"MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED,
+                    count, array_of_blocklengths, 0, array_of_displacements};
+    MPI_CHECK_INIT("MPI_Type_create_hindexed_c");
+    return indexed(&a, oldtype, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_hindexed_c)
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[],
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    idx_args_t a = {"MPI_Type_create_indexed_block_c",
+                    MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
+                    array_of_displacements};
+    MPI_CHECK_INIT("MPI_Type_create_indexed_block_c");
+    return indexed(&a, oldtype, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_indexed_block_c)
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count array_of_displacements[],
+                                      MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype)
+{
+    idx_args_t a = {"MPI_Type_create_hindexed_block_c",
+                    MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
+                    array_of_displacements};
+    MPI_CHECK_INIT("MPI_Type_create_hindexed_block_c");
+    return indexed(&a, oldtype, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_hindexed_block_c)
 
 /* ---- struct
  * ---------------------------------------------------------------------- */
 
-static int struct_check(const char *fn, int count, const int *bl,
-                        const MPI_Aint *disp, const MPI_Datatype *types,
+static int struct_check(const char *fn, MPI_Count count, const MPI_Count *bl,
+                        const MPI_Count *disp, const MPI_Datatype *types,
                         MPI_Datatype *newtype)
 {
     char what[48];
-    int rc, i;
+    MPI_Count i;
+    int rc;
 
     if ((rc = dt_check_count(fn, count, "count")) != MPI_SUCCESS ||
         (rc = dt_check_ptr(fn, bl, count, "array_of_blocklengths")) !=
@@ -389,7 +523,7 @@ static int struct_check(const char *fn, int count, const int *bl,
         (rc = dt_check_ptr(fn, newtype, 1, "newtype")) != MPI_SUCCESS)
         return rc;
     for (i = 0; i < count; i++) {
-        snprintf(what, sizeof(what), "array_of_types[%d]", i);
+        snprintf(what, sizeof(what), "array_of_types[%lld]", (long long)i);
         if ((rc = check_blocklen(fn, bl[i], "array_of_blocklengths", i)) !=
                 MPI_SUCCESS ||
             (rc = dt_check_handle(DT_ERR_COMM, types[i], fn, what)) !=
@@ -399,50 +533,121 @@ static int struct_check(const char *fn, int count, const int *bl,
     return MPI_SUCCESS;
 }
 
+/* Contents: count and block lengths as ints and displacements as
+ * addresses when they fit, else count, block lengths and displacements as
+ * large counts; the types either way. */
+static int struct_begin(const char *fn, MPI_Count count, const MPI_Count *bl,
+                        const MPI_Count *disp, const MPI_Datatype *types,
+                        dt_new_t *n)
+{
+    int fit = fits_int(count) && fits_int(count + 1), rc;
+    MPI_Count i, k = 0, *big;
+    MPI_Aint *addrs;
+    int *ints;
+
+    for (i = 0; i < count && fit; i++)
+        fit = fits_int(bl[i]);
+    if (!fit) {
+        big = malloc((size_t)(2 * count + 1) * sizeof(MPI_Count));
+        if (big == NULL)
+            return mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
+        big[k++] = count;
+        for (i = 0; i < count; i++)
+            big[k++] = bl[i];
+        for (i = 0; i < count; i++)
+            big[k++] = disp[i];
+        rc = dt_new_begin(fn, MPI_COMBINER_STRUCT, 0, NULL, 0, NULL,
+                          (int)count, types, n);
+        if (rc == MPI_SUCCESS)
+            rc = keep_big(fn, n, k, big);
+        free(big);
+        return rc;
+    }
+    ints = malloc(((size_t)count + 1) * sizeof(int));
+    addrs = malloc(((size_t)count + 1) * sizeof(MPI_Aint));
+    if (ints == NULL || addrs == NULL) {
+        free(ints);
+        free(addrs);
+        return mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    ints[0] = (int)count;
+    for (i = 0; i < count; i++) {
+        ints[1 + i] = (int)bl[i];
+        addrs[i] = (MPI_Aint)disp[i];
+    }
+    rc = dt_new_begin(fn, MPI_COMBINER_STRUCT, (int)count + 1, ints,
+                      (int)count, addrs, (int)count, types, n);
+    free(ints);
+    free(addrs);
+    return rc;
+}
+
+static int struct_any(const char *fn, MPI_Count count, const MPI_Count *bl,
+                      const MPI_Count *disp, const MPI_Datatype *types,
+                      MPI_Datatype *newtype)
+{
+    dt_new_t n;
+    int rc;
+
+    rc = struct_check(fn, count, bl, disp, types, newtype);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The types are an int count of handles in the contents. */
+    if (count > INT_MAX)
+        return mpi_error(DT_ERR_COMM, MPI_ERR_COUNT, fn,
+                         "count %lld: more than INT_MAX types",
+                         (long long)count);
+    rc = struct_begin(fn, count, bl, disp, types, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (MPI_Count i = 0; i < count; i++)
+        dt_builder_add(&n.b, types[i], (MPI_Aint)disp[i], bl[i]);
+    return dt_new_end(fn, &n, newtype);
+}
+
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[],
                             MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct";
-    int *ints, rc, i;
-    dt_new_t n;
+    int ok = 1, rc;
+    MPI_Count *bl, *disp;
 
-    MPI_CHECK_INIT("MPI_Type_create_struct");
-    rc = struct_check(fn, count, array_of_blocklengths, array_of_displacements,
-                      array_of_types, newtype);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    ints = malloc(((size_t)count + 1) * sizeof(int));
-    if (ints == NULL)
-        return mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
-    ints[0] = count;
-    for (i = 0; i < count; i++)
-        ints[1 + i] = array_of_blocklengths[i];
-    rc = dt_new_begin(fn, MPI_COMBINER_STRUCT, count + 1, ints, count,
-                      array_of_displacements, count, array_of_types, &n);
-    free(ints);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    for (i = 0; i < count; i++)
-        dt_builder_add(&n.b, array_of_types[i], array_of_displacements[i],
-                       array_of_blocklengths[i]);
-    return dt_new_end(fn, &n, newtype);
+    MPI_CHECK_INIT(fn);
+    bl = widen(array_of_blocklengths, count, 0, &ok);
+    disp = widen(array_of_displacements, count, 1, &ok);
+    rc = ok ? struct_any(fn, count, bl, disp, array_of_types, newtype)
+            : mpi_error(DT_ERR_COMM, MPI_ERR_NO_MEM, fn, "out of memory");
+    free(bl);
+    free(disp);
+    return rc;
 }
 SHOAL_MPI_WEAK(Type_create_struct)
+
+int PMPI_Type_create_struct_c(MPI_Count count,
+                              const MPI_Count array_of_blocklengths[],
+                              const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[],
+                              MPI_Datatype *newtype)
+{
+    MPI_CHECK_INIT("MPI_Type_create_struct_c");
+    return struct_any("MPI_Type_create_struct_c", count,
+                      array_of_blocklengths, array_of_displacements,
+                      array_of_types, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_struct_c)
 
 /* ---- resized
  * --------------------------------------------------------------------- */
 
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
+static int resized(const char *fn, MPI_Datatype oldtype, MPI_Aint lb,
+                   MPI_Aint extent, MPI_Datatype *newtype)
 {
-    const char *fn = "MPI_Type_create_resized";
     MPI_Aint addrs[2] = {lb, extent}, ub;
     dt_obj_t *o;
     int rc;
 
-    MPI_CHECK_INIT("MPI_Type_create_resized");
     if ((rc = check_old_new(fn, oldtype, newtype)) != MPI_SUCCESS)
         return rc;
     if (__builtin_add_overflow(lb, extent, &ub))
@@ -466,4 +671,22 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     *newtype = &o->pub;
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype)
+{
+    MPI_CHECK_INIT("MPI_Type_create_resized");
+    return resized("MPI_Type_create_resized", oldtype, lb, extent, newtype);
+}
 SHOAL_MPI_WEAK(Type_create_resized)
+
+/* MPI_Count and MPI_Aint are both 64 bits here: the bounds are kept as
+ * addresses, as for the int form. */
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
+                               MPI_Count extent, MPI_Datatype *newtype)
+{
+    MPI_CHECK_INIT("MPI_Type_create_resized_c");
+    return resized("MPI_Type_create_resized_c", oldtype, (MPI_Aint)lb,
+                   (MPI_Aint)extent, newtype);
+}
+SHOAL_MPI_WEAK(Type_create_resized_c)

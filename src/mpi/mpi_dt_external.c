@@ -360,75 +360,110 @@ static int ext_check(const char *fn, const char *datarep, MPI_Count count,
 }
 
 /* position in [0, size] and bytes more fit; the buffer exists if needed. */
-static int ext_check_room(const char *fn, const void *buf, MPI_Aint size,
-                          const MPI_Aint *position, MPI_Aint bytes)
+static int ext_check_room(const char *fn, const void *buf, MPI_Count size,
+                          MPI_Count position, MPI_Count bytes)
 {
-    if (position == NULL)
-        return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn, "position is NULL");
-    if (size < 0 || *position < 0 || *position > size)
+    if (size < 0 || position < 0 || position > size)
         return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn,
-                         "position %ld is outside the buffer of %ld bytes",
-                         (long)*position, (long)size);
-    if (bytes > size - *position)
+                         "position %lld is outside the buffer of %lld bytes",
+                         (long long)position, (long long)size);
+    if (bytes > size - position)
         return mpi_error(DT_ERR_COMM, MPI_ERR_TRUNCATE, fn,
-                         "%ld bytes at position %ld do not fit the buffer of "
-                         "%ld bytes",
-                         (long)bytes, (long)*position, (long)size);
+                         "%lld bytes at position %lld do not fit the buffer "
+                         "of %lld bytes",
+                         (long long)bytes, (long long)position,
+                         (long long)size);
     if (buf == NULL && bytes > 0)
         return mpi_error(DT_ERR_COMM, MPI_ERR_BUFFER, fn,
                          "the external32 buffer is NULL");
     return MPI_SUCCESS;
 }
 
+/* Pack (pack 1) or unpack count elements at *position; both forms. */
+static int ext_move(const char *fn, const char *datarep, int pack,
+                    const void *inbuf, void *outbuf, MPI_Count count,
+                    MPI_Datatype dt, MPI_Count size, MPI_Count *position)
+{
+    MPI_Aint bytes;
+    int rc;
+
+    if ((rc = ext_check(fn, datarep, count, dt, &bytes)) != MPI_SUCCESS)
+        return rc;
+    if (position == NULL)
+        return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn, "position is NULL");
+    if ((rc = ext_check_room(fn, pack ? outbuf : inbuf, size, *position,
+                             bytes)) != MPI_SUCCESS)
+        return rc;
+    if (pack)
+        ext_pack(inbuf, count, dt, (unsigned char *)outbuf + *position);
+    else
+        ext_unpack((const unsigned char *)inbuf + *position, outbuf, count,
+                   dt);
+    *position += bytes;
+    return MPI_SUCCESS;
+}
+
+/* The int forms keep their position as MPI_Aint. */
+static int ext_move_aint(const char *fn, const char *datarep, int pack,
+                         const void *inbuf, void *outbuf, MPI_Count count,
+                         MPI_Datatype dt, MPI_Aint size, MPI_Aint *position)
+{
+    MPI_Count pos = position != NULL ? *position : 0;
+    int rc = ext_move(fn, datarep, pack, inbuf, outbuf, count, dt, size,
+                      position != NULL ? &pos : NULL);
+
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                        MPI_Aint *position)
 {
-    const char *fn = "MPI_Pack_external";
-    MPI_Aint bytes;
-    int rc;
-
     MPI_CHECK_INIT("MPI_Pack_external");
-    if ((rc = ext_check(fn, datarep, incount, datatype, &bytes)) !=
-            MPI_SUCCESS ||
-        (rc = ext_check_room(fn, outbuf, outsize, position, bytes)) !=
-            MPI_SUCCESS)
-        return rc;
-    ext_pack(inbuf, incount, datatype, (unsigned char *)outbuf + *position);
-    *position += bytes;
-    return MPI_SUCCESS;
+    return ext_move_aint("MPI_Pack_external", datarep, 1, inbuf, outbuf,
+                         incount, datatype, outsize, position);
 }
 SHOAL_MPI_WEAK(Pack_external)
+
+int PMPI_Pack_external_c(const char datarep[], const void *inbuf,
+                         MPI_Count incount, MPI_Datatype datatype,
+                         void *outbuf, MPI_Count outsize, MPI_Count *position)
+{
+    MPI_CHECK_INIT("MPI_Pack_external_c");
+    return ext_move("MPI_Pack_external_c", datarep, 1, inbuf, outbuf, incount,
+                    datatype, outsize, position);
+}
+SHOAL_MPI_WEAK(Pack_external_c)
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf,
                          MPI_Aint insize, MPI_Aint *position, void *outbuf,
                          int outcount, MPI_Datatype datatype)
 {
-    const char *fn = "MPI_Unpack_external";
-    MPI_Aint bytes;
-    int rc;
-
     MPI_CHECK_INIT("MPI_Unpack_external");
-    if ((rc = ext_check(fn, datarep, outcount, datatype, &bytes)) !=
-            MPI_SUCCESS ||
-        (rc = ext_check_room(fn, inbuf, insize, position, bytes)) !=
-            MPI_SUCCESS)
-        return rc;
-    ext_unpack((const unsigned char *)inbuf + *position, outbuf, outcount,
-               datatype);
-    *position += bytes;
-    return MPI_SUCCESS;
+    return ext_move_aint("MPI_Unpack_external", datarep, 0, inbuf, outbuf,
+                         outcount, datatype, insize, position);
 }
 SHOAL_MPI_WEAK(Unpack_external)
 
-int PMPI_Pack_external_size(const char datarep[], int incount,
-                            MPI_Datatype datatype, MPI_Aint *size)
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf,
+                           MPI_Count insize, MPI_Count *position,
+                           void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
 {
-    const char *fn = "MPI_Pack_external_size";
+    MPI_CHECK_INIT("MPI_Unpack_external_c");
+    return ext_move("MPI_Unpack_external_c", datarep, 0, inbuf, outbuf,
+                    outcount, datatype, insize, position);
+}
+SHOAL_MPI_WEAK(Unpack_external_c)
+
+static int ext_size(const char *fn, const char *datarep, MPI_Count incount,
+                    MPI_Datatype datatype, MPI_Aint *size)
+{
     MPI_Aint bytes;
     int rc;
 
-    MPI_CHECK_INIT("MPI_Pack_external_size");
     if ((rc = ext_check(fn, datarep, incount, datatype, &bytes)) != MPI_SUCCESS)
         return rc;
     if (size == NULL)
@@ -436,4 +471,27 @@ int PMPI_Pack_external_size(const char datarep[], int incount,
     *size = bytes;
     return MPI_SUCCESS;
 }
+
+int PMPI_Pack_external_size(const char datarep[], int incount,
+                            MPI_Datatype datatype, MPI_Aint *size)
+{
+    MPI_CHECK_INIT("MPI_Pack_external_size");
+    return ext_size("MPI_Pack_external_size", datarep, incount, datatype,
+                    size);
+}
 SHOAL_MPI_WEAK(Pack_external_size)
+
+int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount,
+                              MPI_Datatype datatype, MPI_Count *size)
+{
+    MPI_Aint bytes = 0;
+    int rc;
+
+    MPI_CHECK_INIT("MPI_Pack_external_size_c");
+    rc = ext_size("MPI_Pack_external_size_c", datarep, incount, datatype,
+                  size != NULL ? &bytes : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = bytes;
+    return rc;
+}
+SHOAL_MPI_WEAK(Pack_external_size_c)

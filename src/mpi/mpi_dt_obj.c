@@ -51,6 +51,7 @@ void dt_obj_destroy(dt_obj_t *o)
     free(t->ints);
     free(t->addrs);
     free(t->types);
+    free(o->big);
     dt_map_release(dt_map(t));
     t->magic = MPI_MAGIC_DEAD;
     free(o);
@@ -95,6 +96,18 @@ int dt_set_contents(dt_obj_t *o, int nints, const int *ints, int naddrs,
     t->nints = nints;
     t->naddrs = naddrs;
     t->ntypes = ntypes;
+    return MPI_SUCCESS;
+}
+
+int dt_set_big(dt_obj_t *o, MPI_Count n, const MPI_Count *vals)
+{
+    if (n <= 0)
+        return MPI_SUCCESS;
+    o->big = malloc((size_t)n * sizeof(MPI_Count));
+    if (o->big == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(o->big, vals, (size_t)n * sizeof(MPI_Count));
+    o->nbig = n;
     return MPI_SUCCESS;
 }
 

@@ -144,6 +144,11 @@ SHOAL_MPI_WEAK(Type_get_true_extent_c)
 /* ---- envelope and contents
  * ----------------------------------------------------------- */
 
+static MPI_Count nbig_of(MPI_Datatype dt)
+{
+    return dt_is_predef(dt) ? 0 : ((const dt_obj_t *)dt)->nbig;
+}
+
 /* Types built by the _c constructors with arguments beyond int. */
 static int check_small(const char *fn, MPI_Datatype dt)
 {
@@ -177,6 +182,32 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
 }
 SHOAL_MPI_WEAK(Type_get_envelope)
 
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
+{
+    const char *fn = "MPI_Type_get_envelope_c";
+    int rc;
+
+    MPI_CHECK_INIT("MPI_Type_get_envelope_c");
+    if ((rc = check_query(fn, datatype, num_integers, num_addresses)) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, num_large_counts, 1, "num_large_counts")) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, num_datatypes, 1, "num_datatypes")) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, combiner, 1, "combiner")) != MPI_SUCCESS)
+        return rc;
+    *num_integers = datatype->nints;
+    *num_addresses = datatype->naddrs;
+    *num_large_counts = nbig_of(datatype);
+    *num_datatypes = datatype->ntypes;
+    *combiner = datatype->combiner;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Type_get_envelope_c)
+
 /*
  * A new handle equivalent to derived type t, for get_contents: same
  * layout, combiner and contents, its own references and name.
@@ -192,8 +223,11 @@ static MPI_Datatype clone_type(MPI_Datatype t)
         dt_obj_destroy(o);
         return NULL;
     }
-    o->nbig = ((const dt_obj_t *)t)->nbig;
-    memcpy(o->big, ((const dt_obj_t *)t)->big, sizeof(o->big));
+    if (dt_set_big(o, ((const dt_obj_t *)t)->nbig,
+                   ((const dt_obj_t *)t)->big) != MPI_SUCCESS) {
+        dt_obj_destroy(o);
+        return NULL;
+    }
     memcpy(o->pub.name, t->name, sizeof(o->pub.name));
     return &o->pub;
 }
@@ -217,6 +251,52 @@ static int contents_types(const char *fn, MPI_Datatype dt, MPI_Datatype *out)
     return MPI_SUCCESS;
 }
 
+static int get_contents(const char *fn, MPI_Datatype dt, MPI_Count max_ints,
+                        MPI_Count max_addrs, MPI_Count max_big,
+                        MPI_Count max_types, int *ints, MPI_Aint *addrs,
+                        MPI_Count *big, MPI_Datatype *types)
+{
+    MPI_Count nbig;
+    int rc;
+
+    if ((rc = dt_check_handle(DT_ERR_COMM, dt, fn, "datatype")) !=
+        MPI_SUCCESS)
+        return rc;
+    if (dt->combiner == MPI_COMBINER_NAMED)
+        return mpi_error(DT_ERR_COMM, MPI_ERR_TYPE, fn,
+                         "%s is predefined (MPI_COMBINER_NAMED): it has no "
+                         "contents",
+                         dt->name);
+    nbig = nbig_of(dt);
+    if (max_ints < dt->nints || max_addrs < dt->naddrs || max_big < nbig ||
+        max_types < dt->ntypes)
+        return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn,
+                         "max_integers %lld, max_addresses %lld, "
+                         "max_large_counts %lld, max_datatypes %lld are less "
+                         "than the envelope's %d, %d, %lld, %d",
+                         (long long)max_ints, (long long)max_addrs,
+                         (long long)max_big, (long long)max_types, dt->nints,
+                         dt->naddrs, (long long)nbig, dt->ntypes);
+    if ((rc = dt_check_ptr(fn, ints, dt->nints, "array_of_integers")) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, addrs, dt->naddrs, "array_of_addresses")) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, big, nbig, "array_of_large_counts")) !=
+            MPI_SUCCESS ||
+        (rc = dt_check_ptr(fn, types, dt->ntypes, "array_of_datatypes")) !=
+            MPI_SUCCESS ||
+        (rc = contents_types(fn, dt, types)) != MPI_SUCCESS)
+        return rc;
+    if (dt->nints > 0)
+        memcpy(ints, dt->ints, (size_t)dt->nints * sizeof(int));
+    if (dt->naddrs > 0)
+        memcpy(addrs, dt->addrs, (size_t)dt->naddrs * sizeof(MPI_Aint));
+    if (nbig > 0)
+        memcpy(big, ((const dt_obj_t *)dt)->big,
+               (size_t)nbig * sizeof(MPI_Count));
+    return MPI_SUCCESS;
+}
+
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                            int max_addresses, int max_datatypes,
                            int array_of_integers[],
@@ -224,42 +304,34 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                            MPI_Datatype array_of_datatypes[])
 {
     const char *fn = "MPI_Type_get_contents";
-    MPI_Datatype dt = datatype;
     int rc;
 
     MPI_CHECK_INIT("MPI_Type_get_contents");
-    if ((rc = dt_check_handle(DT_ERR_COMM, dt, fn, "datatype")) !=
+    if ((rc = dt_check_handle(DT_ERR_COMM, datatype, fn, "datatype")) !=
             MPI_SUCCESS ||
-        (rc = check_small(fn, dt)) != MPI_SUCCESS)
+        (rc = check_small(fn, datatype)) != MPI_SUCCESS)
         return rc;
-    if (dt->combiner == MPI_COMBINER_NAMED)
-        return mpi_error(DT_ERR_COMM, MPI_ERR_TYPE, fn,
-                         "%s is predefined (MPI_COMBINER_NAMED): it has no "
-                         "contents",
-                         dt->name);
-    if (max_integers < dt->nints || max_addresses < dt->naddrs ||
-        max_datatypes < dt->ntypes)
-        return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, fn,
-                         "max_integers %d, max_addresses %d, max_datatypes "
-                         "%d are less than the envelope's %d, %d, %d",
-                         max_integers, max_addresses, max_datatypes, dt->nints,
-                         dt->naddrs, dt->ntypes);
-    if ((rc = dt_check_ptr(fn, array_of_integers, dt->nints,
-                           "array_of_integers")) != MPI_SUCCESS ||
-        (rc = dt_check_ptr(fn, array_of_addresses, dt->naddrs,
-                           "array_of_addresses")) != MPI_SUCCESS ||
-        (rc = dt_check_ptr(fn, array_of_datatypes, dt->ntypes,
-                           "array_of_datatypes")) != MPI_SUCCESS ||
-        (rc = contents_types(fn, dt, array_of_datatypes)) != MPI_SUCCESS)
-        return rc;
-    if (dt->nints > 0)
-        memcpy(array_of_integers, dt->ints, (size_t)dt->nints * sizeof(int));
-    if (dt->naddrs > 0)
-        memcpy(array_of_addresses, dt->addrs,
-               (size_t)dt->naddrs * sizeof(MPI_Aint));
-    return MPI_SUCCESS;
+    return get_contents(fn, datatype, max_integers, max_addresses, 0,
+                        max_datatypes, array_of_integers, array_of_addresses,
+                        NULL, array_of_datatypes);
 }
 SHOAL_MPI_WEAK(Type_get_contents)
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses,
+                             MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[],
+                             MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[])
+{
+    MPI_CHECK_INIT("MPI_Type_get_contents_c");
+    return get_contents("MPI_Type_get_contents_c", datatype, max_integers,
+                        max_addresses, max_large_counts, max_datatypes,
+                        array_of_integers, array_of_addresses,
+                        array_of_large_counts, array_of_datatypes);
+}
+SHOAL_MPI_WEAK(Type_get_contents_c)
 
 /* ---- names
  * ------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ shoal_mpi_test(dt_array SOURCES dt_array.c NP 1 2)
 shoal_mpi_test(dt_contents SOURCES dt_contents.c NP 1 2)
 shoal_mpi_test(dt_external SOURCES dt_external.c NP 1 2)
 shoal_mpi_test(dt_errors SOURCES dt_errors.c NP 1 2)
+# The large-count (_c) constructors, queries and external32 calls.
+shoal_mpi_test(dt_large SOURCES dt_large.c NP 1)
 # Derived types through point-to-point (layouts differ on both sides).
 shoal_mpi_test(dt_send SOURCES dt_send.c NP 2)
 

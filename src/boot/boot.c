@@ -211,6 +211,9 @@ static int find_local_ranks(void)
 
     if (boot.be.local_peers != NULL)
         status = boot.be.local_peers(boot.be.kvs.ctx, &boot.local_ranks, &n);
+    /* A launcher that answers nonsense is reported, not worked around. */
+    if (status != SHOAL_OK && status != SHOAL_ERR_NOT_FOUND)
+        return status;
     if (status == SHOAL_OK) {
         in->local_size = n;
         in->local_rank = -1;

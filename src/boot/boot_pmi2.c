@@ -247,29 +247,40 @@ static int found_value(const pmi2_msg_t *rep, const char *key, char *value,
     return SHOAL_OK;
 }
 
+/* A request whose reply carries found= and value= (8 KiB: on the heap). */
+static int pmi2_lookup(boot_pmi2_t *c, pmi2_fmt_t *req, const char *cmd,
+                       const char *key, char *value, size_t cap)
+{
+    pmi2_msg_t *rep = malloc(sizeof(*rep));
+
+    if (rep == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
+    int status = pmi2_call(c, req, cmd, rep);
+    if (status == SHOAL_OK)
+        status = found_value(rep, key, value, cap);
+    free(rep);
+    return status;
+}
+
 int boot_pmi2_get(boot_pmi2_t *c, const char *key, char *value, size_t cap)
 {
     pmi2_fmt_t req;
-    static pmi2_msg_t rep; /* 8 KiB; boot calls are not concurrent */
 
     pmi2_fmt_init(&req, "kvs-get");
     pmi2_fmt_add(&req, "jobid", c->jobid);
     pmi2_fmt_add(&req, "srcid", "-1");
     pmi2_fmt_add(&req, "key", key);
-    int status = pmi2_call(c, &req, "kvs-get", &rep);
-    return status == SHOAL_OK ? found_value(&rep, key, value, cap) : status;
+    return pmi2_lookup(c, &req, "kvs-get", key, value, cap);
 }
 
 int boot_pmi2_jobattr(boot_pmi2_t *c, const char *key, char *value,
                       size_t cap)
 {
     pmi2_fmt_t req;
-    static pmi2_msg_t rep;
 
     pmi2_fmt_init(&req, "info-getjobattr");
     pmi2_fmt_add(&req, "key", key);
-    int status = pmi2_call(c, &req, "info-getjobattr", &rep);
-    return status == SHOAL_OK ? found_value(&rep, key, value, cap) : status;
+    return pmi2_lookup(c, &req, "info-getjobattr", key, value, cap);
 }
 
 int boot_pmi2_fence(boot_pmi2_t *c)

@@ -264,6 +264,32 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/*
+ * PMIX_LOCAL_RANK and PMIX_LOCAL_SIZE should agree with the peer list (a
+ * server may number local ranks otherwise; the list is what boot uses).
+ */
+static void cross_check(pmix_ctx_t *c, const int *ranks, int n)
+{
+    long lrank = -1, lsize = -1;
+    int index = -1;
+
+    for (int i = 0; i < n; i++)
+        if (ranks[i] == (int)c->me.rank)
+            index = i;
+    if (get_long(c, c->me.rank, SPMIX_LOCAL_RANK, &lrank) != SHOAL_OK ||
+        get_long(c, SPMIX_RANK_WILDCARD, SPMIX_LOCAL_SIZE, &lsize) !=
+            SHOAL_OK) {
+        base_debug("boot", "PMIx gives no local rank or size: %s",
+                   shoal_error_detail());
+        return;
+    }
+    if (lrank != index || lsize != n)
+        base_warn("boot",
+                  "PMIx says local rank %ld of %ld, its local peers %d of "
+                  "%d; using the peers",
+                  lrank, lsize, index, n);
+}
+
 /* PMIX_LOCAL_PEERS "0,1,2,3" into a sorted rank list. */
 static int pmix_local_peers(void *ctx, int **ranks_p, int *n_p)
 {
@@ -296,6 +322,7 @@ static int pmix_local_peers(void *ctx, int **ranks_p, int *n_p)
                         text);
     }
     qsort(ranks, (size_t)n, sizeof(*ranks), cmp_int);
+    cross_check(c, ranks, n);
     *ranks_p = ranks;
     *n_p = n;
     return SHOAL_OK;

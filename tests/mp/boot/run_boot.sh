@@ -4,7 +4,7 @@
 #   run_boot.sh MODE PROGRAM [MPI_PROGRAM]
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
-#       single | refuse-slurm | refuse-pmix | refuse-pmi1
+#       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1
 # The slurm-* modes use the cluster of tests/slurm/slurm-up.sh in
 # $SHOAL_SLURM_DIR and skip when it is not up.
 # Exit 0: passed; 77: skipped (with the reason); anything else: failed.
@@ -177,6 +177,17 @@ refuse-pmix)
     # PMIX_* without a server: PMIx_Init cannot reach it (or, without
     # libpmix, the library is missing); never a silent singleton.
     expect_refusal "PMIx" PMIX_NAMESPACE=job PMIX_RANK=0
+    ;;
+refuse-nolib)
+    # A libpmix.so.2 that does not load stands for a missing one: the
+    # message says so and how to install it.
+    lib=$(mktemp -d)
+    echo "not a library" >"$lib/libpmix.so.2"
+    expect_refusal "apt-get install libpmix2" LD_LIBRARY_PATH="$lib" \
+        PMIX_NAMESPACE=job PMIX_RANK=0
+    grep -F "PMIx client library cannot be loaded" "$out" >/dev/null ||
+        fail "message does not say the library is missing"
+    rm -rf "$lib"
     ;;
 refuse-pmi1)
     expect_refusal "SHOAL_BOOT=pmi1" SHOAL_BOOT=pmi1

@@ -35,12 +35,10 @@ static int pmi2_recv(boot_pmi2_t *c, pmi2_msg_t *msg, uint64_t deadline,
     free(body);
     if (status != SHOAL_OK && !c->conn.failed) {
         /* Out of step with the server from here on. */
-        char detail[256];
-        snprintf(detail, sizeof(detail), "%s", shoal_error_detail());
         c->conn.failed = 1;
         c->conn.fail_status = status;
         base_err(status, "bad PMI-2 reply to '%s' from the launcher: %s",
-                 what, detail);
+                 what, shoal_error_detail());
     }
     return status;
 }

@@ -348,6 +348,11 @@ static void test_malformed_replies(void)
         T_OK(boot_pmi2_open_fd(&c, server_start(s), 0, NULL, TIMEOUT_NS));
         int status = boot_pmi2_fence(&c);
         T_ASSERT(status == SHOAL_ERR_PROTOCOL || status == SHOAL_ERR_BOOT);
+        if (i == 5)
+            T_ASSERT(strstr(shoal_error_detail(),
+                            "bad PMI-2 reply to 'kvs-fence' from the "
+                            "launcher: PMI-2 token at offset 0 is not "
+                            "key=value;") != NULL);
         /* Out of step from now on: fail at once with the same code. */
         T_ERR(boot_pmi2_get(&c, "k", v, sizeof(v)), status);
         shutdown(c.conn.fd, SHUT_RDWR);

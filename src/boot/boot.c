@@ -192,13 +192,19 @@ static void cross_check(const char *what, const char *id, const char *n)
 
 /*
  * Hydra's MPI_LOCALRANKID/MPI_LOCALNRANKS and Slurm's SLURM_LOCALID are
- * hints: they should agree with what the backend said.
+ * hints: they should agree with what the backend said.  SLURM_LOCALID
+ * counts only when srun started the ranks with a PMI plugin: Hydra or
+ * mpirun inside an allocation start their daemons with srun, and the
+ * ranks inherit the daemon's SLURM_LOCALID.
  */
 static void cross_check_local(void)
 {
+    const char *mpi = getenv("SLURM_MPI_TYPE");
+
     cross_check("MPI_LOCALRANKID", getenv("MPI_LOCALRANKID"),
                 getenv("MPI_LOCALNRANKS"));
-    if (getenv("SLURM_STEP_ID") != NULL)
+    if (mpi != NULL && strcmp(mpi, "none") != 0 &&
+        getenv("MPI_LOCALRANKID") == NULL)
         cross_check("SLURM_LOCALID", getenv("SLURM_LOCALID"), NULL);
 }
 

@@ -38,12 +38,18 @@ int boot_pmi2_get(boot_pmi2_t *c, const char *key, char *value, size_t cap);
 /* A job attribute such as PMI_process_mapping; SHOAL_ERR_NOT_FOUND. */
 int boot_pmi2_jobattr(boot_pmi2_t *c, const char *key, char *value,
                       size_t cap);
+/*
+ * Publish the puts and wait for every process: kvs-fence, then a get of
+ * PMI2_EPOCH_KEY (never put), which Hydra holds until all have fenced.
+ */
 int boot_pmi2_fence(boot_pmi2_t *c);
 int boot_pmi2_finalize(boot_pmi2_t *c);
 /* Send abort (no reply is expected; the launcher ends the job). */
 void boot_pmi2_abort(boot_pmi2_t *c, const char *msg);
 void boot_pmi2_close(boot_pmi2_t *c);
 
+/* The key read after every fence; no one puts it (ours are shoal-<rank>-*). */
+#define PMI2_EPOCH_KEY "shoal-epoch"
 /* Longest value text we put: Hydra silently truncates past 1023. */
 #define PMI2_VALUE_MAX 1023
 /* Longest key (MPICH's PMI2_MAX_KEYLEN counts a NUL in 64). */

@@ -4,7 +4,10 @@
 #   run_boot.sh MODE PROGRAM [MPI_PROGRAM]
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
-#       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1
+#       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
+#       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
+# The run-* modes run MPI_PROGRAM (any test program) at 4 ranks under that
+# launcher; it must exit 0.
 # The slurm-* modes use the cluster of tests/slurm/slurm-up.sh in
 # $SHOAL_SLURM_DIR and skip when it is not up.
 # Exit 0: passed; 77: skipped (with the reason); anything else: failed.
@@ -93,6 +96,13 @@ run_mpi() {
     grep "launch_check ok: $np ranks" "$out" >/dev/null ||
         fail "no success line from $*"
     cat "$out"
+}
+
+# run_any LAUNCHER...: MPI_PROGRAM must exit 0.
+run_any() {
+    [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM"
+    timeout 60 "$@" "$mpiprog" >"$out" 2>&1 ||
+        fail "$* $(basename "$mpiprog") exited with $?"
 }
 
 # srun, bounded: never pend when the cluster cannot run the tasks.
@@ -188,6 +198,22 @@ refuse-nolib)
     grep -F "PMIx client library cannot be loaded" "$out" >/dev/null ||
         fail "message does not say the library is missing"
     rm -rf "$lib"
+    ;;
+run-hydra-pmi2)
+    need_mpich
+    run_any env SHOAL_BOOT=pmi2 mpiexec.mpich -n 4
+    ;;
+run-ompi)
+    need_ompi
+    run_any mpirun.openmpi -n 4
+    ;;
+run-slurm-pmi2)
+    need_slurm
+    run_any $(srun_n 4) --mpi=pmi2
+    ;;
+run-slurm-pmix)
+    need_slurm
+    run_any $(srun_n 4) --mpi=pmix
     ;;
 refuse-pmi1)
     expect_refusal "SHOAL_BOOT=pmi1" SHOAL_BOOT=pmi1

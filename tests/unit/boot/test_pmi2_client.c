@@ -32,7 +32,7 @@ typedef struct server {
     int close_after;      /* close after this many messages (0: never) */
     const char *fence_reply; /* raw bytes instead of the fence reply; "": none */
     const char *mapping;  /* PMI_process_mapping; NULL: found=FALSE */
-    int requests;
+    int requests, epoch_gets;
     char keys[NKEYS][64];
     char *values[NKEYS];
     int nkeys;
@@ -167,6 +167,7 @@ static void serve_msg(server_t *s, const pmi2_msg_t *m)
         reply(s, "kvs-put", "");
     } else if (strcmp(m->cmd, "kvs-get") == 0) {
         T_STREQ(pmi2_get(m, "jobid"), "kvs_7;odd");
+        s->epoch_gets += strcmp(pmi2_get(m, "key"), PMI2_EPOCH_KEY) == 0;
         serve_get(s, m, "kvs-get", lookup(s, pmi2_get(m, "key")));
     } else if (strcmp(m->cmd, "kvs-fence") == 0) {
         if (s->fence_reply == NULL)
@@ -282,6 +283,8 @@ static void run_style(int slurm, int trickle)
     T_EQ(c.size, 4);
     T_EQ(c.appnum, 0);
     exchange(&c);
+    /* Every fence is followed by the get Hydra holds until all fenced. */
+    T_EQ(s->epoch_gets, 1);
     T_OK(boot_pmi2_finalize(&c));
     boot_pmi2_close(&c);
     server_join(s);

@@ -17,8 +17,8 @@ BASE_CONFIG_VAR(LOG, ENUM, "warn", "error|warn|info|debug|trace", "both",
                 "Messages at this level and more severe are printed to stderr")
 
 /* boot */
-BASE_CONFIG_VAR(BOOT, ENUM, "auto", "auto|pmi1|single", "library",
-                "Bootstrap backend; auto detects PMI_FD or PMI_PORT, else runs as a single rank")
+BASE_CONFIG_VAR(BOOT, ENUM, "auto", "auto|pmi1|pmi2|pmix|single", "library",
+                "Bootstrap backend; auto tries PMIx (PMIX_*), then PMI-2 under Slurm or PMI-1 on PMI_FD or PMI_PORT, else runs as a single rank")
 BASE_CONFIG_VAR(BOOT_TIMEOUT, DURATION, "120s", "1ms:1000000s", "library",
                 "How long a rank waits for one reply of the launcher before giving up")
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -43,7 +44,14 @@ const char *shoal_error_detail(void)
 
 int base_verr(int status, const char *fmt, va_list ap)
 {
-    vsnprintf(err_detail, sizeof(err_detail), fmt, ap);
+    char text[sizeof(err_detail)];
+
+    /*
+     * Through a copy: callers may pass shoal_error_detail() itself as an
+     * argument, to wrap the previous detail in a new one.
+     */
+    vsnprintf(text, sizeof(text), fmt, ap);
+    memcpy(err_detail, text, sizeof(err_detail));
     base_debug("err", "%s (%s)", err_detail, shoal_err_name(status));
     return status;
 }

@@ -16,8 +16,8 @@
 #include "boot/boot.h"
 #include "boot/boot_internal.h"
 
-/* Index of SHOAL_BOOT's choices "auto|pmi1|single". */
-enum { BOOT_AUTO, BOOT_PMI1, BOOT_SINGLE };
+/* Index of SHOAL_BOOT's choices "auto|pmi1|pmi2|pmix|single". */
+enum { BOOT_AUTO, BOOT_PMI1, BOOT_PMI2, BOOT_PMIX, BOOT_SINGLE };
 
 static struct {
     int active;
@@ -57,50 +57,94 @@ static int has_pmix(void)
     return 0;
 }
 
-/* Launchers we recognise but cannot use. */
+/* srun --mpi=pmi2 (shoalrun sets PMI_JOBID too, so that says nothing). */
+static int slurm_pmi2(void)
+{
+    const char *t = getenv("SLURM_MPI_TYPE");
+
+    return t != NULL && strcmp(t, "pmi2") == 0;
+}
+
+/* srun without a PMI plugin: recognised, but there is no KVS to use. */
 static int refuse_launcher(void)
 {
-    if (has_pmix())
-        return base_err(SHOAL_ERR_BOOT,
-                        "this process was started by a PMIx launcher "
-                        "(PMIX_* is set: Open MPI's mpirun or srun "
-                        "--mpi=pmix), and Shoal speaks PMI-1; start it with "
-                        "shoalrun, mpiexec.mpich or srun --mpi=pmi2");
     if (getenv("SLURM_PROCID") != NULL) {
         const char *n = getenv("SLURM_STEP_NUM_TASKS");
         if (n != NULL && strcmp(n, "1") == 0)
             return SHOAL_OK;
         return base_err(SHOAL_ERR_BOOT,
                         "this process was started by srun without a PMI "
-                        "interface (SLURM_PROCID is set, PMI_FD is not): use "
-                        "srun --mpi=pmi2, or shoalrun; SHOAL_BOOT=single "
-                        "runs every process alone as rank 0 of 1");
+                        "interface (SLURM_PROCID is set, PMI_FD and PMIX_* "
+                        "are not): use srun --mpi=pmi2 or srun --mpi=pmix, "
+                        "or shoalrun; SHOAL_BOOT=single runs every process "
+                        "alone as rank 0 of 1");
     }
     return SHOAL_OK;
 }
 
+static int open_pmi(int choice)
+{
+    boot_info_t *in = &boot.info;
+
+    if (!has_pmi())
+        return base_err(SHOAL_ERR_BOOT,
+                        "SHOAL_BOOT=%s, but neither PMI_FD nor PMI_PORT "
+                        "with PMI_ID is set: start the program with a PMI "
+                        "launcher (shoalrun, mpiexec.mpich, srun "
+                        "--mpi=pmi2)",
+                        choice == BOOT_PMI2 ? "pmi2" : "pmi1");
+    if (choice == BOOT_PMI2)
+        return boot_pmi2_backend(&boot.be, &in->rank, &in->size, in->jobid,
+                                 sizeof(in->jobid));
+    return boot_pmi1_backend(&boot.be, &in->rank, &in->size, in->jobid,
+                             sizeof(in->jobid));
+}
+
+/*
+ * launchers.md §6.1: PMIx first (mpirun, srun --mpi=pmix), then the PMI
+ * wire (PMI_FD, then PMI_PORT), then srun without PMI is refused, else a
+ * singleton.  On PMI_FD, Slurm's pmi2 plugin gets PMI-2: its PMI-1 loses
+ * a put line longer than 1024 bytes while answering rc=0, and PMI-2's
+ * length-framed messages cannot be cut that way.  Hydra and shoalrun get
+ * PMI-1, the protocol every PMI launcher serves.
+ */
 static int open_backend(void)
 {
     boot_info_t *in = &boot.info;
     int choice = (int)base_cfg.BOOT;
 
-    if (choice == BOOT_PMI1 && !has_pmi())
-        return base_err(SHOAL_ERR_BOOT,
-                        "SHOAL_BOOT=pmi1, but neither PMI_FD nor PMI_PORT "
-                        "with PMI_ID is set: start the program with a PMI "
-                        "launcher (shoalrun, mpiexec.mpich, srun "
-                        "--mpi=pmi2)");
-    if (choice == BOOT_PMI1 || (choice == BOOT_AUTO && has_pmi()))
-        return boot_pmi1_backend(&boot.be, &in->rank, &in->size, in->jobid,
-                                 sizeof(in->jobid));
     if (choice == BOOT_AUTO) {
-        int status = refuse_launcher();
-        if (status != SHOAL_OK)
-            return status;
+        if (has_pmix())
+            choice = BOOT_PMIX;
+        else if (getenv("PMI_FD") != NULL && slurm_pmi2())
+            choice = BOOT_PMI2;
+        else if (has_pmi())
+            choice = BOOT_PMI1;
+        else {
+            int status = refuse_launcher();
+            if (status != SHOAL_OK)
+                return status;
+            choice = BOOT_SINGLE;
+        }
     }
-    in->rank = 0;
-    in->size = 1;
-    return boot_single_backend(&boot.be, in->jobid, sizeof(in->jobid));
+    switch (choice) {
+    case BOOT_PMIX:
+        if (!has_pmix())
+            return base_err(SHOAL_ERR_BOOT,
+                            "SHOAL_BOOT=pmix, but no PMIX_NAMESPACE, "
+                            "PMIX_RANK or PMIX_SERVER_URI* is set: start "
+                            "the program with a PMIx launcher (Open MPI's "
+                            "mpirun, srun --mpi=pmix)");
+        return boot_pmix_backend(&boot.be, &in->rank, &in->size, in->jobid,
+                                 sizeof(in->jobid));
+    case BOOT_PMI1:
+    case BOOT_PMI2:
+        return open_pmi(choice);
+    default:
+        in->rank = 0;
+        in->size = 1;
+        return boot_single_backend(&boot.be, in->jobid, sizeof(in->jobid));
+    }
 }
 
 /* Node of every rank, from the launcher's mapping or by exchange. */
@@ -108,15 +152,16 @@ static int find_nodes(int *node_of)
 {
     boot_info_t *in = &boot.info;
     char map[BOOT_TEXT_MAX + 1];
+    int status = SHOAL_ERR_NOT_FOUND;
 
     if (strcmp(boot.be.name, "single") == 0) {
         node_of[0] = 0;
         return SHOAL_OK;
     }
     /* Every rank gets the same mapping, so all take the same branch. */
-    int status = boot_pmi1_get_reserved(boot.be.kvs.ctx,
-                                        "PMI_process_mapping", map,
-                                        sizeof(map));
+    if (boot.be.get_reserved != NULL)
+        status = boot.be.get_reserved(boot.be.kvs.ctx, "PMI_process_mapping",
+                                      map, sizeof(map));
     if (status == SHOAL_OK)
         status = boot_mapping_parse(map, in->size, node_of);
     if (status == SHOAL_OK)
@@ -124,44 +169,89 @@ static int find_nodes(int *node_of)
     /* A broken connection is not a missing mapping: report it. */
     if (status != SHOAL_ERR_NOT_FOUND && status != SHOAL_ERR_PROTOCOL)
         return status;
-    base_debug("boot", "no usable PMI_process_mapping (%s); exchanging "
-               "node ids", shoal_error_detail());
+    base_debug("boot", "no usable PMI_process_mapping; exchanging node ids");
     return boot_nodes_by_exchange(&boot.be, in->rank, in->size, "boot-node",
                                   in->node_id, node_of);
 }
 
-/* Hydra's MPI_LOCALRANKID/MPI_LOCALNRANKS should agree with the mapping. */
-static void cross_check_local(void)
+/* The launcher's own word on the node-local rank, when it gives one. */
+static void cross_check(const char *what, const char *id, const char *n)
 {
-    const char *id = getenv("MPI_LOCALRANKID");
-    const char *n = getenv("MPI_LOCALNRANKS");
     boot_info_t *in = &boot.info;
 
-    if (id == NULL || n == NULL)
+    if (id == NULL)
         return;
-    if (atoi(id) != in->local_rank || atoi(n) != in->local_size)
+    if (atoi(id) != in->local_rank ||
+        (n != NULL && atoi(n) != in->local_size))
         base_warn("boot",
-                  "the launcher says local rank %s of %s, the process "
-                  "mapping %d of %d; using the mapping",
-                  id, n, in->local_rank, in->local_size);
+                  "%s says local rank %s of %s, the launcher's mapping %d "
+                  "of %d; using the mapping",
+                  what, id, n != NULL ? n : "?", in->local_rank,
+                  in->local_size);
 }
 
-static int find_locality(void)
+/*
+ * Hydra's MPI_LOCALRANKID/MPI_LOCALNRANKS and Slurm's SLURM_LOCALID are
+ * hints: they should agree with what the backend said.  SLURM_LOCALID
+ * counts only when srun started the ranks with a PMI plugin: Hydra or
+ * mpirun inside an allocation start their daemons with srun, and the
+ * ranks inherit the daemon's SLURM_LOCALID.
+ */
+static void cross_check_local(void)
+{
+    const char *mpi = getenv("SLURM_MPI_TYPE");
+
+    cross_check("MPI_LOCALRANKID", getenv("MPI_LOCALRANKID"),
+                getenv("MPI_LOCALNRANKS"));
+    if (mpi != NULL && strcmp(mpi, "none") != 0 &&
+        getenv("MPI_LOCALRANKID") == NULL)
+        cross_check("SLURM_LOCALID", getenv("SLURM_LOCALID"), NULL);
+}
+
+/* From the backend's peer list (PMIx), then the node of every rank. */
+static int find_local_ranks(void)
 {
     boot_info_t *in = &boot.info;
-    int *node_of = malloc((size_t)in->size * sizeof(*node_of));
+    int status = SHOAL_ERR_NOT_FOUND;
+    int n = 0;
 
+    if (boot.be.local_peers != NULL)
+        status = boot.be.local_peers(boot.be.kvs.ctx, &boot.local_ranks, &n);
+    /* A launcher that answers nonsense is reported, not worked around. */
+    if (status != SHOAL_OK && status != SHOAL_ERR_NOT_FOUND)
+        return status;
+    if (status == SHOAL_OK) {
+        in->local_size = n;
+        in->local_rank = -1;
+        for (int i = 0; i < n; i++)
+            if (boot.local_ranks[i] == in->rank)
+                in->local_rank = i;
+        if (in->local_rank >= 0)
+            return SHOAL_OK;
+        free(boot.local_ranks);
+        boot.local_ranks = NULL;
+        base_warn("boot", "the launcher's local peers omit rank %d; "
+                  "exchanging node ids", in->rank);
+    }
+    int *node_of = malloc((size_t)in->size * sizeof(*node_of));
     if (node_of == NULL)
         return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
-    int status = find_nodes(node_of);
+    status = find_nodes(node_of);
     if (status == SHOAL_OK)
         status = boot_local_ranks(node_of, in->size, in->rank,
                                   &boot.local_ranks, &in->local_rank,
                                   &in->local_size);
     free(node_of);
+    return status;
+}
+
+static int find_locality(void)
+{
+    int status = find_local_ranks();
+
     if (status != SHOAL_OK)
         return status;
-    in->local_ranks = boot.local_ranks;
+    boot.info.local_ranks = boot.local_ranks;
     cross_check_local();
     return SHOAL_OK;
 }

@@ -2,12 +2,17 @@
  * boot: how a rank learns who it is and exchanges addresses with the others.
  *
  * One small interface over several backends, selected by SHOAL_BOOT or
- * detected from the environment (see ../shared/notes/launchers.md §6.1):
- *   pmi1    PMI-1 wire protocol over PMI_FD (shoalrun, Hydra, srun --mpi=pmi2)
- *           or over TCP to PMI_PORT with PMI_ID (Hydra -pmi-port)
+ * detected from the environment in this order (launchers.md §6.1):
+ *   pmix    PMIx through libpmix.so.2, loaded with dlopen (Open MPI's
+ *           mpirun, srun --mpi=pmix)
+ *   pmi2    PMI-2 wire protocol over PMI_FD (srun --mpi=pmi2; Hydra when
+ *           forced)
+ *   pmi1    PMI-1 wire protocol over PMI_FD (shoalrun, Hydra) or over TCP
+ *           to PMI_PORT with PMI_ID (Hydra -pmi-port)
  *   single  no launcher: rank 0 of 1
- * srun --mpi=none (SLURM_PROCID without PMI_FD) and a PMIx launcher are
- * refused with a message saying what to use instead.
+ * srun --mpi=none (SLURM_PROCID without PMI_FD or PMIX_*) is refused with a
+ * message saying what to use instead, as is a PMIx launcher whose library
+ * or server is missing.
  *
  * Values are binary; the layer encodes them for the wire and splits values
  * larger than one PMI line.  Keys are short names ([A-Za-z0-9_-], at most 32
@@ -33,9 +38,10 @@ typedef struct boot_info {
     int local_size;      /* ranks on this node */
     const int *local_ranks; /* world ranks of this node, ascending (local_size) */
     char node_id[64];    /* identity of this node (host + boot + network namespace) */
-    char jobid[256];     /* the launcher's name for the job (PMI kvsname) */
+    char jobid[256];     /* the launcher's name for the job (PMI kvsname,
+                            PMI-2 jobid, PMIx namespace) */
     char shm_prefix[64]; /* "shoal-<16 hex digits of the job>-": names of this job's /dev/shm objects */
-    const char *backend; /* "pmi1" or "single" */
+    const char *backend; /* "pmix", "pmi2", "pmi1" or "single" */
 } boot_info_t;
 
 /*

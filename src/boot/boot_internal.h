@@ -29,6 +29,17 @@ typedef struct boot_kvs {
 typedef struct boot_backend {
     const char *name;
     boot_kvs_t kvs;
+    /*
+     * Optional (NULL when the launcher has none): a launcher-reserved
+     * value such as PMI_process_mapping, raw; SHOAL_ERR_NOT_FOUND.
+     */
+    int (*get_reserved)(void *ctx, const char *key, char *value, size_t cap);
+    /*
+     * Optional: the world ranks on this rank's node, ascending (allocated;
+     * free with free()), when the launcher says so directly (PMIx).
+     * SHOAL_ERR_NOT_FOUND sends boot to the mapping or an exchange.
+     */
+    int (*local_peers)(void *ctx, int **ranks_p, int *n_p);
     int (*fence)(void *ctx);    /* publish puts, then wait for everyone */
     int (*barrier)(void *ctx);
     void (*abort)(void *ctx, int code, const char *msg); /* may return */
@@ -92,20 +103,36 @@ int boot_nodes_by_exchange(const boot_backend_t *be, int rank, int size,
 /* ---- backends ------------------------------------------------------------ */
 
 /*
+ * An environment variable as an int in [lo, hi]; SHOAL_ERR_BOOT saying
+ * what is wrong (unset, not a number, out of range).
+ */
+int boot_env_int(const char *name, long lo, long hi, int *out);
+
+/*
  * Open the PMI-1 backend from PMI_FD/PMI_RANK/PMI_SIZE or PMI_PORT/PMI_ID.
  * Fills rank, size and the job id (the kvsname).
  */
 int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
                       char *jobid, size_t jobid_cap);
+/*
+ * Open the PMI-2 backend on the same variables (PMI_JOBID, set by Slurm, is
+ * passed to fullinit).  Fills rank, size and the job id (job-getid).
+ */
+int boot_pmi2_backend(boot_backend_t *be, int *rank_p, int *size_p,
+                      char *jobid, size_t jobid_cap);
+/*
+ * Open the PMIx backend through libpmix.so.2, loaded with dlopen: refused
+ * with what is missing and how to install it when the library is absent.
+ */
+int boot_pmix_backend(boot_backend_t *be, int *rank_p, int *size_p,
+                      char *jobid, size_t jobid_cap);
+/*
+ * Whether libpmix can be loaded, and from where or why not (for
+ * shoal-info); loads and unloads it.
+ */
+int boot_pmix_available(char *detail, size_t cap);
 /* The singleton: rank 0 of 1 with a KVS in this process. */
 int boot_single_backend(boot_backend_t *be, char *jobid, size_t jobid_cap);
-
-/*
- * Raw PMI-1 get of a launcher-reserved key such as PMI_process_mapping
- * (not namespaced, not encoded).  Only for the pmi1 backend's ctx.
- */
-int boot_pmi1_get_reserved(void *ctx, const char *key, char *value,
-                           size_t cap);
 
 /* The backend of the running boot, for tests of the internals (NULL if
  * boot_init has not run). */

@@ -77,8 +77,8 @@ static ssize_t pmi1_send(int fd, const char *p, size_t n)
     return w;
 }
 
-static int pmi1_write(boot_pmi1_t *c, const char *line, size_t len,
-                      uint64_t deadline, const char *what)
+int boot_pmi1_send(boot_pmi1_t *c, const char *line, size_t len,
+                   uint64_t deadline, const char *what)
 {
     while (len > 0) {
         ssize_t w = pmi1_send(c->fd, line, len);
@@ -133,9 +133,8 @@ static int pmi1_fill(boot_pmi1_t *c, uint64_t deadline, const char *what)
     }
 }
 
-/* Read and parse the next line from the launcher. */
-static int pmi1_read(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
-                     const char *what)
+int boot_pmi1_recv_line(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
+                        const char *what)
 {
     char line[PMI_LINE_MAX + 1];
     size_t len;
@@ -161,6 +160,23 @@ static int pmi1_read(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
     return SHOAL_OK;
 }
 
+int boot_pmi1_recv_bytes(boot_pmi1_t *c, char *buf, size_t n,
+                         uint64_t deadline, const char *what)
+{
+    size_t got = 0;
+
+    for (;;) {
+        got += pmi_linebuf_take_bytes(&c->in, buf + got, n - got);
+        if (got == n)
+            return SHOAL_OK;
+        int status = pmi1_wait(c, POLLIN, deadline, what);
+        if (status == SHOAL_OK)
+            status = pmi1_fill(c, deadline, what);
+        if (status != SHOAL_OK)
+            return status;
+    }
+}
+
 /*
  * One request, one reply of command expect.  The caller holds the lock.
  * A reply of another command means we lost step with the server.
@@ -180,9 +196,9 @@ static int pmi1_call(boot_pmi1_t *c, pmi_fmt_t *req, const char *expect,
     if (status != SHOAL_OK)
         return status;
     uint64_t deadline = base_time_ns() + c->timeout_ns;
-    status = pmi1_write(c, req->buf, req->len, deadline, name);
+    status = boot_pmi1_send(c, req->buf, req->len, deadline, name);
     if (status == SHOAL_OK)
-        status = pmi1_read(c, reply, deadline, name);
+        status = boot_pmi1_recv_line(c, reply, deadline, name);
     if (status != SHOAL_OK)
         return status;
     if (strcmp(reply->cmd, expect) != 0)
@@ -246,7 +262,7 @@ static int pmi1_initack(boot_pmi1_t *c, int id)
     int status = pmi1_call(c, &req, "initack", &rep);
     uint64_t deadline = base_time_ns() + c->timeout_ns;
     for (int i = 0; i < 3 && status == SHOAL_OK; i++) {
-        status = pmi1_read(c, &rep, deadline, "initack");
+        status = boot_pmi1_recv_line(c, &rep, deadline, "initack");
         if (status != SHOAL_OK)
             break;
         if (strcmp(rep.cmd, "set") != 0)
@@ -312,7 +328,7 @@ static int pmi1_kvsname(boot_pmi1_t *c)
     return SHOAL_OK;
 }
 
-static void pmi1_setup(boot_pmi1_t *c, int fd, uint64_t timeout_ns)
+void boot_pmi1_setup(boot_pmi1_t *c, int fd, uint64_t timeout_ns)
 {
     memset(c, 0, sizeof(*c));
     c->fd = fd;
@@ -337,7 +353,7 @@ static int pmi1_handshake(boot_pmi1_t *c, int port_id)
 int boot_pmi1_open_fd(boot_pmi1_t *c, int fd, int rank, int size,
                       uint64_t timeout_ns)
 {
-    pmi1_setup(c, fd, timeout_ns);
+    boot_pmi1_setup(c, fd, timeout_ns);
     c->rank = rank;
     c->size = size;
     /* Programs this rank starts must not inherit the launcher's socket. */
@@ -401,8 +417,7 @@ err_close:
     return -1;
 }
 
-static int connect_hostport(const char *hostport, uint64_t timeout_ns,
-                            int *fd_p)
+int boot_pmi1_connect(const char *hostport, uint64_t timeout_ns, int *fd_p)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
     struct addrinfo *res = NULL;
@@ -434,11 +449,11 @@ int boot_pmi1_open_port(boot_pmi1_t *c, const char *hostport, int id,
                         uint64_t timeout_ns)
 {
     int fd = -1;
-    int status = connect_hostport(hostport, timeout_ns, &fd);
+    int status = boot_pmi1_connect(hostport, timeout_ns, &fd);
 
     if (status != SHOAL_OK)
         return status;
-    pmi1_setup(c, fd, timeout_ns);
+    boot_pmi1_setup(c, fd, timeout_ns);
     c->rank = -1;
     c->size = -1;
     status = pmi1_handshake(c, id);
@@ -557,7 +572,7 @@ void boot_pmi1_abort(boot_pmi1_t *c, int code, const char *msg)
     line[n++] = '\n';
     pthread_mutex_lock(&c->lock);
     if (!c->failed)
-        pmi1_write(c, line, (size_t)n, base_time_ns() + 1000000000ull,
+        boot_pmi1_send(c, line, (size_t)n, base_time_ns() + 1000000000ull,
                    "abort");
     pthread_mutex_unlock(&c->lock);
 }

@@ -49,4 +49,22 @@ void boot_pmi1_close(boot_pmi1_t *c);
 /* Characters of value that fit in one put line beside a key of keylen. */
 size_t boot_pmi1_room(const boot_pmi1_t *c, size_t keylen);
 
+/*
+ * The connection underneath, shared with the PMI-2 client (boot_pmi2.c),
+ * which runs on the same sockets and starts with a PMI-1 line.  Each call
+ * fails at once after an earlier I/O failure, bounded by deadline
+ * (base_time_ns), and names what in its error.
+ */
+void boot_pmi1_setup(boot_pmi1_t *c, int fd, uint64_t timeout_ns);
+/* Connect to "host:port" (PMI_PORT), without blocking past the timeout. */
+int boot_pmi1_connect(const char *hostport, uint64_t timeout_ns, int *fd_p);
+int boot_pmi1_send(boot_pmi1_t *c, const char *buf, size_t len,
+                   uint64_t deadline, const char *what);
+/* Read and parse the next PMI-1 line. */
+int boot_pmi1_recv_line(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
+                        const char *what);
+/* Read exactly n bytes (what the line buffer holds first). */
+int boot_pmi1_recv_bytes(boot_pmi1_t *c, char *buf, size_t n,
+                         uint64_t deadline, const char *what);
+
 #endif /* SHOAL_BOOT_PMI1_H */

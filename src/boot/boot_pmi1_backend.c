@@ -15,8 +15,7 @@
 #include "boot/boot_internal.h"
 #include "boot/boot_pmi1.h"
 
-/* An environment variable as an int in [lo, hi]. */
-static int env_int(const char *name, long lo, long hi, int *out)
+int boot_env_int(const char *name, long lo, long hi, int *out)
 {
     const char *text = getenv(name);
     char *end;
@@ -69,7 +68,7 @@ static int pmi1_fini(void *ctx)
     return status;
 }
 
-int boot_pmi1_get_reserved(void *ctx, const char *key, char *value,
+static int pmi1_get_reserved(void *ctx, const char *key, char *value,
                            size_t cap)
 {
     return boot_pmi1_get(ctx, key, value, cap);
@@ -78,12 +77,12 @@ int boot_pmi1_get_reserved(void *ctx, const char *key, char *value,
 static int open_fd_mode(boot_pmi1_t *c, uint64_t timeout)
 {
     int fd, rank, size;
-    int status = env_int("PMI_FD", 0, INT_MAX, &fd);
+    int status = boot_env_int("PMI_FD", 0, INT_MAX, &fd);
 
     if (status == SHOAL_OK)
-        status = env_int("PMI_SIZE", 1, INT_MAX, &size);
+        status = boot_env_int("PMI_SIZE", 1, INT_MAX, &size);
     if (status == SHOAL_OK)
-        status = env_int("PMI_RANK", 0, size - 1, &rank);
+        status = boot_env_int("PMI_RANK", 0, size - 1, &rank);
     if (status != SHOAL_OK)
         return status;
     if (fcntl(fd, F_GETFD) < 0)
@@ -98,7 +97,7 @@ static int open_fd_mode(boot_pmi1_t *c, uint64_t timeout)
 static int open_port_mode(boot_pmi1_t *c, uint64_t timeout)
 {
     int id;
-    int status = env_int("PMI_ID", 0, INT_MAX, &id);
+    int status = boot_env_int("PMI_ID", 0, INT_MAX, &id);
 
     if (status != SHOAL_OK)
         return status;
@@ -131,6 +130,7 @@ int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
                 .get = pmi1_get,
                 .room = pmi1_room,
                 .key_max = (size_t)c->keylen_max - 1},
+        .get_reserved = pmi1_get_reserved,
         .fence = pmi1_barrier,
         .barrier = pmi1_barrier,
         .abort = pmi1_abort,

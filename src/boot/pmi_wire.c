@@ -113,7 +113,7 @@ const char *pmi_get(const pmi_msg_t *msg, const char *key)
     return NULL;
 }
 
-static int parse_long(const char *text, long *out)
+int pmi_to_long(const char *text, long *out)
 {
     char *end;
 
@@ -134,7 +134,7 @@ int pmi_get_long(const pmi_msg_t *msg, const char *key, long *out)
     if (v == NULL)
         return base_err(SHOAL_ERR_NOT_FOUND, "PMI '%s' reply has no %s=",
                         msg->cmd ? msg->cmd : "?", key);
-    if (parse_long(v, out) != 0)
+    if (pmi_to_long(v, out) != 0)
         return base_err(SHOAL_ERR_PROTOCOL,
                         "PMI '%s' reply has %s=%.40s, not an integer",
                         msg->cmd ? msg->cmd : "?", key, v);
@@ -148,7 +148,7 @@ long pmi_rc(const pmi_msg_t *msg)
 
     if (v == NULL)
         return 0;
-    return parse_long(v, &rc) == 0 ? rc : -1;
+    return pmi_to_long(v, &rc) == 0 ? rc : -1;
 }
 
 int pmi_value_ok(const char *s)
@@ -195,7 +195,7 @@ int pmi_parse_abort(const char *line, size_t len, long *code_p, char *msg,
         if (n > 0 && n < sizeof(num)) {
             memcpy(num, p, n);
             num[n] = '\0';
-            if (parse_long(num, code_p) != 0)
+            if (pmi_to_long(num, code_p) != 0)
                 *code_p = 1;
         }
     }
@@ -341,6 +341,17 @@ int pmi_linebuf_take(pmi_linebuf_t *lb, char *line, size_t *len_p)
     *len_p = n;
     linebuf_drop(lb, n);
     return 1;
+}
+
+size_t pmi_linebuf_take_bytes(pmi_linebuf_t *lb, char *out, size_t n)
+{
+    if (lb->skipping)
+        return 0;
+    if (n > lb->len)
+        n = lb->len;
+    memcpy(out, lb->buf, n);
+    linebuf_drop(lb, n);
+    return n;
 }
 
 size_t pmi_linebuf_pending(const pmi_linebuf_t *lb)

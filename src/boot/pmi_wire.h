@@ -46,6 +46,9 @@ const char *pmi_get(const pmi_msg_t *msg, const char *key);
  */
 int pmi_get_long(const pmi_msg_t *msg, const char *key, long *out);
 
+/* A whole-string decimal integer: 0, or -1 when text is anything else. */
+int pmi_to_long(const char *text, long *out);
+
 /* The reply's rc: 0 when absent (servers omit it on success), else its value
  * (a non-integer rc counts as -1). */
 long pmi_rc(const pmi_msg_t *msg);
@@ -107,6 +110,11 @@ void pmi_linebuf_added(pmi_linebuf_t *lb, size_t n);
  * taken, 0 when none is complete, SHOAL_ERR_PROTOCOL for an over-long line.
  */
 int pmi_linebuf_take(pmi_linebuf_t *lb, char *line, size_t *len_p);
+/*
+ * Copy up to n held bytes, raw, to out (for a protocol that leaves lines
+ * behind, as PMI-2 does after its init line).  Returns how many.
+ */
+size_t pmi_linebuf_take_bytes(pmi_linebuf_t *lb, char *out, size_t n);
 /* Bytes held that do not yet form a line. */
 size_t pmi_linebuf_pending(const pmi_linebuf_t *lb);
 

@@ -28,3 +28,8 @@ foreach(c ${tools_cases})
         set_tests_properties(mpi.tools.${c} PROPERTIES RUN_SERIAL TRUE)
     endif()
 endforeach()
+
+# The MPI program the launcher tests run under mpiexec.mpich,
+# mpirun.openmpi and srun (tests/mp/boot/CMakeLists.txt), and here under
+# shoalrun.
+shoal_mpi_test(launch_check SOURCES launch_check.c NP 4 ARGS 4)

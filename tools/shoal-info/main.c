@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "boot/boot_internal.h"
 #include "shoal.h"
 #include "wire/wire.h"
 
@@ -129,13 +130,17 @@ static void print_info(void)
            why);
     printf("  %-22s %-4s %s\n", "tcp", "no",
            "no network wire in this build: ranks must share a host");
-    printf("\nlaunchers\n");
-    printf("  %-22s %-4s %s\n", "shoalrun", "yes", "PMI-1 over PMI_FD");
+    printf("\nlaunchers (SHOAL_BOOT=auto|pmi1|pmi2|pmix|single)\n");
+    printf("  %-22s %-4s %s\n", "shoalrun", "yes", "pmi1: PMI-1 over PMI_FD");
     printf("  %-22s %-4s %s\n", "Hydra (mpiexec.mpich)", "yes",
-           "PMI-1 over PMI_FD or PMI_PORT");
-    printf("  %-22s %-4s %s\n", "srun --mpi=pmi2", "yes", "PMI-1 wire");
-    printf("  %-22s %-4s %s\n", "PMIx (mpirun.openmpi)", "no",
-           "not in this build");
+           "pmi1: PMI-1 over PMI_FD or PMI_PORT (pmi2 when forced)");
+    printf("  %-22s %-4s %s\n", "srun --mpi=pmi2", "yes",
+           "pmi2: PMI-2 wire over PMI_FD");
+    int pmix = boot_pmix_available(why, sizeof(why));
+    printf("  %-22s %-4s pmix: %s%s\n", "mpirun.openmpi", pmix ? "yes" : "no",
+           why, pmix ? "" : " (apt-get install libpmix2)");
+    printf("  %-22s %-4s %s\n", "srun --mpi=pmix", pmix ? "yes" : "no",
+           "pmix: as above");
     printf("  %-22s %-4s %s\n", "none", "yes", "runs as a single rank");
     printf("\n%s\n", "shoal-info --config lists the SHOAL_* variables.");
 }

@@ -2,9 +2,10 @@
  * Every rank publishes values (one larger than a PMI line, to exercise
  * chunking, and one empty), fences, and checks every other rank's; then
  * checks the locality boot derived against an exchange of node ids.  Run
- * under shoalrun, mpiexec.mpich, or alone (singleton).
+ * under shoalrun, mpiexec.mpich (PMI-1 or PMI-2), mpirun.openmpi and srun
+ * --mpi=pmix (PMIx), srun --mpi=pmi2, or alone (singleton).
  *
- *   mp_boot_kvs [--backend pmi1|single] [--size N]
+ *   mp_boot_kvs [--backend pmi1|pmi2|pmix|single] [--size N]
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -1,11 +1,21 @@
 #!/bin/sh
-# Run mp_boot_kvs under another launcher, alone, or where boot must refuse.
-#   run_boot.sh MODE PROGRAM
-# MODE: hydra | hydra-port | single | refuse-slurm | refuse-pmix | refuse-pmi1
+# Run mp_boot_kvs (and the MPI program launch_check) under another
+# launcher, alone, or where boot must refuse.
+#   run_boot.sh MODE PROGRAM [MPI_PROGRAM]
+# MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
+#       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
+#       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
+#       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
+# The run-* modes run MPI_PROGRAM (any test program) at 4 ranks under that
+# launcher; it must exit 0.
+# The slurm-* modes use the cluster of tests/slurm/slurm-up.sh in
+# $SHOAL_SLURM_DIR and skip when it is not up.
 # Exit 0: passed; 77: skipped (with the reason); anything else: failed.
 set -u
 mode=$1
 prog=$2
+mpiprog=${3:-}
+slurm_dir=${SHOAL_SLURM_DIR:-}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -14,6 +24,13 @@ for v in $(env | sed -n 's/^\(PMIX*_[A-Za-z0-9_]*\)=.*/\1/p;s/^\(SLURM_[A-Za-z0-
     unset "$v"
 done
 unset SHOAL_BOOT
+# Under ASan, libpmix's own leaks are not ours (lsan-pmix.supp); every
+# launcher passes the environment on to the ranks.
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp:print_suppressions=0"
+export LSAN_OPTIONS
+# Open MPI as root, and past 2 ranks on 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
 
 fail() {
     echo "FAIL: $*"
@@ -40,18 +57,123 @@ need_mpich() {
     fi
 }
 
+need_ompi() {
+    if ! command -v mpirun.openmpi >/dev/null 2>&1; then
+        echo "SKIP: mpirun.openmpi not found (install the Debian package openmpi-bin)"
+        exit 77
+    fi
+}
+
+need_slurm() {
+    if [ -z "$slurm_dir" ] || [ ! -f "$slurm_dir/up" ]; then
+        echo "SKIP: no test Slurm cluster is up (tests/slurm/slurm-up.sh" \
+            "skipped or failed: see the test slurm.up)"
+        exit 77
+    fi
+    SLURM_CONF=$slurm_dir/slurm.conf
+    export SLURM_CONF
+}
+
+# run_kvs NP BACKEND LAUNCHER...: mp_boot_kvs must succeed at NP ranks.
+run_kvs() {
+    np=$1
+    backend=$2
+    shift 2
+    timeout 60 "$@" "$prog" --backend "$backend" --size "$np" >"$out" 2>&1 ||
+        fail "$* (mp_boot_kvs) exited with $?"
+    grep "boot kvs ok: $np ranks via $backend" "$out" >/dev/null ||
+        fail "no success line from $*"
+    cat "$out"
+}
+
+# run_mpi NP LAUNCHER...: launch_check must succeed at NP ranks.
+run_mpi() {
+    np=$1
+    shift
+    [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM"
+    timeout 60 "$@" "$mpiprog" "$np" >"$out" 2>&1 ||
+        fail "$* (launch_check) exited with $?"
+    grep "launch_check ok: $np ranks" "$out" >/dev/null ||
+        fail "no success line from $*"
+    cat "$out"
+}
+
+# run_any LAUNCHER...: MPI_PROGRAM must exit 0.
+run_any() {
+    [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM"
+    timeout 60 "$@" "$mpiprog" >"$out" 2>&1 ||
+        fail "$* $(basename "$mpiprog") exited with $?"
+}
+
+# srun, bounded: never pend when the cluster cannot run the tasks.
+srun_n() {
+    echo "srun --immediate=20 --overcommit -n $1"
+}
+
 case $mode in
 hydra)
     need_mpich
-    timeout 60 mpiexec.mpich -n 4 "$prog" --backend pmi1 --size 4 >"$out" 2>&1 ||
-        fail "mpiexec.mpich -n 4 exited with $?"
-    grep "boot kvs ok: 4 ranks via pmi1" "$out" >/dev/null || fail "no success line"
+    run_kvs 2 pmi1 mpiexec.mpich -n 2
+    run_kvs 4 pmi1 mpiexec.mpich -n 4
     ;;
 hydra-port)
     need_mpich
-    timeout 60 mpiexec.mpich -pmi-port -n 4 "$prog" --backend pmi1 --size 4 \
-        >"$out" 2>&1 || fail "mpiexec.mpich -pmi-port -n 4 exited with $?"
-    grep "boot kvs ok: 4 ranks via pmi1" "$out" >/dev/null || fail "no success line"
+    run_kvs 4 pmi1 mpiexec.mpich -pmi-port -n 4
+    ;;
+hydra-pmi2)
+    need_mpich
+    # Hydra serves PMI-2 on the same PMI_FD when the client asks for it.
+    run_kvs 2 pmi2 env SHOAL_BOOT=pmi2 mpiexec.mpich -n 2
+    run_kvs 4 pmi2 env SHOAL_BOOT=pmi2 mpiexec.mpich -n 4
+    ;;
+hydra-pmi2-port)
+    need_mpich
+    run_kvs 2 pmi2 env SHOAL_BOOT=pmi2 mpiexec.mpich -pmi-port -n 2
+    ;;
+hydra-mpi)
+    need_mpich
+    run_mpi 2 mpiexec.mpich -n 2
+    run_mpi 4 mpiexec.mpich -n 4
+    run_mpi 4 mpiexec.mpich -pmi-port -n 4
+    ;;
+ompi)
+    need_ompi
+    run_kvs 2 pmix mpirun.openmpi -n 2
+    run_kvs 4 pmix mpirun.openmpi -n 4
+    ;;
+ompi-mpi)
+    need_ompi
+    run_mpi 2 mpirun.openmpi -n 2
+    run_mpi 4 mpirun.openmpi -n 4
+    ;;
+slurm-pmi2)
+    need_slurm
+    run_kvs 2 pmi2 $(srun_n 2) --mpi=pmi2
+    run_kvs 4 pmi2 $(srun_n 4) --mpi=pmi2
+    # The same fd also serves PMI-1.
+    run_kvs 4 pmi1 env SHOAL_BOOT=pmi1 $(srun_n 4) --mpi=pmi2
+    ;;
+slurm-pmix)
+    need_slurm
+    run_kvs 2 pmix $(srun_n 2) --mpi=pmix
+    run_kvs 4 pmix $(srun_n 4) --mpi=pmix
+    ;;
+slurm-mpi)
+    need_slurm
+    run_mpi 2 $(srun_n 2) --mpi=pmi2
+    run_mpi 4 $(srun_n 4) --mpi=pmi2
+    run_mpi 2 $(srun_n 2) --mpi=pmix
+    run_mpi 4 $(srun_n 4) --mpi=pmix
+    ;;
+slurm-none)
+    need_slurm
+    # srun's default, --mpi=none, gives no key-value store: refused.
+    if timeout 60 $(srun_n 2) --mpi=none "$prog" >"$out" 2>&1; then
+        fail "srun --mpi=none started although it should be refused"
+    fi
+    grep -F -- "use srun --mpi=pmi2 or srun --mpi=pmix" "$out" >/dev/null ||
+        fail "message lacks the advice"
+    echo "refused as expected:"
     ;;
 single)
     timeout 30 "$prog" --backend single --size 1 >"$out" 2>&1 ||
@@ -62,8 +184,36 @@ refuse-slurm)
     expect_refusal "srun --mpi=pmi2" SLURM_PROCID=0
     ;;
 refuse-pmix)
-    expect_refusal "shoalrun, mpiexec.mpich or srun --mpi=pmi2" \
+    # PMIX_* without a server: PMIx_Init cannot reach it (or, without
+    # libpmix, the library is missing); never a silent singleton.
+    expect_refusal "PMIx" PMIX_NAMESPACE=job PMIX_RANK=0
+    ;;
+refuse-nolib)
+    # A libpmix.so.2 that does not load stands for a missing one: the
+    # message says so and how to install it.
+    lib=$(mktemp -d)
+    echo "not a library" >"$lib/libpmix.so.2"
+    expect_refusal "apt-get install libpmix2" LD_LIBRARY_PATH="$lib" \
         PMIX_NAMESPACE=job PMIX_RANK=0
+    grep -F "PMIx client library cannot be loaded" "$out" >/dev/null ||
+        fail "message does not say the library is missing"
+    rm -rf "$lib"
+    ;;
+run-hydra-pmi2)
+    need_mpich
+    run_any env SHOAL_BOOT=pmi2 mpiexec.mpich -n 4
+    ;;
+run-ompi)
+    need_ompi
+    run_any mpirun.openmpi -n 4
+    ;;
+run-slurm-pmi2)
+    need_slurm
+    run_any $(srun_n 4) --mpi=pmi2
+    ;;
+run-slurm-pmix)
+    need_slurm
+    run_any $(srun_n 4) --mpi=pmix
     ;;
 refuse-pmi1)
     expect_refusal "SHOAL_BOOT=pmi1" SHOAL_BOOT=pmi1

@@ -39,6 +39,9 @@ static void test_error_detail(void)
     T_STREQ(shoal_error_detail(), "");
     T_EQ(base_err(SHOAL_ERR_RANK, "rank %d of %d", 9, 4), SHOAL_ERR_RANK);
     T_STREQ(shoal_error_detail(), "rank 9 of 4");
+    /* Wrapping the previous detail in a new one. */
+    base_err(SHOAL_ERR_BOOT, "outer (%s): %s", "x", shoal_error_detail());
+    T_STREQ(shoal_error_detail(), "outer (x): rank 9 of 4");
 }
 
 static int64_t parse(const char *name, const char *text, int expect_ok)

@@ -4,8 +4,6 @@
  * that does not answer, one that answers nonsense, and port mode.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include "base/base.h"
 #include "boot/boot.h"
 #include "boot/boot_pmi1.h"
+#include "fake_launcher.h"
 #include "test.h"
 
 #define TIMEOUT_NS 5000000000ull
@@ -171,12 +170,10 @@ static server_t *server_new(void)
 /* Start s on a socketpair; returns the client's end. */
 static int server_start(server_t *s)
 {
-    int sv[2];
+    int client = fake_socketpair(&s->fd);
 
-    T_ASSERT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-    s->fd = sv[1];
     T_ASSERT(pthread_create(&s->thread, NULL, server_main, s) == 0);
-    return sv[0];
+    return client;
 }
 
 static void server_join(server_t *s)
@@ -392,18 +389,10 @@ static void test_abort_line(void)
 static void test_port_mode(void)
 {
     server_t *s = server_new();
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t len = sizeof(sa);
     boot_pmi1_t c;
     char hostport[64];
 
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    T_ASSERT(s->listen_fd >= 0);
-    T_ASSERT(bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-    T_ASSERT(listen(s->listen_fd, 1) == 0);
-    T_ASSERT(getsockname(s->listen_fd, (struct sockaddr *)&sa, &len) == 0);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", ntohs(sa.sin_port));
+    s->listen_fd = fake_listen(hostport, sizeof(hostport));
     T_ASSERT(pthread_create(&s->thread, NULL, server_main, s) == 0);
     T_OK(boot_pmi1_open_port(&c, hostport, 3, TIMEOUT_NS));
     T_EQ(c.rank, 3);

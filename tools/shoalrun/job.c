@@ -14,6 +14,12 @@
  * still held as a zombie (waitid WNOWAIT), so a recycled pid is never hit.
  * With --noise (noise.c) ranks may be stopped for a while; a stopped rank
  * is not a dead one, and every way of ending the job continues it first.
+ * Across hosts (tree.c) the launcher runs this file as before for the
+ * ranks of its own host, if any, and learns of the others' exits, aborts
+ * and output from the daemons; the policy above is applied there only.  A
+ * daemon runs this file too, as a follower: it reports what happens to
+ * its ranks and does what the launcher says (signal, stop, kill), and it
+ * kills its ranks by itself when the launcher is gone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,8 +37,9 @@
 
 typedef struct rank {
     int rank;
-    pid_t pid; /* also its process group */
+    pid_t pid; /* also its process group; 0 while not known (remote) */
     int alive;
+    int local; /* started by this process */
 } rank_t;
 
 typedef struct job {
@@ -43,8 +50,16 @@ typedef struct job {
     shoalrun_watchdog_t wd;
     shoalrun_launch_t launch;
     shoalrun_noise_t noise;
-    rank_t *ranks;
-    int nranks, nalive;
+    rank_t *ranks;            /* every rank of the job */
+    int nranks, nalive;       /* nalive: those this process answers for */
+    int first, nlocal, nlocal_alive; /* the ranks started here */
+    shoalrun_tree_t *tree;    /* NULL: one host */
+    const shoalrun_tree_conf_t *tree_conf;
+    const shoalrun_hosts_t *hosts;
+    char *rsh_copy, *rsh_words[32]; /* the launcher's remote-exec command */
+    int daemon;               /* a follower: the launcher decides */
+    int orphaned;             /* daemon: the launcher is gone */
+    char mapping[1024];
     char kvsname[64], shm_prefix[64];
     int sigfd;
     uint64_t deadline;        /* --timeout; 0: none */
@@ -62,11 +77,31 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
 /* ---- stopping ------------------------------------------------------------ */
 
+static void kill_local(job_t *job, int sig, int groups)
+{
+    for (int i = job->first; i < job->first + job->nlocal; i++)
+        if (job->ranks[i].alive && job->ranks[i].pid > 0)
+            kill(groups ? -job->ranks[i].pid : job->ranks[i].pid, sig);
+}
+
+/* The launcher's word for every daemon. */
+static void tell_daemons(job_t *job, int type, int sig, int groups)
+{
+    shoalrun_msg_t m = {0};
+
+    if (job->tree == NULL || job->daemon)
+        return;
+    shoalrun_msg_u32(&m, (uint32_t)sig);
+    shoalrun_msg_u32(&m, (uint32_t)groups);
+    shoalrun_tree_down(job->tree, type, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
 static void kill_all(job_t *job, int sig, int groups)
 {
-    for (int i = 0; i < job->nranks; i++)
-        if (job->ranks[i].alive)
-            kill(groups ? -job->ranks[i].pid : job->ranks[i].pid, sig);
+    kill_local(job, sig, groups);
+    tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL,
+                 sig, groups);
 }
 
 static void job_stop(job_t *job)
@@ -77,7 +112,20 @@ static void job_stop(job_t *job)
     job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
     /* A stopped rank would not act on SIGTERM until continued. */
     shoalrun_noise_quiet(&job->noise);
-    kill_all(job, SIGTERM, 1);
+    kill_local(job, SIGTERM, 1);
+    tell_daemons(job, SHOALRUN_F_STOP, SIGTERM, 1);
+}
+
+/* " on host NAME" across hosts; "" on one. */
+static const char *on_host(const job_t *job, int rank, char *buf, size_t cap)
+{
+    const shoalrun_host_t *h =
+        job->hosts ? shoalrun_hosts_of_rank(job->hosts, rank) : NULL;
+
+    buf[0] = '\0';
+    if (h != NULL)
+        snprintf(buf, cap, " on host %s", h->name);
+    return buf;
 }
 
 /* Decide the job's status once: the first failure wins. */
@@ -102,30 +150,67 @@ static const char *others(int n, char *buf, size_t cap)
 
 /* ---- events from the PMI server ------------------------------------------ */
 
-static void on_abort(void *ctx, int rank, long code, const char *msg)
+static void report_abort(job_t *job, int rank, pid_t pid, long code,
+                         const char *msg)
 {
-    job_t *job = ctx;
     rank_t *r = &job->ranks[rank];
-    char buf[64];
+    char buf[64], host[160];
     /* An exit status has 8 bits; an abort must not read as success. */
     int status = (int)(code & 0xff);
 
     if (status == 0 && code != 0)
         status = 1;
     if (job_fail(job, status))
-        shoalrun_say("rank %d (pid %ld) called PMI abort with exit code "
+        shoalrun_say("rank %d (pid %ld)%s called PMI abort with exit code "
                      "%ld%s%s%s",
-                     rank, (long)r->pid, code, msg[0] ? ": " : "", msg,
+                     rank, (long)pid, on_host(job, rank, host, sizeof(host)),
+                     code, msg[0] ? ": " : "", msg,
                      others(job->nalive - r->alive, buf, sizeof(buf)));
     job_stop(job);
+}
+
+static void on_abort(void *ctx, int rank, long code, const char *msg)
+{
+    job_t *job = ctx;
+
+    if (job->daemon) {
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)rank);
+        shoalrun_msg_u32(&m, (uint32_t)job->ranks[rank].pid);
+        shoalrun_msg_u64(&m, (uint64_t)code);
+        shoalrun_msg_str(&m, msg);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_ABORT, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+        return;
+    }
+    report_abort(job, rank, job->ranks[rank].pid, code, msg);
+}
+
+/* A daemon's failure that ends the job: the launcher says text. */
+static void fail_up(job_t *job, int code, const char *text)
+{
+    shoalrun_msg_t m = {0};
+
+    shoalrun_msg_u32(&m, (uint32_t)code);
+    shoalrun_msg_str(&m, text);
+    shoalrun_tree_up(job->tree, SHOALRUN_F_FAILED, m.buf, m.len);
+    shoalrun_msg_fini(&m);
 }
 
 static void on_stuck(void *ctx, int rank, const char *why)
 {
     job_t *job = ctx;
+    char text[512], host[160];
 
     if (job->stopping)
         return;
+    if (job->daemon) {
+        snprintf(text, sizeof(text), "rank %d%s %s while other ranks wait "
+                 "in a PMI barrier it can no longer enter; stopping the job",
+                 rank, on_host(job, rank, host, sizeof(host)), why);
+        fail_up(job, 1, text);
+        return;
+    }
     if (job_fail(job, 1))
         shoalrun_say("rank %d %s while other ranks wait in a PMI barrier it "
                      "can no longer enter; stopping the job's %d rank%s",
@@ -135,29 +220,45 @@ static void on_stuck(void *ctx, int rank, const char *why)
 
 /* ---- reaping ------------------------------------------------------------- */
 
-static void rank_exited(job_t *job, rank_t *r, int status)
+/* The launcher's policy for a rank that ended, here or on another host. */
+static void report_exit(job_t *job, rank_t *r, pid_t pid, int status)
 {
-    char buf[64];
+    char buf[64], host[160];
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
+    on_host(job, r->rank, host, sizeof(host));
+    if (sig != 0 && job_fail(job, 128 + sig))
+        shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s",
+                     r->rank, (long)pid, host, sig, strsignal(sig),
+                     others(job->nalive, buf, sizeof(buf)));
+    else if (code != 0 && job_fail(job, code))
+        shoalrun_say("rank %d (pid %ld)%s exited with code %d%s", r->rank,
+                     (long)pid, host, code, others(job->nalive, buf,
+                                                   sizeof(buf)));
+    if (sig != 0 || code != 0)
+        job_stop(job);
+}
+
+static void rank_exited(job_t *job, rank_t *r, int status)
+{
     r->alive = 0;
     job->nalive--;
+    job->nlocal_alive--;
     if (r->rank == 0)
         shoalrun_stdio_rank0_exited(&job->io);
     shoalrun_pmi_drain(&job->pmi, r->rank); /* an abort comes first */
-    if (sig != 0 && job_fail(job, 128 + sig))
-        shoalrun_say("rank %d (pid %ld) was killed by signal %d (%s)%s",
-                     r->rank, (long)r->pid, sig, strsignal(sig),
-                     others(job->nalive, buf, sizeof(buf)));
-    else if (code != 0 && job_fail(job, code))
-        shoalrun_say("rank %d (pid %ld) exited with code %d%s", r->rank,
-                     (long)r->pid, code, others(job->nalive, buf,
-                                                sizeof(buf)));
-    if (sig != 0 || code != 0)
-        job_stop(job);
+    if (job->daemon) {
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)r->rank);
+        shoalrun_msg_u32(&m, (uint32_t)r->pid);
+        shoalrun_msg_u32(&m, (uint32_t)status);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_EXITED, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+    } else
+        report_exit(job, r, r->pid, status);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
-    if (job->nalive == 0) {
+    if (job->nlocal_alive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
         shoalrun_noise_quiet(&job->noise); /* nothing left to disturb */
     }
@@ -165,7 +266,7 @@ static void rank_exited(job_t *job, rank_t *r, int status)
 
 static rank_t *find_rank(job_t *job, pid_t pid)
 {
-    for (int i = 0; i < job->nranks; i++)
+    for (int i = job->first; i < job->first + job->nlocal; i++)
         if (job->ranks[i].alive && job->ranks[i].pid == pid)
             return &job->ranks[i];
     return NULL;
@@ -201,6 +302,8 @@ static void reap(job_t *job)
             ;
         if (r != NULL)
             rank_exited(job, r, status);
+        else if (shoalrun_tree_reaped(job->tree, si.si_pid, status))
+            continue;
         else if (shoalrun_watchdog_is(&job->wd, si.si_pid)) {
             job->wd.pid = 0;
             shoalrun_say("the watchdog process died; cleanup after a kill "
@@ -288,6 +391,206 @@ static int setup_signals(job_t *job)
     return shoalrun_loop_add(&job->loop, job->sigfd, POLLIN, on_signal, job);
 }
 
+/* ---- the daemon tree ----------------------------------------------------- */
+
+static void remote_exited(job_t *job, shoalrun_rd_t *r)
+{
+    uint32_t rank = shoalrun_rd_u32(r);
+    pid_t pid = (pid_t)shoalrun_rd_u32(r);
+    int status = (int)shoalrun_rd_u32(r);
+
+    if (r->bad || rank >= (uint32_t)job->nranks || !job->ranks[rank].alive)
+        return;
+    job->ranks[rank].alive = 0;
+    job->ranks[rank].pid = pid;
+    job->nalive--;
+    report_exit(job, &job->ranks[rank], pid, status);
+}
+
+/* Launcher: what the daemons report. */
+static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
+{
+    job_t *job = ctx;
+    uint32_t a, b;
+    size_t n;
+    const char *p;
+
+    switch (type) {
+    case SHOALRUN_F_OUTPUT:
+        a = shoalrun_rd_u32(r);
+        b = shoalrun_rd_u32(r);
+        p = shoalrun_rd_bytes(r, &n);
+        if (!r->bad)
+            shoalrun_stdio_data(&job->io, (int)a, (int)b, p, n);
+        break;
+    case SHOALRUN_F_EXITED:
+        remote_exited(job, r);
+        break;
+    case SHOALRUN_F_ABORT: {
+        a = shoalrun_rd_u32(r);
+        b = shoalrun_rd_u32(r);
+        long code = (long)(int64_t)shoalrun_rd_u64(r);
+        p = shoalrun_rd_str(r);
+        if (!r->bad && a < (uint32_t)job->nranks)
+            report_abort(job, (int)a, (pid_t)b, code, p);
+        break;
+    }
+    case SHOALRUN_F_FAILED:
+        a = shoalrun_rd_u32(r);
+        p = shoalrun_rd_str(r);
+        if (!r->bad && job_fail(job, (int)a))
+            shoalrun_say("%s", p);
+        job_stop(job);
+        break;
+    case SHOALRUN_F_SAY:
+        p = shoalrun_rd_str(r);
+        if (!r->bad)
+            shoalrun_say("%s", p);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Launcher: a host is gone, and with it the hosts its daemon served. */
+static void tree_lost(void *ctx, int node, const char *why)
+{
+    job_t *job = ctx;
+    const shoalrun_host_t *h = shoalrun_hosts_of_node(job->hosts, node);
+    char buf[64];
+    int gone = 0, more = 0;
+
+    for (int i = 0; i < job->hosts->n; i++) {
+        const shoalrun_host_t *e = &job->hosts->v[i];
+        if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
+            continue;
+        more += e->node != node;
+        for (int k = e->first; k < e->first + e->count; k++)
+            if (job->ranks[k].alive) {
+                job->ranks[k].alive = 0;
+                job->nalive--;
+                gone++;
+            }
+    }
+    if (job_fail(job, SHOALRUN_EXIT_FAILED))
+        shoalrun_say("host %s lost: %s (%d rank%s%s)%s",
+                     h ? h->name : "?", why, gone, gone == 1 ? "" : "s",
+                     more ? " there and on the hosts its daemon served" : "",
+                     others(job->nalive, buf, sizeof(buf)));
+    job_stop(job);
+}
+
+/* Daemon: the launcher's commands. */
+static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
+{
+    job_t *job = ctx;
+    int sig = (int)shoalrun_rd_u32(r), groups = (int)shoalrun_rd_u32(r);
+
+    if (r->bad)
+        return;
+    if (type == SHOALRUN_F_STOP) {
+        job->quiet = 1;
+        job_stop(job);
+    } else if (type == SHOALRUN_F_KILL) {
+        shoalrun_noise_quiet(&job->noise);
+        kill_local(job, SIGKILL, 1);
+    } else if (sig == SIGINT || sig == SIGTERM) {
+        job->quiet = 1;
+        kill_local(job, sig, groups);
+        if (!job->stopping) {
+            job->stopping = 1;
+            job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
+        }
+    } else if (sig > 0 && sig < NSIG)
+        kill_local(job, sig, groups);
+}
+
+/* Daemon: nobody above us any more; our ranks must not outlive the job. */
+static void tree_orphaned(void *ctx, const char *why)
+{
+    job_t *job = ctx;
+
+    job->orphaned = 1;
+    if (job->nlocal_alive > 0)
+        shoalrun_say("%s; killing the %d rank%s here", why,
+                     job->nlocal_alive, job->nlocal_alive == 1 ? "" : "s");
+    job->quiet = 1;
+    job->stopping = 1;
+    job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
+    shoalrun_noise_quiet(&job->noise);
+    kill_local(job, SIGKILL, 1);
+}
+
+/* Our ranks are all in the barrier: their puts go up the tree. */
+static void pmi_fence(void *ctx)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    shoalrun_pmi_fence_take(&job->pmi, &m);
+    if (m.nomem) {
+        shoalrun_say("out of memory in a PMI barrier");
+        job_fail(job, SHOALRUN_EXIT_FAILED);
+        job_stop(job);
+    } else
+        shoalrun_tree_fence(job->tree, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
+static void tree_fence_done(void *ctx, const char *kv, size_t len)
+{
+    job_t *job = ctx;
+
+    if (shoalrun_pmi_fence_release(&job->pmi, kv, len) != SHOAL_OK)
+        shoalrun_say("%s", shoal_error_detail());
+}
+
+/* Daemon: a rank's output goes up as it comes. */
+static void output_up(void *ctx, int rank, int dest, const char *p, size_t n)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    shoalrun_msg_u32(&m, (uint32_t)rank);
+    shoalrun_msg_u32(&m, (uint32_t)dest);
+    shoalrun_msg_bytes(&m, p, n);
+    if (!m.nomem)
+        shoalrun_tree_up(job->tree, SHOALRUN_F_OUTPUT, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
+/* Launcher: the daemons' own executable and the job they are given. */
+static int tree_setup(job_t *job, shoalrun_tree_conf_t *conf,
+                      shoalrun_msg_t *jobmsg, char *self, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", self, cap - 1);
+
+    if (n <= 0)
+        return base_err(SHOAL_ERR_SYSTEM, "cannot find shoalrun's own path: "
+                        "%s", strerror(errno));
+    self[n] = '\0';
+    int status = shoalrun_daemon_job(job->args, job->kvsname, self, jobmsg);
+    if (status != SHOAL_OK)
+        return status;
+    memset(conf, 0, sizeof(*conf));
+    job->rsh_copy = strdup(job->args->rsh);
+    char *save = NULL;
+    for (char *w = job->rsh_copy ? strtok_r(job->rsh_copy, " \t", &save)
+                                 : NULL;
+         w != NULL && conf->nrsh < 31; w = strtok_r(NULL, " \t", &save))
+        job->rsh_words[conf->nrsh++] = w;
+    conf->rsh = job->rsh_words;
+    status = base_random(conf->secret, sizeof(conf->secret));
+    conf->node = 0;
+    conf->fanout = job->args->fanout;
+    conf->timeout_ns = (uint64_t)base_cfg.HOST_TIMEOUT;
+    conf->self = self;
+    conf->hosts = &job->args->hosts;
+    conf->job = jobmsg->buf;
+    conf->job_len = jobmsg->len;
+    return status;
+}
+
 /* ---- starting ranks ------------------------------------------------------ */
 
 static int spawn_rank(job_t *job, int rank)
@@ -297,8 +600,10 @@ static int spawn_rank(job_t *job, int rank)
 
     if (status != SHOAL_OK)
         return status;
-    job->ranks[rank] = (rank_t){rank, c.pid, 1};
+    job->ranks[rank].pid = c.pid;
+    job->ranks[rank].alive = 1;
     job->nalive++;
+    job->nlocal_alive++;
     shoalrun_watchdog_add(&job->wd, c.pid);
     status = shoalrun_pmi_attach(&job->pmi, rank, c.pmi_fd);
     int status2 = shoalrun_stdio_attach(&job->io, rank, c.out_fd, c.err_fd);
@@ -311,13 +616,19 @@ static int spawn_rank(job_t *job, int rank)
 
 static void spawn_all(job_t *job)
 {
-    for (int i = 0; i < job->nranks; i++) {
+    char host[160], text[512];
+
+    for (int i = job->first; i < job->first + job->nlocal; i++) {
         int status = spawn_rank(job, i);
         if (i == 0 && job->launch.stdin_fd != STDIN_FILENO)
             close(job->launch.stdin_fd);
         if (status != SHOAL_OK) {
-            shoalrun_say("%s", shoal_error_detail());
-            job_fail(job, SHOALRUN_EXIT_FAILED);
+            snprintf(text, sizeof(text), "%s%s", shoal_error_detail(),
+                     on_host(job, i, host, sizeof(host)));
+            if (job->daemon)
+                fail_up(job, SHOALRUN_EXIT_FAILED, text);
+            else if (job_fail(job, SHOALRUN_EXIT_FAILED))
+                shoalrun_say("%s", text);
             job->quiet = 1;
             job_stop(job);
             return;
@@ -341,13 +652,24 @@ static int make_names(job_t *job)
     return SHOAL_OK;
 }
 
-static int job_setup(job_t *job)
+static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
-    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck};
-    int status = make_names(job);
+    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL};
+    shoalrun_tree_events_t tev = {job, tree_up, tree_down, tree_fence_done,
+                                  tree_lost, tree_orphaned};
+    int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
+    if (status == SHOAL_OK && job->kvsname[0])
+        boot_shm_prefix(job->kvsname, job->shm_prefix,
+                        sizeof(job->shm_prefix));
+    if (job->hosts != NULL) {
+        ev.fence = pmi_fence;
+        shoalrun_hosts_mapping(job->hosts, job->mapping,
+                               sizeof(job->mapping));
+    }
     if (status == SHOAL_OK)
-        status = shoalrun_launch_init(&job->launch, job->args, job->kvsname);
+        status = shoalrun_launch_init(&job->launch, job->args, job->kvsname,
+                                      job->first, job->nlocal);
     if (status == SHOAL_OK)
         status = setup_signals(job);
     if (status == SHOAL_OK)
@@ -357,16 +679,25 @@ static int job_setup(job_t *job)
                                      &job->wd, &job->launch);
     if (status == SHOAL_OK)
         status = shoalrun_pmi_init(&job->pmi, &job->loop, job->nranks,
-                                   job->kvsname, &ev);
+                                   job->first, job->nlocal, job->kvsname,
+                                   job->hosts ? job->mapping : NULL, &ev);
     if (status == SHOAL_OK)
         status = shoalrun_stdio_init(&job->io, &job->loop, job->nranks,
                                      job->args->tag_output);
-    if (status == SHOAL_OK)
+    if (status == SHOAL_OK && job->daemon) {
+        job->io.sink = output_up;
+        job->io.sink_ctx = job;
+    }
+    if (status == SHOAL_OK && job->first == 0 && job->nlocal > 0)
         status = shoalrun_stdio_stdin_for_rank0(&job->io,
                                                 &job->launch.stdin_fd);
     if (status == SHOAL_OK && job->args->timeout_s > 0)
         job->deadline = base_time_ns() +
                         (uint64_t)(job->args->timeout_s * 1e9);
+    /* The daemons first: starting them takes longest. */
+    if (status == SHOAL_OK && conf != NULL)
+        status = shoalrun_tree_start(&job->tree, conf, &job->loop, &tev,
+                                     &job->wd);
     return status;
 }
 
@@ -383,7 +714,7 @@ static void check_timers(job_t *job)
         job_stop(job);
     }
     if (job->stopping && job->nalive > 0 && now >= job->kill_deadline) {
-        if (!job->killed)
+        if (!job->killed && !job->daemon)
             shoalrun_say("%d rank%s still running %g s after SIGTERM; "
                          "killing %s",
                          job->nalive, job->nalive == 1 ? " is" : "s are",
@@ -403,20 +734,29 @@ static int next_wait_ms(const job_t *job)
         next = job->deadline;
     if (job->stopping && job->nalive > 0 && job->kill_deadline < next)
         next = job->kill_deadline;
-    if (job->nalive == 0 && job->drain_deadline < next)
+    if (job->nlocal_alive == 0 && job->drain_deadline < next)
         next = job->drain_deadline;
     if (next == UINT64_MAX)
-        return -1;
+        return job->tree ? 1000 : -1;
     if (next <= now)
         return 0;
     uint64_t ms = (next - now + 999999) / 1000000;
+    if (job->tree && ms > 1000)
+        ms = 1000; /* heartbeats */
     return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int job_running(const job_t *job)
+{
+    if (job->nlocal_alive > 0 ||
+        (job->io.open > 0 && base_time_ns() < job->drain_deadline))
+        return 1;
+    return job->tree != NULL && !shoalrun_tree_children_done(job->tree);
 }
 
 static void job_loop(job_t *job)
 {
-    while (job->nalive > 0 ||
-           (job->io.open > 0 && base_time_ns() < job->drain_deadline)) {
+    while (job_running(job)) {
         if (shoalrun_loop_once(&job->loop, next_wait_ms(job)) != SHOAL_OK) {
             shoalrun_say("%s", shoal_error_detail());
             job_fail(job, SHOALRUN_EXIT_FAILED);
@@ -425,8 +765,22 @@ static void job_loop(job_t *job)
             reap(job);
             return;
         }
+        if (job->tree != NULL)
+            shoalrun_tree_timers(job->tree);
         check_timers(job);
     }
+}
+
+/* Daemon: report the subtree done, then wait for the launcher to close. */
+static void daemon_finish(job_t *job)
+{
+    uint64_t until = base_time_ns() + 2 * (uint64_t)base_cfg.HOST_TIMEOUT;
+
+    shoalrun_stdio_fini(&job->io); /* the last partial lines go up first */
+    shoalrun_tree_done(job->tree);
+    while (!shoalrun_tree_orphaned(job->tree) && base_time_ns() < until &&
+           shoalrun_loop_once(&job->loop, 1000) == SHOAL_OK)
+        shoalrun_tree_timers(job->tree);
 }
 
 static void job_cleanup(job_t *job)
@@ -438,9 +792,11 @@ static void job_cleanup(job_t *job)
     /* The ranks' groups were killed as each rank ended; sweep after.  A
      * job that succeeded should have removed its own objects: say so. */
     int removed = shoalrun_sweep_shm(job->shm_prefix);
-    if (removed > 0 && !job->failed)
+    if (removed > 0 && !job->failed && !job->orphaned)
         shoalrun_say("the job left %d /dev/shm/%s* object%s behind; removed",
                      removed, job->shm_prefix, removed == 1 ? "" : "s");
+    shoalrun_tree_fini(job->tree);
+    job->tree = NULL;
     shoalrun_watchdog_done(&job->wd);
     shoalrun_pmi_fini(&job->pmi);
     shoalrun_loop_fini(&job->loop);
@@ -448,28 +804,99 @@ static void job_cleanup(job_t *job)
         close(job->sigfd);
     shoalrun_launch_fini(&job->launch);
     free(job->ranks);
+    free(job->rsh_copy);
+}
+
+static void job_init(job_t *job, shoalrun_args_t *args)
+{
+    memset(job, 0, sizeof(*job));
+    job->args = args;
+    job->nranks = args->nranks;
+    job->nlocal = args->nranks;
+    job->sigfd = -1;
+    job->launch.stdin_fd = STDIN_FILENO;
+    job->io.in_fd = job->io.to_rank0 = -1;
+    job->wd.fd = -1;
+    shoalrun_loop_init(&job->loop);
+    job->ranks = calloc((size_t)args->nranks, sizeof(*job->ranks));
+}
+
+/* Which ranks run here (all of them on one host).  The launcher answers
+ * for every rank, a daemon for its own; local ones count once started. */
+static void job_place(job_t *job, const shoalrun_host_t *here)
+{
+    if (here != NULL || job->hosts != NULL) {
+        job->first = here ? here->first : 0;
+        job->nlocal = here ? here->count : 0;
+    }
+    for (int i = 0; job->ranks != NULL && i < job->nranks; i++) {
+        rank_t *r = &job->ranks[i];
+        r->rank = i;
+        r->local = i >= job->first && i < job->first + job->nlocal;
+        r->alive = !job->daemon && !r->local;
+        job->nalive += r->alive;
+    }
+}
+
+static int job_run(job_t *job, shoalrun_tree_conf_t *conf)
+{
+    if (job->ranks == NULL || job_setup(job, conf) != SHOAL_OK) {
+        const char *why = shoal_error_detail();
+        if (job->daemon && job->tree != NULL) {
+            fail_up(job, SHOALRUN_EXIT_FAILED, why);
+            shoalrun_tree_done(job->tree);
+        } else
+            shoalrun_say("cannot start the job: %s", why);
+        if (!job->daemon && job->tree != NULL)
+            tell_daemons(job, SHOALRUN_F_KILL, SIGKILL, 1);
+        job_cleanup(job);
+        return SHOALRUN_EXIT_FAILED;
+    }
+    spawn_all(job);
+    job_loop(job);
+    if (job->daemon && !job->orphaned)
+        daemon_finish(job);
+    job_cleanup(job);
+    return job->failed ? job->exit_code : 0;
 }
 
 int shoalrun_job_run(shoalrun_args_t *args)
 {
+    shoalrun_tree_conf_t conf;
+    shoalrun_msg_t jobmsg = {0};
+    char self[PATH_MAX];
     job_t job;
+    int code;
 
-    memset(&job, 0, sizeof(job));
-    job.args = args;
-    job.nranks = args->nranks;
-    job.sigfd = -1;
-    job.launch.stdin_fd = STDIN_FILENO;
-    job.io.in_fd = job.io.to_rank0 = -1;
-    job.wd.fd = -1;
-    shoalrun_loop_init(&job.loop);
-    job.ranks = calloc((size_t)args->nranks, sizeof(*job.ranks));
-    if (job.ranks == NULL || job_setup(&job) != SHOAL_OK) {
+    job_init(&job, args);
+    if (args->hosts.n == 0) {
+        job_place(&job, NULL);
+        return job_run(&job, NULL);
+    }
+    job.hosts = &args->hosts;
+    job_place(&job, shoalrun_hosts_of_node(&args->hosts, 0));
+    if (make_names(&job) != SHOAL_OK ||
+        tree_setup(&job, &conf, &jobmsg, self, sizeof(self)) != SHOAL_OK) {
         shoalrun_say("cannot start the job: %s", shoal_error_detail());
+        shoalrun_msg_fini(&jobmsg);
         job_cleanup(&job);
         return SHOALRUN_EXIT_FAILED;
     }
-    spawn_all(&job);
-    job_loop(&job);
-    job_cleanup(&job);
-    return job.failed ? job.exit_code : 0;
+    code = job_run(&job, &conf);
+    shoalrun_msg_fini(&jobmsg);
+    return code;
+}
+
+int shoalrun_job_run_daemon(shoalrun_args_t *args, const char *kvsname,
+                            const shoalrun_tree_conf_t *conf)
+{
+    shoalrun_tree_conf_t c = *conf;
+    job_t job;
+
+    job_init(&job, args);
+    job.daemon = 1;
+    job.hosts = &args->hosts;
+    snprintf(job.kvsname, sizeof(job.kvsname), "%s", kvsname);
+    job_place(&job, shoalrun_hosts_of_node(&args->hosts, conf->node));
+    return job_run(&job, &c);
 }

@@ -1,0 +1,310 @@
+#!/bin/bash
+# shoalrun across hosts, one case per run:
+#   multihost_test.sh CASE SHOALRUN HELLO HELPER
+# Hosts are network namespaces ($P-h0, $P-h1, ...) with veth pairs to a
+# bridge in a namespace of their own ($P-sw), addresses 10.77.3.10+i/24;
+# the remote-exec command is `ip netns exec` and hosts are given as
+# NAME=ADDRESS (namespaces have no DNS).  Nothing touches the root
+# namespace's network, and every name carries this run's prefix, so runs
+# in parallel do not meet.  HELLO is mh_hello.c, HELPER is the launcher
+# tests' launcher_helper.c.  The trap kills whatever still runs in our
+# namespaces, deletes them and our /dev/shm objects.
+set -u
+case_name=$1
+SHOALRUN=$2
+HELLO=$3
+HELPER=$4
+P="shl-$$-$RANDOM"
+M="shoalmh-$$-$RANDOM-$case_name"
+tmp=$(mktemp -d)
+prefix=""
+rc=0
+made=""
+
+skip() {
+    echo "SKIP ($case_name): $*"
+    exit 77
+}
+
+cleanup() {
+    for ns in $made; do
+        for p in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -9 "$p" 2>/dev/null
+        done
+    done
+    for p in $(pgrep -f -- "$M"); do
+        kill -9 "$p" 2>/dev/null
+    done
+    for ns in $made; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    [ -n "$prefix" ] && rm -f /dev/shm/"$prefix"*
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/../launcher/test_lib.sh"
+
+count_out() { grep -c -E -- "$1" "$tmp/out"; }
+
+# ---- hosts -------------------------------------------------------------------
+
+# make_hosts N: namespaces $P-h0 .. $P-h(N-1) and $P-l (a login node for
+# the launcher, 10.77.3.2) on one bridge.
+make_hosts() {
+    local n=$1 i ns
+    ip netns add "$P-sw" || fail "ip netns add"
+    made="$P-sw"
+    ip -n "$P-sw" link add br0 type bridge
+    ip -n "$P-sw" link set br0 up
+    for i in $(seq 0 "$n") ; do
+        if [ "$i" -eq "$n" ]; then ns="$P-l"; addr=10.77.3.2; else
+            ns="$P-h$i"; addr=10.77.3.$((10 + i)); fi
+        ip netns add "$ns" || fail "ip netns add $ns"
+        made="$made $ns"
+        ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$P-sw" ||
+            fail "veth for $ns"
+        ip -n "$P-sw" link set "p$i" master br0 up
+        ip -n "$ns" addr add "$addr/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+    done
+}
+
+# host I [SLOTS]: the --host word of host I
+host() { echo "$P-h$1=10.77.3.$((10 + $1)):${2:-2}"; }
+
+# in NS CMD...: run CMD in namespace NS
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+# run NS ARGS...: shoalrun in namespace NS, output captured; sets rc.
+run() {
+    local ns=$1
+    shift
+    SHOAL_RSH="ip netns exec" in_ns "$ns" "$SHOALRUN" "$@" \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+}
+
+# start NS ARGS...: the same in the background; sets pid.
+start() {
+    local ns=$1
+    shift
+    # ip netns exec becomes shoalrun: $! is the launcher's pid.
+    SHOAL_RSH="ip netns exec" ip netns exec "$ns" "$SHOALRUN" "$@" \
+        >"$tmp/out" 2>"$tmp/err" </dev/null &
+    pid=$!
+}
+
+# nothing_left [MS]: within MS ms (default 3000), no process in any of our
+# namespaces, none of the job's, no /dev/shm object of the job.
+nothing_left() {
+    local limit=${1:-3000} t0 left ns
+    t0=$(now_ns)
+    while :; do
+        left=""
+        for ns in $made; do
+            left="$left$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+        done
+        left="$left$(pgrep -f -- "$M" | tr '\n' ' ')"
+        if [ -n "$prefix" ] && ls /dev/shm/"$prefix"* >/dev/null 2>&1; then
+            left="$left shm"
+        fi
+        [ -z "${left// /}" ] && return 0
+        if [ "$(ms_since "$t0")" -gt "$limit" ]; then
+            fail "left behind after $limit ms: $left" \
+                "$(for p in $left; do ps -o pid=,ppid=,args= -p "$p"; done)"
+        fi
+        sleep 0.05
+    done
+}
+
+# ---- cases that need no namespaces ------------------------------------------
+
+if [ "$case_name" = bad_args ]; then
+    printf '# hosts\nnodeA slots=2\nnodeB:2 # two more\n\n' >"$tmp/hf"
+    "$SHOALRUN" -n 5 --hostfile "$tmp/hf" true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "5 ranks but only 4 slots on 2 hosts"
+    "$SHOALRUN" --host a:x true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "slots after ':' must be a number"
+    printf 'nodeA slot=2\n' >"$tmp/hf2"
+    "$SHOALRUN" --hostfile "$tmp/hf2" true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "hf2:1: unknown word 'slot=2'"
+    "$SHOALRUN" --host localhost:2 --noise rank=0,busy true \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "one host only"
+    # A host list of this machine only runs here, without any daemon.
+    "$SHOALRUN" --host localhost:2 --oversubscribe -n 3 sh -c \
+        'echo "r=$PMI_RANK s=$PMI_SIZE l=$MPI_LOCALRANKID/$MPI_LOCALNRANKS"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    expect_out "r=2 s=3 l=2/3"
+    # A daemon started by hand has no secret.
+    "$SHOALRUN" --daemon 127.0.0.1 1 1 </dev/null >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 125
+    expect_err "no job secret on stdin"
+    echo "PASS ($case_name)"
+    exit 0
+fi
+
+# ---- namespace hosts ----------------------------------------------------------
+
+[ "$(id -u)" -eq 0 ] || skip "network namespaces need root"
+command -v ip >/dev/null || skip "no ip command (iproute2)"
+ip netns list >/dev/null 2>&1 || skip "ip netns is not available"
+
+case $case_name in
+hello)
+    # 2 hosts x 2 ranks: the launcher's host runs 2 itself.
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" "$HELLO" 2,2
+    expect_rc 0
+    [ "$(count_out '^hello rank')" -eq 4 ] || fail "not 4 hello lines"
+    expect_out "hello rank 3 of 4 host 1 local 1 of 2"
+    expect_out "hello rank 0 of 4 host 0 local 0 of 2"
+    nothing_left
+    ;;
+tree)
+    # 4 hosts x 2 ranks from a login node without ranks, fan-out 2: the
+    # launcher starts hosts 0 and 1, host 0's daemon starts 2 and 3.
+    make_hosts 4
+    for i in 0 1 2 3; do echo "$(host $i 2)" | sed 's/:2$/ slots=2/'; done \
+        >"$tmp/hosts"
+    run "$P-l" --timeout 30 --hostfile "$tmp/hosts" --fanout 2 \
+        --tag-output "$HELLO" 2,2,2,2
+    expect_rc 0
+    [ "$(count_out '^\[[0-7]\] hello rank')" -eq 8 ] || fail "not 8 hellos"
+    expect_out "^\[7\] hello rank 7 of 8 host 3 local 1 of 2"
+    # Each host's ranks share one network namespace, others not.
+    ns3=$(sed -n 's/^\[6\] .* ns //p' "$tmp/out")
+    ns0=$(sed -n 's/^\[0\] .* ns //p' "$tmp/out")
+    [ -n "$ns3" ] && [ "$ns3" != "$ns0" ] || fail "namespaces not told apart"
+    [ "$(sed -n 's/^\[7\] .* ns //p' "$tmp/out")" = "$ns3" ] ||
+        fail "ranks 6 and 7 in different namespaces"
+    nothing_left
+    ;;
+tag_output)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --tag-output --host localhost:1,"$(host 1)" \
+        "$HELPER" "$M" output 3000
+    expect_rc 0
+    expect_out "^\[2\] "
+    grep -E -- "^\[1\] " "$tmp/err" >/dev/null || fail "no tagged stderr"
+    # Every line of a remote rank arrives whole and tagged.
+    "$HELPER" "$M" gen-output 2 3000 | sed 's/^/[2] /' >"$tmp/want"
+    grep -E '^\[2\] ' "$tmp/out" | cmp -s - "$tmp/want" ||
+        fail "rank 2's stdout differs from what it wrote"
+    nothing_left
+    ;;
+exit_status)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \
+        "$HELPER" "$M" exit-rank 3 7
+    expect_rc 7
+    expect_err "rank 3 \(pid [0-9]+\) on host $P-h1 exited with code 7; stopping the other 3 ranks"
+    nothing_left
+    ;;
+kill_rank)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \
+        "$HELPER" "$M" kill-rank 2 9
+    expect_rc 137
+    expect_err "rank 2 \(pid [0-9]+\) on host $P-h1 was killed by signal 9"
+    find_prefix
+    nothing_left
+    ;;
+signals)
+    make_hosts 2
+    start "$P-h0" --timeout 30 --host localhost:1,"$(host 1)" \
+        "$HELPER" "$M" signals
+    wait_for "^ready rank" 3 "$tmp/out"
+    kill -USR1 "$pid"
+    wait_for "got SIGUSR1" 3 "$tmp/out"
+    # (A background job of a script ignores SIGINT: TERM it is.)
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    expect_out "rank 2 got SIGTERM"
+    expect_out "rank 1 got SIGTERM"
+    expect_err "got SIGTERM; passing it to the ranks"
+    nothing_left
+    ;;
+host_lost)
+    make_hosts 3
+    start "$P-h0" --timeout 60 --host localhost:1,"$(host 1)","$(host 2)" \
+        "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 5 "$tmp/out"
+    find_prefix
+    # The daemon is the launcher's child (ip netns exec became it); its
+    # watchdog, a fork of it, stays alive to clean up, as on a real host
+    # whose daemon crashed.
+    d=$(for p in $(ip netns pids "$P-h1"); do
+        [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$pid" ] &&
+            echo "$p"; done)
+    [ -n "$d" ] || fail "no daemon found in $P-h1"
+    t0=$(now_ns)
+    kill -9 $d
+    wait "$pid"
+    rc=$?
+    took=$(ms_since "$t0")
+    [ "$took" -lt 5000 ] || fail "the job took $took ms to end"
+    expect_rc 125
+    expect_err "host $P-h1 lost: its daemon's connection closed \(2 ranks\)"
+    nothing_left
+    ;;
+kill_launcher)
+    make_hosts 3
+    start "$P-l" --timeout 60 --host "$(host 0)","$(host 1)","$(host 2)" \
+        --fanout 1 "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 6 "$tmp/out"
+    find_prefix
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    nothing_left 5000
+    ;;
+wrong_secret)
+    make_hosts 2
+    SHOAL_LOG=debug start "$P-h0" --timeout 30 \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 3
+    wait_for "node 0 listens on port" 1 "$tmp/err"
+    port=$(sed -n 's/.*node 0 listens on port \([0-9]*\).*/\1/p' "$tmp/err")
+    # A stranger claiming to be node 1's daemon, with a made-up MAC.
+    hello='\x2c\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00'
+    hello="$hello\\x10\\x00\\x00\\x00$(printf '\\x41%.0s' $(seq 16))"
+    hello="$hello\\x10\\x00\\x00\\x00$(printf '\\x42%.0s' $(seq 16))"
+    in_ns "$P-h1" bash -c "exec 3<>/dev/tcp/10.77.3.10/$port &&
+        head -c 24 <&3 >/dev/null && printf '$hello' >&3 && sleep 0.3" ||
+        fail "could not connect to port $port"
+    wait "$pid"
+    rc=$?
+    expect_rc 0
+    expect_err "refused a daemon connection from 10.77.3.11: wrong secret"
+    [ "$(count_out '^ready rank')" -eq 3 ] || fail "the job was disturbed"
+    find_prefix
+    nothing_left
+    ;;
+unreachable)
+    make_hosts 1
+    t0=$(now_ns)
+    run "$P-h0" --timeout 30 --host localhost:1,"$P-nosuch=10.77.3.99:1" \
+        "$HELPER" "$M" sleep 20
+    took=$(ms_since "$t0")
+    expect_rc 125
+    expect_err "host $P-nosuch lost: the remote-exec command exited with code [0-9]+ before a daemon connected back"
+    [ "$took" -lt 5000 ] || fail "the job took $took ms to end"
+    nothing_left
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS ($case_name)"

@@ -95,6 +95,19 @@ start() {
     pid=$!
 }
 
+# ends_within MS CMD...: run CMD; the job started by start() must end
+# within MS ms; sets rc.
+ends_within() {
+    local limit=$1 t0 took
+    shift
+    t0=$(now_ns)
+    "$@"
+    wait "$pid"
+    rc=$?
+    took=$(ms_since "$t0")
+    [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
+}
+
 # nothing_left [MS]: within MS ms (default 3000), no process in any of our
 # namespaces, none of the job's, no /dev/shm object of the job.
 nothing_left() {
@@ -251,12 +264,7 @@ host_lost)
         [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$pid" ] &&
             echo "$p"; done)
     [ -n "$d" ] || fail "no daemon found in $P-h1"
-    t0=$(now_ns)
-    kill -9 $d
-    wait "$pid"
-    rc=$?
-    took=$(ms_since "$t0")
-    [ "$took" -lt 5000 ] || fail "the job took $took ms to end"
+    ends_within 5000 kill -9 $d
     expect_rc 125
     expect_err "host $P-h1 lost: its daemon's connection closed \(2 ranks\)"
     nothing_left
@@ -291,6 +299,19 @@ wrong_secret)
     [ "$(count_out '^ready rank')" -eq 3 ] || fail "the job was disturbed"
     find_prefix
     nothing_left
+    ;;
+link_down)
+    # No connection closes: only the heartbeats can tell.
+    make_hosts 2
+    SHOAL_HOST_TIMEOUT=1500ms start "$P-h0" --timeout 60 \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 3 "$tmp/out"
+    find_prefix
+    ends_within 5000 ip -n "$P-sw" link set p1 down
+    expect_rc 125
+    expect_err "host $P-h1 lost: no word from its daemon for 1.5 s"
+    # The daemon, as cut off, gives up on its own and kills its ranks.
+    nothing_left 5000
     ;;
 unreachable)
     make_hosts 1

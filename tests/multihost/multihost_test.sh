@@ -300,6 +300,18 @@ wrong_secret)
     find_prefix
     nothing_left
     ;;
+stuck)
+    # Rank 1, alone on its host, finalizes; ranks 0 and 2, on two other
+    # hosts, wait in a barrier it will never enter.
+    make_hosts 3
+    t0=$(now_ns)
+    run "$P-h0" --timeout 30 --host localhost:1,"$(host 1 1)","$(host 2 1)" \
+        "$HELPER" "$M" finalize-early
+    expect_rc 1
+    expect_err "^shoalrun: rank 1 on host $P-h1 called PMI finalize while other ranks wait in a PMI barrier it can no longer enter; stopping the job's [0-9] ranks$"
+    [ "$(ms_since "$t0")" -lt 5000 ] || fail "took $(ms_since "$t0") ms"
+    nothing_left
+    ;;
 link_down)
     # No connection closes: only the heartbeats can tell.
     make_hosts 2

@@ -58,6 +58,10 @@ typedef struct job {
     const shoalrun_hosts_t *hosts;
     char *rsh_copy, *rsh_words[32]; /* the launcher's remote-exec command */
     int daemon;               /* a follower: the launcher decides */
+    /* Launcher across hosts: a barrier no one can finish. */
+    int barrier_waiting;      /* some rank is in the current barrier */
+    int left_rank;            /* the first rank that can enter none; -1 */
+    char left_why[32];
     int orphaned;             /* daemon: the launcher is gone */
     char mapping[1024];
     char kvsname[64], shm_prefix[64];
@@ -393,6 +397,63 @@ static int setup_signals(job_t *job)
 
 /* ---- the daemon tree ----------------------------------------------------- */
 
+/* Launcher: ranks wait in a barrier that a rank which finalized or exited
+ * (on whatever host) can never enter. */
+static void check_barrier(job_t *job)
+{
+    char host[160];
+
+    if (!job->barrier_waiting || job->left_rank < 0 || job->stopping)
+        return;
+    if (job_fail(job, 1))
+        shoalrun_say("rank %d%s %s while other ranks wait in a PMI barrier "
+                     "it can no longer enter; stopping the job's %d rank%s",
+                     job->left_rank,
+                     on_host(job, job->left_rank, host, sizeof(host)),
+                     job->left_why, job->nalive, job->nalive == 1 ? "" : "s");
+    job_stop(job);
+}
+
+static void barrier_waiting(job_t *job)
+{
+    job->barrier_waiting = 1;
+    check_barrier(job);
+}
+
+static void rank_left(job_t *job, int rank, const char *why)
+{
+    if (job->left_rank < 0) {
+        job->left_rank = rank;
+        snprintf(job->left_why, sizeof(job->left_why), "%s", why);
+    }
+    check_barrier(job);
+}
+
+static void pmi_waiting(void *ctx)
+{
+    job_t *job = ctx;
+
+    if (job->daemon)
+        shoalrun_tree_up(job->tree, SHOALRUN_F_WAITING, NULL, 0);
+    else
+        barrier_waiting(job);
+}
+
+static void pmi_left(void *ctx, int rank, const char *why)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    if (!job->daemon) {
+        rank_left(job, rank, why);
+        return;
+    }
+    shoalrun_msg_u32(&m, (uint32_t)rank);
+    shoalrun_msg_str(&m, why);
+    shoalrun_tree_up(job->tree, SHOALRUN_F_LEFT, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
 static void remote_exited(job_t *job, shoalrun_rd_t *r)
 {
     uint32_t rank = shoalrun_rd_u32(r);
@@ -446,6 +507,15 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
         p = shoalrun_rd_str(r);
         if (!r->bad)
             shoalrun_say("%s", p);
+        break;
+    case SHOALRUN_F_WAITING:
+        barrier_waiting(job);
+        break;
+    case SHOALRUN_F_LEFT:
+        a = shoalrun_rd_u32(r);
+        p = shoalrun_rd_str(r);
+        if (!r->bad && a < (uint32_t)job->nranks)
+            rank_left(job, (int)a, p);
         break;
     default:
         break;
@@ -541,6 +611,7 @@ static void tree_fence_done(void *ctx, const char *kv, size_t len)
 {
     job_t *job = ctx;
 
+    job->barrier_waiting = 0; /* the launcher: every rank got out */
     if (shoalrun_pmi_fence_release(&job->pmi, kv, len) != SHOAL_OK)
         shoalrun_say("%s", shoal_error_detail());
 }
@@ -654,7 +725,7 @@ static int make_names(job_t *job)
 
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
-    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL};
+    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL, NULL, NULL};
     shoalrun_tree_events_t tev = {job, tree_up, tree_down, tree_fence_done,
                                   tree_lost, tree_orphaned};
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
@@ -664,6 +735,8 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
                         sizeof(job->shm_prefix));
     if (job->hosts != NULL) {
         ev.fence = pmi_fence;
+        ev.waiting = pmi_waiting;
+        ev.left = pmi_left;
         shoalrun_hosts_mapping(job->hosts, job->mapping,
                                sizeof(job->mapping));
     }
@@ -814,6 +887,7 @@ static void job_init(job_t *job, shoalrun_args_t *args)
     job->nranks = args->nranks;
     job->nlocal = args->nranks;
     job->sigfd = -1;
+    job->left_rank = -1;
     job->launch.stdin_fd = STDIN_FILENO;
     job->io.in_fd = job->io.to_rank0 = -1;
     job->wd.fd = -1;

@@ -37,7 +37,7 @@ struct shoalrun_pmi_conn {
     pmi_linebuf_t in;
     char *out;
     size_t out_len;
-    int finalized, entered, aborted, gone;
+    int finalized, entered, aborted, gone, left;
     int complaints;
     base_vec_t pending; /* kv_t: puts since the last barrier */
 };
@@ -402,7 +402,9 @@ static void h_barrier(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         return;
     }
     c->entered = 1;
-    if (++s->in_barrier < s->nlocal)
+    if (++s->in_barrier == 1 && s->ev.waiting != NULL)
+        s->ev.waiting(s->ev.ctx);
+    if (s->in_barrier < s->nlocal)
         check_stuck(s);
     else if (s->ev.fence != NULL)
         s->ev.fence(s->ev.ctx);
@@ -410,8 +412,18 @@ static void h_barrier(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         barrier_complete(s);
 }
 
+/* Tell the job, once, that c can enter no barrier any more. */
+static void report_left(shoalrun_pmi_conn_t *c, const char *why)
+{
+    if (c->left || c->entered || c->srv->ev.left == NULL)
+        return;
+    c->left = 1;
+    c->srv->ev.left(c->srv->ev.ctx, c->rank, why);
+}
+
 static void h_finalize(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
 {
+    report_left(c, "called PMI finalize");
     c->finalized = 1;
     reply_rc(c, "finalize_ack", 0, NULL);
     check_stuck(c->srv);
@@ -579,6 +591,7 @@ void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank)
     shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
 
     conn_close(c);
+    report_left(c, "exited");
     c->gone = 1;
     check_stuck(s);
 }

@@ -230,6 +230,11 @@ typedef struct shoalrun_pmi_events {
      * puts (shoalrun_pmi_fence_take) and later releases the ranks
      * (shoalrun_pmi_fence_release).  NULL: one host, release at once. */
     void (*fence)(void *ctx);
+    /* Across hosts, for the launcher to see a barrier no rank of another
+     * host can finish (both may be NULL): the first local rank entered a
+     * barrier; rank finalized or exited outside one (why says which). */
+    void (*waiting)(void *ctx);
+    void (*left)(void *ctx, int rank, const char *why);
 } shoalrun_pmi_events_t;
 
 typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
@@ -414,6 +419,8 @@ enum {
     SHOALRUN_F_STOP,          /* P→C: SIGTERM now, SIGKILL later */
     SHOALRUN_F_KILL,          /* P→C: SIGKILL now */
     SHOALRUN_F_PING,          /* both ways, once a second */
+    SHOALRUN_F_WAITING,       /* C→P: a rank entered a barrier */
+    SHOALRUN_F_LEFT,          /* C→P: rank, why: it can enter no barrier */
     SHOALRUN_F_MAX
 };
 

@@ -487,6 +487,8 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
         }
         break;
     case SHOALRUN_F_OUTPUT:
+    case SHOALRUN_F_WAITING:
+    case SHOALRUN_F_LEFT:
     case SHOALRUN_F_EXITED:
     case SHOALRUN_F_ABORT:
     case SHOALRUN_F_FAILED:

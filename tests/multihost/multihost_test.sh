@@ -325,6 +325,16 @@ link_down)
     # The daemon, as cut off, gives up on its own and kills its ranks.
     nothing_left 5000
     ;;
+mpi)
+    # A real MPI program across 2 hosts x 2 ranks: needs a network wire.
+    "${SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' >/dev/null ||
+        skip "shoal-info reports no tcp wire in this build"
+    make_hosts 2
+    run "$P-h0" --timeout 60 --host localhost:2,"$(host 1)" "$MH_MPI"
+    expect_rc 0
+    [ "$(count_out '^mpi rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
+    nothing_left
+    ;;
 unreachable)
     make_hosts 1
     t0=$(now_ns)

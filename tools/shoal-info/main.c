@@ -130,7 +130,8 @@ static void print_info(void)
     printf("  %-22s %-4s %s\n", "tcp", "no",
            "no network wire in this build: ranks must share a host");
     printf("\nlaunchers\n");
-    printf("  %-22s %-4s %s\n", "shoalrun", "yes", "PMI-1 over PMI_FD");
+    printf("  %-22s %-4s %s\n", "shoalrun", "yes",
+           "PMI-1 over PMI_FD; other hosts with --host");
     printf("  %-22s %-4s %s\n", "Hydra (mpiexec.mpich)", "yes",
            "PMI-1 over PMI_FD or PMI_PORT");
     printf("  %-22s %-4s %s\n", "srun --mpi=pmi2", "yes", "PMI-1 wire");

@@ -60,8 +60,8 @@ static void check_locality(const boot_info_t *in)
     for (int i = 0; i < in->local_size; i++)
         T_EQ(in->local_ranks[i], first + i);
     T_ASSERT(node_of != NULL);
-    T_OK(boot_nodes_by_exchange(boot_backend(), in->rank, in->size,
-                                "mh-node", in->node_id, node_of));
+    T_OK(boot_nodes_by_exchange(boot_backend(), in->rank, in->size, "mh-node",
+                                in->node_id, node_of));
     T_OK(boot_local_ranks(node_of, in->size, in->rank, &ranks, &lr, &ls));
     T_EQ(ls, in->local_size);
     T_EQ(lr, in->local_rank);
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
     if (stat("/proc/self/ns/net", &st) != 0)
         st.st_ino = 0;
     printf("hello rank %d of %d host %d local %d of %d ns %llu\n", in->rank,
-           in->size, host_of(in->rank, &first), in->local_rank,
-           in->local_size, (unsigned long long)st.st_ino);
+           in->size, host_of(in->rank, &first), in->local_rank, in->local_size,
+           (unsigned long long)st.st_ino);
     T_OK(boot_fini());
     return 0;
 }

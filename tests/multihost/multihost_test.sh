@@ -184,6 +184,15 @@ hello)
     [ "$(count_out '^hello rank')" -eq 4 ] || fail "not 4 hello lines"
     expect_out "hello rank 3 of 4 host 1 local 1 of 2"
     expect_out "hello rank 0 of 4 host 0 local 0 of 2"
+    # Fewer ranks than slots fill the hosts in order...
+    run "$P-h0" --timeout 30 -n 3 --host localhost:2,"$(host 1)" "$HELLO" 2,1
+    expect_rc 0
+    expect_out "hello rank 2 of 3 host 1 local 0 of 1"
+    # ... more are spread evenly, when allowed.
+    run "$P-h0" --timeout 30 -n 6 --oversubscribe \
+        --host localhost:1,"$(host 1 1)" "$HELLO" 3,3
+    expect_rc 0
+    expect_out "hello rank 5 of 6 host 1 local 2 of 3"
     nothing_left
     ;;
 tree)

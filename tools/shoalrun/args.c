@@ -269,8 +269,8 @@ static int parse_fanout(const char *text, int *out, int *exit_p)
 }
 
 /* The options of running across hosts; -1: not one of them. */
-static int parse_host_option(int argc, char **argv, int *i,
-                             shoalrun_args_t *a, int *exit_p)
+static int parse_host_option(int argc, char **argv, int *i, shoalrun_args_t *a,
+                             int *exit_p)
 {
     const char *arg = argv[*i], *v;
 
@@ -468,10 +468,10 @@ static int parse_hosts(shoalrun_args_t *a, int argc, char **argv, int i,
         return usage_error(exit_p, "no program to run");
     if (a->nnoise_specs > 0 || base_cfg.NOISE[0] != '\0')
         return usage_error(exit_p, "--noise and SHOAL_NOISE work on one host "
-                           "only, not with --host or --hostfile");
+                                   "only, not with --host or --hostfile");
     if (shoalrun_hosts_place(&a->hosts, a->host_specs, a->nhost_specs,
-                             a->hostfile, &a->nranks, a->oversubscribe) !=
-        SHOAL_OK)
+                             a->hostfile, &a->nranks,
+                             a->oversubscribe) != SHOAL_OK)
         return usage_error(exit_p, "%s", shoal_error_detail());
     a->argv = argv + i;
     return resolve_program(a, exit_p);

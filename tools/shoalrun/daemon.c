@@ -30,9 +30,9 @@ extern char **environ;
 /* Variables that describe where a process runs, not what the job wants. */
 static int env_is_local(const char *e)
 {
-    static const char *const skip[] = {"PMI_", "SSH_", "HOSTNAME=", "PWD=",
-                                       "OLDPWD=", "SHLVL=", "_=", "TERM=",
-                                       "DISPLAY=", "XAUTHORITY="};
+    static const char *const skip[] = {
+        "PMI_",   "SSH_", "HOSTNAME=", "PWD=",     "OLDPWD=",
+        "SHLVL=", "_=",   "TERM=",     "DISPLAY=", "XAUTHORITY="};
 
     for (size_t i = 0; i < BASE_ARRAY_SIZE(skip); i++)
         if (strncmp(e, skip[i], strlen(skip[i])) == 0)
@@ -88,8 +88,10 @@ int shoalrun_daemon_job(const shoalrun_args_t *args, const char *kvsname,
         if (!env_is_local(*e))
             shoalrun_msg_str(m, *e);
     if (rsh_words(args->rsh, m) <= 0)
-        return base_err(SHOAL_ERR_CONFIG, "the remote-exec command '%s' is "
-                        "empty", args->rsh);
+        return base_err(SHOAL_ERR_CONFIG,
+                        "the remote-exec command '%s' is "
+                        "empty",
+                        args->rsh);
     shoalrun_msg_str(m, self);
     shoalrun_msg_u32(m, (uint32_t)args->hosts.n);
     for (int i = 0; i < args->hosts.n; i++) {
@@ -104,7 +106,7 @@ int shoalrun_daemon_job(const shoalrun_args_t *args, const char *kvsname,
     return m->nomem ? base_err(SHOAL_ERR_NOMEM, "out of memory") : SHOAL_OK;
 }
 
-/* ---- the daemon's side ---------------------------------------------------- */
+/* ---- the daemon's side --------------------------------------------------- */
 
 typedef struct daemon {
     shoalrun_args_t args;
@@ -151,10 +153,10 @@ static int dial(const char *addr, const char *port, uint64_t timeout_ns)
     int rc = getaddrinfo(addr, port, &hints, &res), one = 1;
 
     if (rc != 0)
-        return base_err(SHOAL_ERR_CONFIG, "parent address %s port %s: %s",
-                        addr, port, gai_strerror(rc));
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    0);
+        return base_err(SHOAL_ERR_CONFIG, "parent address %s port %s: %s", addr,
+                        port, gai_strerror(rc));
+    int fd =
+        socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         freeaddrinfo(res);
         return base_err(SHOAL_ERR_SYSTEM, "socket: %s", strerror(errno));
@@ -175,8 +177,10 @@ static int dial(const char *addr, const char *port, uint64_t timeout_ns)
     if (rc != 0) {
         int e = errno;
         close(fd);
-        return base_err(SHOAL_ERR_SYSTEM, "cannot connect back to %s port "
-                        "%s: %s", addr, port, strerror(e));
+        return base_err(SHOAL_ERR_SYSTEM,
+                        "cannot connect back to %s port "
+                        "%s: %s",
+                        addr, port, strerror(e));
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     return fd;
@@ -217,21 +221,21 @@ static int handshake(daemon_t *d, uint32_t node, uint64_t timeout_ns)
     const char *p;
     uint32_t len;
 
-    int status = expect_frame(&d->parent, SHOALRUN_F_CHALLENGE, &p, &len,
-                              deadline);
+    int status =
+        expect_frame(&d->parent, SHOALRUN_F_CHALLENGE, &p, &len, deadline);
     if (status == SHOAL_OK && len != SHOALRUN_NONCE_LEN)
         status = base_err(SHOAL_ERR_PROTOCOL, "bad challenge");
     if (status == SHOAL_OK)
         status = base_random(nonce, sizeof(nonce));
     if (status != SHOAL_OK)
         return status;
-    shoalrun_auth_mac(d->conf.secret, 'C', (const unsigned char *)p, node,
-                      mac);
+    shoalrun_auth_mac(d->conf.secret, 'C', (const unsigned char *)p, node, mac);
     shoalrun_msg_u32(&m, node);
     shoalrun_msg_bytes(&m, nonce, sizeof(nonce));
     shoalrun_msg_bytes(&m, mac, sizeof(mac));
-    int rc = m.nomem ? -1 : shoalrun_conn_send(&d->parent, SHOALRUN_F_HELLO,
-                                               m.buf, m.len);
+    int rc = m.nomem ? -1
+                     : shoalrun_conn_send(&d->parent, SHOALRUN_F_HELLO, m.buf,
+                                          m.len);
     shoalrun_msg_fini(&m);
     if (rc != 0)
         return base_err(SHOAL_ERR_SYSTEM, "cannot greet the launcher");
@@ -293,7 +297,7 @@ static int parse_job(daemon_t *d, const char *p, uint32_t len)
 
     if (shoalrun_rd_u32(&r) != JOB_VERSION)
         return base_err(SHOAL_ERR_PROTOCOL, "the launcher is another "
-                        "version of shoalrun");
+                                            "version of shoalrun");
     d->kvsname = shoalrun_rd_str(&r);
     d->args.nranks = (int)shoalrun_rd_u32(&r);
     d->args.bind = (int)shoalrun_rd_u32(&r);
@@ -357,7 +361,8 @@ int shoalrun_daemon_main(int argc, char **argv)
 
     if (argc != 5) {
         shoalrun_say("usage: %s --daemon ADDRESS PORT NODE (started by "
-                     "shoalrun --host, not by hand)", shoalrun_name);
+                     "shoalrun --host, not by hand)",
+                     shoalrun_name);
         return SHOALRUN_EXIT_USAGE;
     }
     d.parent.fd = -1;
@@ -376,8 +381,8 @@ int shoalrun_daemon_main(int argc, char **argv)
         free(copy);
         goto out;
     }
-    const shoalrun_host_t *me = shoalrun_hosts_of_node(&d.args.hosts,
-                                                       d.conf.node);
+    const shoalrun_host_t *me =
+        shoalrun_hosts_of_node(&d.args.hosts, d.conf.node);
     if (me == NULL) {
         shoalrun_say("daemon: node %d has no host in the job", d.conf.node);
         free(copy);

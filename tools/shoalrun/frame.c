@@ -44,8 +44,7 @@ int shoalrun_conn_flush(shoalrun_conn_t *c)
     size_t done = 0;
 
     while (!c->broken && done < c->out_len) {
-        ssize_t w = send(c->fd, c->out + done, c->out_len - done,
-                         MSG_NOSIGNAL);
+        ssize_t w = send(c->fd, c->out + done, c->out_len - done, MSG_NOSIGNAL);
         if (w > 0)
             done += (size_t)w;
         else if (w < 0 && errno == EINTR)
@@ -81,15 +80,14 @@ static int reserve(char **buf, size_t *cap, size_t need)
     return 0;
 }
 
-int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p,
-                       size_t len)
+int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len)
 {
     unsigned char hdr[8] = {0};
 
     if (c->fd < 0 || c->broken)
         return -1;
-    if (len > UINT32_MAX || reserve(&c->out, &c->out_cap,
-                                    c->out_len + sizeof(hdr) + len) != 0) {
+    if (len > UINT32_MAX ||
+        reserve(&c->out, &c->out_cap, c->out_len + sizeof(hdr) + len) != 0) {
         c->broken = 1;
         return -1;
     }

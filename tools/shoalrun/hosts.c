@@ -96,8 +96,8 @@ static int add_host(shoalrun_hosts_t *h, const char *name, size_t nlen,
 }
 
 /* One "name[=addr][:N]" word; slots_word is an extra "slots=N" or NULL. */
-static int parse_word(shoalrun_hosts_t *h, const char *w, size_t len,
-                      int slots, const char *where)
+static int parse_word(shoalrun_hosts_t *h, const char *w, size_t len, int slots,
+                      const char *where)
 {
     const char *colon = memchr(w, ':', len), *eq = memchr(w, '=', len);
     size_t end = colon ? (size_t)(colon - w) : len;
@@ -108,15 +108,16 @@ static int parse_word(shoalrun_hosts_t *h, const char *w, size_t len,
     if (colon != NULL && parse_slots(colon + 1, len - end - 1, &slots) != 0)
         return base_err(SHOAL_ERR_CONFIG,
                         "%s: '%.*s': the slots after ':' must be a number "
-                        "from 1 to %d", where, (int)len, w, SLOTS_MAX);
+                        "from 1 to %d",
+                        where, (int)len, w, SLOTS_MAX);
     if (nlen == 0 || (nlen < end && alen == 0))
         return base_err(SHOAL_ERR_CONFIG,
                         "%s: '%.*s' is not host[=address][:slots]", where,
                         (int)len, w);
     for (size_t i = 0; i < nlen; i++)
         if (isspace((unsigned char)w[i]) || w[i] == ',')
-            return base_err(SHOAL_ERR_CONFIG, "%s: bad host name '%.*s'",
-                            where, (int)nlen, w);
+            return base_err(SHOAL_ERR_CONFIG, "%s: bad host name '%.*s'", where,
+                            (int)nlen, w);
     return add_host(h, w, nlen, addr, alen, slots);
 }
 
@@ -191,8 +192,8 @@ static int resolve(shoalrun_host_t *e)
     if (rc != 0)
         return base_err(SHOAL_ERR_CONFIG,
                         "host '%s': cannot resolve '%s': %s (give its "
-                        "address as %s=ADDRESS)", e->name, what,
-                        gai_strerror(rc), e->name);
+                        "address as %s=ADDRESS)",
+                        e->name, what, gai_strerror(rc), e->name);
     rc = getnameinfo(res->ai_addr, res->ai_addrlen, num, sizeof(num), NULL, 0,
                      NI_NUMERICHOST);
     freeaddrinfo(res);
@@ -244,8 +245,7 @@ static int place(shoalrun_hosts_t *h, int *nranks_p, int oversubscribe)
 }
 
 int shoalrun_hosts_place(shoalrun_hosts_t *h, const char **specs, int nspecs,
-                         const char *hostfile, int *nranks_p,
-                         int oversubscribe)
+                         const char *hostfile, int *nranks_p, int oversubscribe)
 {
     int status = SHOAL_OK;
 

@@ -50,19 +50,18 @@ typedef struct job {
     shoalrun_watchdog_t wd;
     shoalrun_launch_t launch;
     shoalrun_noise_t noise;
-    rank_t *ranks;            /* every rank of the job */
-    int nranks, nalive;       /* nalive: those this process answers for */
+    rank_t *ranks;      /* every rank of the job */
+    int nranks, nalive; /* nalive: those this process answers for */
     int first, nlocal, nlocal_alive; /* the ranks started here */
-    shoalrun_tree_t *tree;    /* NULL: one host */
-    const shoalrun_tree_conf_t *tree_conf;
+    shoalrun_tree_t *tree;           /* NULL: one host */
     const shoalrun_hosts_t *hosts;
     char *rsh_copy, *rsh_words[32]; /* the launcher's remote-exec command */
-    int daemon;               /* a follower: the launcher decides */
+    int daemon;                     /* a follower: the launcher decides */
     /* Launcher across hosts: a barrier no one can finish. */
-    int barrier_waiting;      /* some rank is in the current barrier */
-    int left_rank;            /* the first rank that can enter none; -1 */
+    int barrier_waiting; /* some rank is in the current barrier */
+    int left_rank;       /* the first rank that can enter none; -1 */
     char left_why[32];
-    int orphaned;             /* daemon: the launcher is gone */
+    int orphaned; /* daemon: the launcher is gone */
     char mapping[1024];
     char kvsname[64], shm_prefix[64];
     int sigfd;
@@ -104,8 +103,8 @@ static void tell_daemons(job_t *job, int type, int sig, int groups)
 static void kill_all(job_t *job, int sig, int groups)
 {
     kill_local(job, sig, groups);
-    tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL,
-                 sig, groups);
+    tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL, sig,
+                 groups);
 }
 
 static void job_stop(job_t *job)
@@ -209,7 +208,8 @@ static void on_stuck(void *ctx, int rank, const char *why)
     if (job->stopping)
         return;
     if (job->daemon) {
-        snprintf(text, sizeof(text), "rank %d%s %s while other ranks wait "
+        snprintf(text, sizeof(text),
+                 "rank %d%s %s while other ranks wait "
                  "in a PMI barrier it can no longer enter; stopping the job",
                  rank, on_host(job, rank, host, sizeof(host)), why);
         fail_up(job, 1, text);
@@ -238,8 +238,8 @@ static void report_exit(job_t *job, rank_t *r, pid_t pid, int status)
                      others(job->nalive, buf, sizeof(buf)));
     else if (code != 0 && job_fail(job, code))
         shoalrun_say("rank %d (pid %ld)%s exited with code %d%s", r->rank,
-                     (long)pid, host, code, others(job->nalive, buf,
-                                                   sizeof(buf)));
+                     (long)pid, host, code,
+                     others(job->nalive, buf, sizeof(buf)));
     if (sig != 0 || code != 0)
         job_stop(job);
 }
@@ -543,8 +543,8 @@ static void tree_lost(void *ctx, int node, const char *why)
             }
     }
     if (job_fail(job, SHOALRUN_EXIT_FAILED))
-        shoalrun_say("host %s lost: %s (%d rank%s%s)%s",
-                     h ? h->name : "?", why, gone, gone == 1 ? "" : "s",
+        shoalrun_say("host %s lost: %s (%d rank%s%s)%s", h ? h->name : "?", why,
+                     gone, gone == 1 ? "" : "s",
                      more ? " there and on the hosts its daemon served" : "",
                      others(job->nalive, buf, sizeof(buf)));
     job_stop(job);
@@ -582,8 +582,8 @@ static void tree_orphaned(void *ctx, const char *why)
 
     job->orphaned = 1;
     if (job->nlocal_alive > 0)
-        shoalrun_say("%s; killing the %d rank%s here", why,
-                     job->nlocal_alive, job->nlocal_alive == 1 ? "" : "s");
+        shoalrun_say("%s; killing the %d rank%s here", why, job->nlocal_alive,
+                     job->nlocal_alive == 1 ? "" : "s");
     job->quiet = 1;
     job->stopping = 1;
     job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
@@ -637,8 +637,10 @@ static int tree_setup(job_t *job, shoalrun_tree_conf_t *conf,
     ssize_t n = readlink("/proc/self/exe", self, cap - 1);
 
     if (n <= 0)
-        return base_err(SHOAL_ERR_SYSTEM, "cannot find shoalrun's own path: "
-                        "%s", strerror(errno));
+        return base_err(SHOAL_ERR_SYSTEM,
+                        "cannot find shoalrun's own path: "
+                        "%s",
+                        strerror(errno));
     self[n] = '\0';
     int status = shoalrun_daemon_job(job->args, job->kvsname, self, jobmsg);
     if (status != SHOAL_OK)
@@ -646,8 +648,7 @@ static int tree_setup(job_t *job, shoalrun_tree_conf_t *conf,
     memset(conf, 0, sizeof(*conf));
     job->rsh_copy = strdup(job->args->rsh);
     char *save = NULL;
-    for (char *w = job->rsh_copy ? strtok_r(job->rsh_copy, " \t", &save)
-                                 : NULL;
+    for (char *w = job->rsh_copy ? strtok_r(job->rsh_copy, " \t", &save) : NULL;
          w != NULL && conf->nrsh < 31; w = strtok_r(NULL, " \t", &save))
         job->rsh_words[conf->nrsh++] = w;
     conf->rsh = job->rsh_words;
@@ -726,19 +727,17 @@ static int make_names(job_t *job)
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
     shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL, NULL, NULL};
-    shoalrun_tree_events_t tev = {job, tree_up, tree_down, tree_fence_done,
-                                  tree_lost, tree_orphaned};
+    shoalrun_tree_events_t tev = {
+        job, tree_up, tree_down, tree_fence_done, tree_lost, tree_orphaned};
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
     if (status == SHOAL_OK && job->kvsname[0])
-        boot_shm_prefix(job->kvsname, job->shm_prefix,
-                        sizeof(job->shm_prefix));
+        boot_shm_prefix(job->kvsname, job->shm_prefix, sizeof(job->shm_prefix));
     if (job->hosts != NULL) {
         ev.fence = pmi_fence;
         ev.waiting = pmi_waiting;
         ev.left = pmi_left;
-        shoalrun_hosts_mapping(job->hosts, job->mapping,
-                               sizeof(job->mapping));
+        shoalrun_hosts_mapping(job->hosts, job->mapping, sizeof(job->mapping));
     }
     if (status == SHOAL_OK)
         status = shoalrun_launch_init(&job->launch, job->args, job->kvsname,
@@ -769,8 +768,8 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
                         (uint64_t)(job->args->timeout_s * 1e9);
     /* The daemons first: starting them takes longest. */
     if (status == SHOAL_OK && conf != NULL)
-        status = shoalrun_tree_start(&job->tree, conf, &job->loop, &tev,
-                                     &job->wd);
+        status =
+            shoalrun_tree_start(&job->tree, conf, &job->loop, &tev, &job->wd);
     return status;
 }
 

@@ -544,8 +544,7 @@ int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
     snprintf(s->kvsname, sizeof(s->kvsname), "%s", kvsname);
     /* One node holding every rank; Hydra's form, read cyclically. */
     if (mapping == NULL)
-        snprintf(s->mapping, sizeof(s->mapping), "(vector,(0,1,%d))",
-                 nranks);
+        snprintf(s->mapping, sizeof(s->mapping), "(vector,(0,1,%d))", nranks);
     else
         snprintf(s->mapping, sizeof(s->mapping), "%s", mapping);
     base_strmap_init(&s->kvs);

@@ -79,13 +79,13 @@ typedef struct shoalrun_noise_plan {
 
 /* A host of the job (hosts.c). */
 typedef struct shoalrun_host {
-    char *name;  /* as the user gave it; the remote-exec command gets it */
-    char *addr;  /* numeric address daemons connect from; NULL if local */
-    int slots;   /* from the host list (0: not given, 1 assumed) */
-    int first;   /* the ranks placed here: first .. first+count-1 */
+    char *name; /* as the user gave it; the remote-exec command gets it */
+    char *addr; /* numeric address daemons connect from; NULL if local */
+    int slots;  /* from the host list (0: not given, 1 assumed) */
+    int first;  /* the ranks placed here: first .. first+count-1 */
     int count;
-    int local;   /* this machine: the launcher runs its ranks itself */
-    int node;    /* in the daemon tree: 0 the launcher, 1.. daemons */
+    int local; /* this machine: the launcher runs its ranks itself */
+    int node;  /* in the daemon tree: 0 the launcher, 1.. daemons */
 } shoalrun_host_t;
 
 typedef struct shoalrun_hosts {
@@ -100,10 +100,9 @@ typedef struct shoalrun_args {
     int nhost_specs;
     const char *hostfile;
     int oversubscribe;
-    const char *rsh;         /* --rsh, else SHOAL_RSH */
-    int fanout;              /* --fanout, else SHOAL_FANOUT */
-    shoalrun_hosts_t hosts;  /* after placement: hosts with ranks */
-    int daemon;              /* --daemon: started by another shoalrun */
+    const char *rsh;        /* --rsh, else SHOAL_RSH */
+    int fanout;             /* --fanout, else SHOAL_FANOUT */
+    shoalrun_hosts_t hosts; /* after placement: hosts with ranks */
     double timeout_s; /* 0: no limit */
     int tag_output;
     int bind;         /* SHOALRUN_BIND_* */
@@ -189,8 +188,8 @@ int shoalrun_bind_cpus(int *cpus, int cap);
 typedef struct shoalrun_launch {
     const char *path; /* the resolved program */
     char **argv;
-    int nranks;              /* ranks started here */
-    int size, first;         /* the job's ranks; our first one */
+    int nranks;      /* ranks started here */
+    int size, first; /* the job's ranks; our first one */
     const char *kvsname;
     pid_t parent;            /* shoalrun, for the parent-death check */
     sigset_t child_mask;     /* the signal mask shoalrun was started with */
@@ -241,7 +240,7 @@ typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
 typedef struct shoalrun_msg shoalrun_msg_t;
 
 typedef struct shoalrun_pmi {
-    int nranks;       /* in the job */
+    int nranks;        /* in the job */
     int first, nlocal; /* the ranks served here */
     char kvsname[64];
     char mapping[1024]; /* PMI_process_mapping; "": not known */
@@ -263,8 +262,7 @@ int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
  * shoalrun_msg_str) and forget them. */
 void shoalrun_pmi_fence_take(shoalrun_pmi_t *s, shoalrun_msg_t *m);
 /* Publish the job's puts (pairs as above) and end the local barrier. */
-int shoalrun_pmi_fence_release(shoalrun_pmi_t *s, const char *kv,
-                               size_t len);
+int shoalrun_pmi_fence_release(shoalrun_pmi_t *s, const char *kv, size_t len);
 /* Serve rank on fd (our end of its socketpair); takes ownership of fd. */
 int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd);
 /* The rank's process ended: handle what it sent last (an abort, often). */
@@ -436,8 +434,7 @@ typedef struct shoalrun_conn {
 void shoalrun_conn_init(shoalrun_conn_t *c, int fd, uint32_t max_frame);
 void shoalrun_conn_fini(shoalrun_conn_t *c);
 /* Queue a frame and write what the socket takes; -1 if the peer is gone. */
-int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p,
-                       size_t len);
+int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len);
 int shoalrun_conn_flush(shoalrun_conn_t *c);
 /* Read what is there: 1 more may come, 0 at EOF or error. */
 int shoalrun_conn_read(shoalrun_conn_t *c);
@@ -497,7 +494,7 @@ typedef struct shoalrun_tree_conf {
     int nrsh;
     const char *self; /* the shoalrun to start on other hosts */
     const shoalrun_hosts_t *hosts;
-    const char *job;  /* the JOB payload for our children */
+    const char *job; /* the JOB payload for our children */
     size_t job_len;
     shoalrun_conn_t *parent; /* a daemon's authenticated connection */
 } shoalrun_tree_conf_t;
@@ -505,12 +502,10 @@ typedef struct shoalrun_tree_conf {
 typedef struct shoalrun_tree shoalrun_tree_t;
 
 int shoalrun_tree_start(shoalrun_tree_t **tp, const shoalrun_tree_conf_t *conf,
-                        shoalrun_loop_t *loop,
-                        const shoalrun_tree_events_t *ev,
+                        shoalrun_loop_t *loop, const shoalrun_tree_events_t *ev,
                         shoalrun_watchdog_t *wd);
 /* A daemon's message for the launcher (relayed by the daemons above). */
-void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p,
-                      size_t len);
+void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len);
 /* The launcher's command for every daemon. */
 void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p,
                         size_t len);

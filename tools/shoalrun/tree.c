@@ -133,7 +133,8 @@ static int source_addr(const char *addr, char *out, size_t cap)
 
 static int listen_any(int *port_p)
 {
-    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = in6addr_any};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                              .sin6_addr = in6addr_any};
     struct sockaddr_in a4 = {.sin_family = AF_INET};
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
@@ -209,8 +210,8 @@ static void pending_hello(pending_t *p, const char *data, uint32_t len)
         refuse(p, "not a daemon this node is waiting for");
         return;
     }
-    shoalrun_auth_mac(t->conf.secret, 'P', (const unsigned char *)cnonce,
-                      node, mac);
+    shoalrun_auth_mac(t->conf.secret, 'P', (const unsigned char *)cnonce, node,
+                      mac);
     shoalrun_loop_remove(t->loop, p->conn.fd);
     c->conn = p->conn;
     c->conn.max_frame = FRAME_MAX;
@@ -225,8 +226,7 @@ static void pending_hello(pending_t *p, const char *data, uint32_t len)
         return;
     }
     shoalrun_conn_send(&c->conn, SHOALRUN_F_WELCOME, mac, sizeof(mac));
-    shoalrun_conn_send(&c->conn, SHOALRUN_F_JOB, t->conf.job,
-                       t->conf.job_len);
+    shoalrun_conn_send(&c->conn, SHOALRUN_F_JOB, t->conf.job, t->conf.job_len);
     if (c->conn.out_len > 0)
         shoalrun_loop_set_events(t->loop, c->conn.fd, POLLIN | POLLOUT);
 }
@@ -252,8 +252,8 @@ static void on_accept(void *ctx, int fd, short revents)
     shoalrun_tree_t *t = ctx;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    int cfd = accept4(fd, (struct sockaddr *)&ss, &sl,
-                      SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int cfd =
+        accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     pending_t *p = NULL;
 
     if (cfd < 0)
@@ -268,14 +268,13 @@ static void on_accept(void *ctx, int fd, short revents)
     p->t = t;
     shoalrun_conn_init(&p->conn, cfd, AUTH_FRAME_MAX);
     p->since = base_time_ns();
-    if (getnameinfo((struct sockaddr *)&ss, sl, p->peer, sizeof(p->peer),
-                    NULL, 0, NI_NUMERICHOST) != 0)
+    if (getnameinfo((struct sockaddr *)&ss, sl, p->peer, sizeof(p->peer), NULL,
+                    0, NI_NUMERICHOST) != 0)
         snprintf(p->peer, sizeof(p->peer), "?");
     if (strncmp(p->peer, "::ffff:", 7) == 0) /* v4 on a dual-stack socket */
         memmove(p->peer, p->peer + 7, strlen(p->peer + 7) + 1);
     if (base_random(p->nonce, sizeof(p->nonce)) != SHOAL_OK ||
-        shoalrun_loop_add(t->loop, cfd, POLLIN, pending_on_io, p) !=
-            SHOAL_OK) {
+        shoalrun_loop_add(t->loop, cfd, POLLIN, pending_on_io, p) != SHOAL_OK) {
         shoalrun_conn_fini(&p->conn);
         return;
     }
@@ -283,7 +282,7 @@ static void on_accept(void *ctx, int fd, short revents)
                        sizeof(p->nonce));
 }
 
-/* ---- starting children ---------------------------------------------------- */
+/* ---- starting children --------------------------------------------------- */
 
 static void rsh_child(const shoalrun_tree_t *t, const child_t *c, int in_fd,
                       char **argv)
@@ -295,9 +294,10 @@ static void rsh_child(const shoalrun_tree_t *t, const child_t *c, int in_fd,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execvp(argv[0], argv);
-    dprintf(STDERR_FILENO, "%s: host %s: cannot execute the remote-exec "
-            "command '%s': %s\n", shoalrun_name, c->host->name, argv[0],
-            strerror(errno));
+    dprintf(STDERR_FILENO,
+            "%s: host %s: cannot execute the remote-exec "
+            "command '%s': %s\n",
+            shoalrun_name, c->host->name, argv[0], strerror(errno));
     (void)t;
     _exit(SHOALRUN_EXIT_NOTFOUND);
 }
@@ -310,8 +310,7 @@ static int start_child(shoalrun_tree_t *t, child_t *c, int port)
     int n = 0, p[2];
 
     if (source_addr(c->host->addr, from, sizeof(from)) != 0)
-        return base_err(SHOAL_ERR_SYSTEM,
-                        "host %s: no route to its address %s",
+        return base_err(SHOAL_ERR_SYSTEM, "host %s: no route to its address %s",
                         c->host->name, c->host->addr);
     snprintf(portstr, sizeof(portstr), "%d", port);
     snprintf(nodestr, sizeof(nodestr), "%d", c->node);
@@ -347,9 +346,10 @@ static int start_child(shoalrun_tree_t *t, child_t *c, int port)
     c->started = base_time_ns();
     if (t->wd != NULL)
         shoalrun_watchdog_add(t->wd, pid);
-    base_debug("shoalrun", "started the daemon of host %s (node %d) with "
-               "'%s ...', connecting back to %s port %s", c->host->name,
-               c->node, argv[0], from, portstr);
+    base_debug("shoalrun",
+               "started the daemon of host %s (node %d) with "
+               "'%s ...', connecting back to %s port %s",
+               c->host->name, c->node, argv[0], from, portstr);
     return SHOAL_OK;
 }
 
@@ -361,8 +361,7 @@ static int start_children(shoalrun_tree_t *t)
     t->children = calloc((size_t)k, sizeof(*t->children));
     if (t->children == NULL)
         return base_err(SHOAL_ERR_NOMEM, "out of memory");
-    for (int node = me * k + 1; node <= me * k + k && node <= nremote;
-         node++) {
+    for (int node = me * k + 1; node <= me * k + k && node <= nremote; node++) {
         child_t *c = &t->children[t->nchildren++];
         c->t = t;
         c->node = node;
@@ -376,16 +375,15 @@ static int start_children(shoalrun_tree_t *t)
     if (t->listen_fd < 0)
         return base_err(SHOAL_ERR_SYSTEM, "cannot listen for daemons: %s",
                         strerror(errno));
-    base_debug("shoalrun", "node %d listens on port %d for %d daemon%s",
-               me, port, t->nchildren, t->nchildren == 1 ? "" : "s");
-    int status = shoalrun_loop_add(t->loop, t->listen_fd, POLLIN, on_accept,
-                                   t);
+    base_debug("shoalrun", "node %d listens on port %d for %d daemon%s", me,
+               port, t->nchildren, t->nchildren == 1 ? "" : "s");
+    int status = shoalrun_loop_add(t->loop, t->listen_fd, POLLIN, on_accept, t);
     for (int i = 0; status == SHOAL_OK && i < t->nchildren; i++)
         status = start_child(t, &t->children[i], port);
     return status;
 }
 
-/* ---- the fence ------------------------------------------------------------ */
+/* ---- the fence ----------------------------------------------------------- */
 
 static void fence_check(shoalrun_tree_t *t)
 {
@@ -398,8 +396,8 @@ static void fence_check(shoalrun_tree_t *t)
         any |= c->fence_in;
     }
     /* A node without ranks of its own is in whenever its children are. */
-    const shoalrun_host_t *me = shoalrun_hosts_of_node(t->conf.hosts,
-                                                       t->conf.node);
+    const shoalrun_host_t *me =
+        shoalrun_hosts_of_node(t->conf.hosts, t->conf.node);
     if (!any || (!t->fence_local && me != NULL && me->count > 0))
         return;
     if (t->fence_buf.nomem) {
@@ -427,7 +425,7 @@ void shoalrun_tree_fence(shoalrun_tree_t *t, const char *kv, size_t len)
     fence_check(t);
 }
 
-/* ---- children's messages -------------------------------------------------- */
+/* ---- children's messages ------------------------------------------------- */
 
 static void child_close(child_t *c)
 {
@@ -604,7 +602,7 @@ static void parent_on_io(void *ctx, int fd, short revents)
                                                     : POLLIN);
 }
 
-/* ---- sending ---------------------------------------------------------------- */
+/* ---- sending ------------------------------------------------------------- */
 
 void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len)
 {
@@ -616,8 +614,7 @@ void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len)
         shoalrun_loop_set_events(t->loop, t->parent->fd, POLLIN | POLLOUT);
 }
 
-void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p,
-                        size_t len)
+void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p, size_t len)
 {
     for (int i = 0; i < t->nchildren; i++) {
         child_t *c = &t->children[i];
@@ -650,7 +647,7 @@ int shoalrun_tree_children_done(const shoalrun_tree_t *t)
     return 1;
 }
 
-/* ---- time ----------------------------------------------------------------- */
+/* ---- time ---------------------------------------------------------------- */
 
 static void ping(shoalrun_tree_t *t, shoalrun_conn_t *c, uint64_t now)
 {
@@ -672,8 +669,7 @@ int shoalrun_tree_timers(shoalrun_tree_t *t)
     for (int i = 0; i < t->nchildren; i++) {
         child_t *c = &t->children[i];
         if (c->state == CH_STARTING && now - c->started > limit)
-            child_lost(c, "no daemon connected back within %g s",
-                       limit / 1e9);
+            child_lost(c, "no daemon connected back within %g s", limit / 1e9);
         else if (c->state == CH_UP && now - c->conn.last_rx > limit)
             child_lost(c, "no word from its daemon for %g s", limit / 1e9);
         else if (c->state == CH_UP || c->state == CH_DONE)
@@ -697,11 +693,13 @@ int shoalrun_tree_reaped(shoalrun_tree_t *t, pid_t pid, int status)
         c->rsh_pid = 0;
         if (c->state == CH_STARTING) {
             if (WIFSIGNALED(status))
-                child_lost(c, "the remote-exec command was killed by "
+                child_lost(c,
+                           "the remote-exec command was killed by "
                            "signal %d before a daemon connected back",
                            WTERMSIG(status));
             else
-                child_lost(c, "the remote-exec command exited with code %d "
+                child_lost(c,
+                           "the remote-exec command exited with code %d "
                            "before a daemon connected back",
                            WEXITSTATUS(status));
         }
@@ -710,11 +708,10 @@ int shoalrun_tree_reaped(shoalrun_tree_t *t, pid_t pid, int status)
     return 0;
 }
 
-/* ---- lifecycle ---------------------------------------------------------- */
+/* ---- lifecycle ----------------------------------------------------------- */
 
 int shoalrun_tree_start(shoalrun_tree_t **tp, const shoalrun_tree_conf_t *conf,
-                        shoalrun_loop_t *loop,
-                        const shoalrun_tree_events_t *ev,
+                        shoalrun_loop_t *loop, const shoalrun_tree_events_t *ev,
                         shoalrun_watchdog_t *wd)
 {
     shoalrun_tree_t *t = calloc(1, sizeof(*t));
@@ -735,7 +732,7 @@ int shoalrun_tree_start(shoalrun_tree_t **tp, const shoalrun_tree_conf_t *conf,
             shoalrun_loop_add(loop, t->parent->fd, POLLIN, parent_on_io, t) !=
                 SHOAL_OK)
             return base_err(SHOAL_ERR_SYSTEM, "cannot watch the launcher's "
-                            "connection");
+                                              "connection");
     }
     return start_children(t);
 }

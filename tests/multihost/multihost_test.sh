@@ -95,6 +95,17 @@ start() {
     pid=$!
 }
 
+# daemon_in NS: the pid of the daemon the launcher ($pid) started in NS
+# (ip netns exec became it; its watchdog is a fork of it, not our child).
+daemon_in() {
+    local p d=""
+    for p in $(ip netns pids "$1"); do
+        [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$pid" ] && d=$p
+    done
+    [ -n "$d" ] || fail "no daemon found in $1"
+    echo "$d"
+}
+
 # ends_within MS CMD...: run CMD; the job started by start() must end
 # within MS ms; sets rc.
 ends_within() {
@@ -214,15 +225,56 @@ tree)
         fail "ranks 6 and 7 in different namespaces"
     nothing_left
     ;;
+tree3)
+    # 7 hosts, fan-out 2: three levels of daemons (1-2, 3-6, 7).
+    make_hosts 7
+    run "$P-l" --timeout 60 --fanout 2 --host "$(host 0 1)","$(host 1 1)",\
+"$(host 2 1)","$(host 3 1)","$(host 4 1)","$(host 5 1)","$(host 6 1)" \
+        "$HELLO" 1,1,1,1,1,1,1
+    expect_rc 0
+    [ "$(count_out '^hello rank')" -eq 7 ] || fail "not 7 hello lines"
+    expect_out "hello rank 6 of 7 host 6 local 0 of 1"
+    nothing_left
+    ;;
+subtree_lost)
+    # A chain (fan-out 1): the launcher, h0, h1, h2.  Losing h0's daemon
+    # loses the two below it too; they kill their ranks by themselves.
+    make_hosts 3
+    start "$P-l" --timeout 60 --fanout 1 \
+        --host "$(host 0)","$(host 1)","$(host 2)" "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 6 "$tmp/out"
+    find_prefix
+    ends_within 5000 kill -9 "$(daemon_in "$P-h0")"
+    expect_rc 125
+    expect_err "host $P-h0 lost: its daemon's connection closed \(6 ranks there and on the hosts its daemon served\)"
+    nothing_left
+    ;;
+ssh_like)
+    # Like ssh: the remote command starts with an empty environment in
+    # another directory; the job's environment and directory still reach
+    # the remote ranks.
+    make_hosts 2
+    cd "$tmp" || fail "cd"
+    MH_VAR="a b" SHOAL_RSH="env -C / -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ip netns exec" \
+        ip netns exec "$P-h0" "$SHOALRUN" --timeout 30 \
+        --host localhost:1,"$(host 1)" sh -c \
+        'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    cd / || fail "cd"
+    expect_rc 0
+    expect_out "^rank 2 var=a b cwd=$tmp$"
+    nothing_left
+    ;;
 tag_output)
     make_hosts 2
     run "$P-h0" --timeout 30 --tag-output --host localhost:1,"$(host 1)" \
-        "$HELPER" "$M" output 3000
+        "$HELPER" "$M" output 300000
     expect_rc 0
     expect_out "^\[2\] "
     grep -E -- "^\[1\] " "$tmp/err" >/dev/null || fail "no tagged stderr"
     # Every line of a remote rank arrives whole and tagged.
-    "$HELPER" "$M" gen-output 2 3000 | sed 's/^/[2] /' >"$tmp/want"
+    "$HELPER" "$M" gen-output 2 300000 | sed 's/^/[2] /' >"$tmp/want"
     grep -E '^\[2\] ' "$tmp/out" | cmp -s - "$tmp/want" ||
         fail "rank 2's stdout differs from what it wrote"
     nothing_left
@@ -266,14 +318,9 @@ host_lost)
         "$HELPER" "$M" sleep 60
     wait_for "^ready rank" 5 "$tmp/out"
     find_prefix
-    # The daemon is the launcher's child (ip netns exec became it); its
-    # watchdog, a fork of it, stays alive to clean up, as on a real host
-    # whose daemon crashed.
-    d=$(for p in $(ip netns pids "$P-h1"); do
-        [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$pid" ] &&
-            echo "$p"; done)
-    [ -n "$d" ] || fail "no daemon found in $P-h1"
-    ends_within 5000 kill -9 $d
+    # Its watchdog stays alive to clean up, as on a real host whose daemon
+    # crashed.
+    ends_within 5000 kill -9 "$(daemon_in "$P-h1")"
     expect_rc 125
     expect_err "host $P-h1 lost: its daemon's connection closed \(2 ranks\)"
     nothing_left

@@ -391,6 +391,22 @@ mpi)
     [ "$(count_out '^mpi rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
     nothing_left
     ;;
+no_connect)
+    # The remote-exec command runs but no daemon ever connects back (a
+    # firewall, a wrong address): lost after SHOAL_HOST_TIMEOUT, and the
+    # command is killed.
+    make_hosts 1
+    printf '#!/bin/sh\nexec sleep 30 # %s\n' "$M" >"$tmp/rsh"
+    chmod +x "$tmp/rsh"
+    t0=$(now_ns)
+    SHOAL_HOST_TIMEOUT=1s run "$P-h0" --timeout 30 --rsh "$tmp/rsh" \
+        --host localhost:1,"$P-far=10.77.3.50:1" "$HELPER" "$M" sleep 20
+    took=$(ms_since "$t0")
+    expect_rc 125
+    expect_err "host $P-far lost: no daemon connected back within 1 s"
+    [ "$took" -lt 5000 ] || fail "the job took $took ms to end"
+    nothing_left
+    ;;
 unreachable)
     make_hosts 1
     t0=$(now_ns)

@@ -447,6 +447,9 @@ static void child_lost(child_t *c, const char *fmt, ...)
     va_end(ap);
     c->state = CH_LOST;
     child_close(c);
+    /* Its remote-exec command (an ssh client, say) is of no more use. */
+    if (c->rsh_pid > 0)
+        kill(-c->rsh_pid, SIGKILL);
     if (t->parent == NULL)
         t->ev.lost(t->ev.ctx, c->node, why);
     else {

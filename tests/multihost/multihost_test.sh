@@ -171,6 +171,18 @@ if [ "$case_name" = bad_args ]; then
     rc=$?
     expect_rc 0
     expect_out "r=2 s=3 l=2/3"
+    # Hydra's spelling: -hosts with -ppn, and -f.
+    "$SHOALRUN" -hosts localhost -ppn 3 sh -c 'echo "s=$PMI_SIZE"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(grep -c '^s=3$' "$tmp/out")" -eq 3 ] || fail "-ppn 3: not 3 ranks"
+    echo "localhost:2" >"$tmp/hf3"
+    "$SHOALRUN" -f "$tmp/hf3" sh -c 'echo "s=$PMI_SIZE"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(grep -c '^s=2$' "$tmp/out")" -eq 2 ] || fail "-f: not 2 ranks"
     # A daemon started by hand has no secret.
     "$SHOALRUN" --daemon 127.0.0.1 1 1 </dev/null >"$tmp/out" 2>"$tmp/err"
     rc=$?

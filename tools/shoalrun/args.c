@@ -66,7 +66,9 @@ static const char usage_text[] =
     "  -bind-to core|none|auto    same as --bind-to\n"
     "  --allow-run-as-root, -genvall, -envall\n"
     "                        ignored: shoalrun always does what they ask\n"
-    "  -ppn N                ignored\n"
+    "  -hosts LIST           same as --host (also -host, -H)\n"
+    "  -f FILE, -hostfile FILE   same as --hostfile\n"
+    "  -ppn N                with hosts: N slots on every host\n"
     "\n"
     "Exit status:\n"
     "  0     every rank exited with 0\n"
@@ -205,7 +207,8 @@ static int parse_setenv(int argc, char **argv, int *i, int *exit_p)
 }
 
 /* Other launchers' options that ask for what shoalrun does anyway. */
-static int parse_compat(int argc, char **argv, int *i, int *exit_p)
+static int parse_compat(int argc, char **argv, int *i, shoalrun_args_t *a,
+                        int *exit_p)
 {
     static const char *const ignored[] = {"--allow-run-as-root", "-genvall",
                                           "-envall"};
@@ -226,9 +229,10 @@ static int parse_compat(int argc, char **argv, int *i, int *exit_p)
         if (v == NULL)
             return 1;
         long n = strtol(v, &end, 10);
-        if (v[0] == '\0' || *end != '\0' || n <= 0)
+        if (v[0] == '\0' || *end != '\0' || n <= 0 || n > SHOALRUN_MAX_RANKS)
             return usage_error(exit_p, "-ppn '%s' is not a number of ranks "
                                "per host", v);
+        a->ppn = (int)n; /* with hosts: every host's slots */
         return 0;
     }
     return -1; /* not one of them */
@@ -280,7 +284,7 @@ static int parse_host_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         return 0;
     }
     if (is_option(arg, "--host") || strcmp(arg, "-host") == 0 ||
-        strcmp(arg, "-H") == 0) {
+        strcmp(arg, "-hosts") == 0 || strcmp(arg, "-H") == 0) {
         v = option_value(argc, argv, i, "--host", exit_p);
         return v == NULL || add_host_spec(a, argc, v, exit_p);
     }
@@ -349,7 +353,7 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     int host = parse_host_option(argc, argv, i, a, exit_p);
     if (host >= 0)
         return host;
-    int compat = parse_compat(argc, argv, i, exit_p);
+    int compat = parse_compat(argc, argv, i, a, exit_p);
     if (compat >= 0)
         return compat;
     return usage_error(exit_p, "unknown option '%s'", arg);
@@ -470,7 +474,7 @@ static int parse_hosts(shoalrun_args_t *a, int argc, char **argv, int i,
         return usage_error(exit_p, "--noise and SHOAL_NOISE work on one host "
                                    "only, not with --host or --hostfile");
     if (shoalrun_hosts_place(&a->hosts, a->host_specs, a->nhost_specs,
-                             a->hostfile, &a->nranks,
+                             a->hostfile, a->ppn, &a->nranks,
                              a->oversubscribe) != SHOAL_OK)
         return usage_error(exit_p, "%s", shoal_error_detail());
     a->argv = argv + i;

@@ -245,7 +245,8 @@ static int place(shoalrun_hosts_t *h, int *nranks_p, int oversubscribe)
 }
 
 int shoalrun_hosts_place(shoalrun_hosts_t *h, const char **specs, int nspecs,
-                         const char *hostfile, int *nranks_p, int oversubscribe)
+                         const char *hostfile, int ppn, int *nranks_p,
+                         int oversubscribe)
 {
     int status = SHOAL_OK;
 
@@ -254,6 +255,8 @@ int shoalrun_hosts_place(shoalrun_hosts_t *h, const char **specs, int nspecs,
         status = parse_spec(h, specs[i]);
     if (status == SHOAL_OK && hostfile != NULL)
         status = parse_file(h, hostfile);
+    for (int i = 0; status == SHOAL_OK && ppn > 0 && i < h->n; i++)
+        h->v[i].slots = ppn;
     if (status == SHOAL_OK)
         status = place(h, nranks_p, oversubscribe);
     for (int i = 0; status == SHOAL_OK && i < h->n; i++)

@@ -99,6 +99,7 @@ typedef struct shoalrun_args {
     const char **host_specs; /* --host values, in order */
     int nhost_specs;
     const char *hostfile;
+    int ppn; /* -ppn: slots of every host; 0: as listed */
     int oversubscribe;
     const char *rsh;        /* --rsh, else SHOAL_RSH */
     int fanout;             /* --fanout, else SHOAL_FANOUT */
@@ -130,11 +131,12 @@ void shoalrun_args_fini(shoalrun_args_t *a);
 /*
  * Read "--host a:4,b=10.0.0.2:4" specs and a hostfile ("host slots=N" or
  * "host:N" lines, '#' comments) into h, then place nranks (0: one per
- * slot) in blocks, host after host.  SHOAL_ERR_CONFIG with a detail on any
- * mistake.  *nranks_p is set when it was 0.
+ * slot) in blocks, host after host; ppn > 0 gives every host ppn slots.
+ * SHOAL_ERR_CONFIG with a detail on any mistake.  *nranks_p is set when it was
+ * 0.
  */
 int shoalrun_hosts_place(shoalrun_hosts_t *h, const char **specs, int nspecs,
-                         const char *hostfile, int *nranks_p,
+                         const char *hostfile, int ppn, int *nranks_p,
                          int oversubscribe);
 void shoalrun_hosts_fini(shoalrun_hosts_t *h);
 /* PMI_process_mapping of the placement; "" when it does not fit in cap. */

@@ -360,10 +360,23 @@ wrong_secret)
     in_ns "$P-h1" bash -c "exec 3<>/dev/tcp/10.77.3.10/$port &&
         head -c 24 <&3 >/dev/null && printf '$hello' >&3 && sleep 0.3" ||
         fail "could not connect to port $port"
+    # Garbage, and 20 strangers that connect and say nothing (more than
+    # the launcher keeps waiting for proof; the oldest are dropped).
+    in_ns "$P-h1" bash -c "exec 3<>/dev/tcp/10.77.3.10/$port &&
+        head -c 65536 /dev/urandom >&3; sleep 0.2" 2>/dev/null
+    strangers=""
+    for i in $(seq 20); do
+        ip netns exec "$P-h1" bash -c \
+            "exec 3<>/dev/tcp/10.77.3.10/$port; exec sleep 5" 2>/dev/null &
+        strangers="$strangers $!"
+    done
     wait "$pid"
     rc=$?
+    kill $strangers 2>/dev/null
     expect_rc 0
     expect_err "refused a daemon connection from 10.77.3.11: wrong secret"
+    expect_err "refused a daemon connection from 10.77.3.11: not a shoalrun daemon"
+    expect_err "refused a daemon connection from 10.77.3.11: silent while others wait"
     [ "$(count_out '^ready rank')" -eq 3 ] || fail "the job was disturbed"
     find_prefix
     nothing_left

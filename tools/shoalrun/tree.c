@@ -261,9 +261,15 @@ static void on_accept(void *ctx, int fd, short revents)
     for (int i = 0; i < PENDING_MAX && p == NULL; i++)
         if (t->pending[i].conn.fd < 0)
             p = &t->pending[i];
+    /* Full of strangers that say nothing: drop the one waiting longest.
+     * A daemon proves itself within a round trip, so silent squatters
+     * cannot keep it out. */
     if (p == NULL) {
-        close(cfd); /* a flood of strangers; daemons retry */
-        return;
+        p = &t->pending[0];
+        for (int i = 1; i < PENDING_MAX; i++)
+            if (t->pending[i].since < p->since)
+                p = &t->pending[i];
+        refuse(p, "silent while others wait");
     }
     p->t = t;
     shoalrun_conn_init(&p->conn, cfd, AUTH_FRAME_MAX);

@@ -418,6 +418,21 @@ mpi)
     [ "$(count_out '^mpi rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
     nothing_left
     ;;
+late_daemon)
+    # The job times out while a daemon is still on its way: when it
+    # connects it is told to stop at once, and nothing is left.
+    make_hosts 2
+    printf '#!/bin/sh\nsleep 1\nexec ip netns exec "$@"\n' >"$tmp/rsh"
+    chmod +x "$tmp/rsh"
+    t0=$(now_ns)
+    run "$P-h0" --timeout 0.3 --rsh "$tmp/rsh" \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 20
+    took=$(ms_since "$t0")
+    expect_rc 124
+    expect_err "job exceeded the 0.3 s timeout"
+    [ "$took" -lt 4000 ] || fail "the job took $took ms to end"
+    nothing_left
+    ;;
 no_connect)
     # The remote-exec command runs but no daemon ever connects back (a
     # firewall, a wrong address): lost after SHOAL_HOST_TIMEOUT, and the

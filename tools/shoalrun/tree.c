@@ -69,6 +69,10 @@ struct shoalrun_tree {
     int nchildren;
     pending_t pending[PENDING_MAX];
     int fence_local;
+    /* The last STOP or KILL sent down (0: none), and its payload, for a
+     * daemon that connects after it. */
+    int ending;
+    unsigned char ending_msg[8];
     shoalrun_msg_t fence_buf;
 };
 
@@ -227,6 +231,9 @@ static void pending_hello(pending_t *p, const char *data, uint32_t len)
     }
     shoalrun_conn_send(&c->conn, SHOALRUN_F_WELCOME, mac, sizeof(mac));
     shoalrun_conn_send(&c->conn, SHOALRUN_F_JOB, t->conf.job, t->conf.job_len);
+    if (t->ending) /* the job is ending: its ranks must not run long */
+        shoalrun_conn_send(&c->conn, t->ending, t->ending_msg,
+                           sizeof(t->ending_msg));
     if (c->conn.out_len > 0)
         shoalrun_loop_set_events(t->loop, c->conn.fd, POLLIN | POLLOUT);
 }
@@ -625,6 +632,11 @@ void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len)
 
 void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p, size_t len)
 {
+    if ((type == SHOALRUN_F_STOP || type == SHOALRUN_F_KILL) &&
+        len == sizeof(t->ending_msg)) {
+        t->ending = type;
+        memcpy(t->ending_msg, p, len);
+    }
     for (int i = 0; i < t->nchildren; i++) {
         child_t *c = &t->children[i];
         if (c->state != CH_UP && c->state != CH_DONE)

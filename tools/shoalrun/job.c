@@ -690,6 +690,9 @@ static void spawn_all(job_t *job)
 {
     char host[160], text[512];
 
+    if (job->stopping) /* a daemon told to stop before it started */
+        return;
+
     for (int i = job->first; i < job->first + job->nlocal; i++) {
         int status = spawn_rank(job, i);
         if (i == 0 && job->launch.stdin_fd != STDIN_FILENO)

@@ -754,6 +754,8 @@ int shoalrun_tree_start(shoalrun_tree_t **tp, const shoalrun_tree_conf_t *conf,
                 SHOAL_OK)
             return base_err(SHOAL_ERR_SYSTEM, "cannot watch the launcher's "
                                               "connection");
+        /* What came with the job (a STOP, say) is no news to poll(). */
+        parent_on_io(t, t->parent->fd, 0);
     }
     return start_children(t);
 }

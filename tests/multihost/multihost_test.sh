@@ -307,6 +307,28 @@ tag_output)
         fail "rank 2's stdout differs from what it wrote"
     nothing_left
     ;;
+stdin)
+    # The launcher runs no rank: rank 0's stdin comes down the tree, a
+    # window at a time (500 kB here); other ranks read /dev/null.
+    make_hosts 2
+    seq 1 80000 >"$tmp/in"
+    want=$(md5sum <"$tmp/in")
+    SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
+        --host "$(host 0 1)","$(host 1 1)" sh -c \
+        'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
+        <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    expect_out "^$want\$"
+    expect_out "^r1 eof\$"
+    # Rank 0 reads a little and exits: the job still ends at once.
+    SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
+        --host "$(host 0 1)" head -c 6 <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(cat "$tmp/out")" = "$(head -c 6 "$tmp/in")" ] || fail "head -c 6"
+    nothing_left
+    ;;
 exit_status)
     make_hosts 2
     run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \

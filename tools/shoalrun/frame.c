@@ -80,24 +80,25 @@ static int reserve(char **buf, size_t *cap, size_t need)
     return 0;
 }
 
-int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len)
+static void frame_header(unsigned char hdr[8], int type, size_t len)
 {
-    unsigned char hdr[8] = {0};
-
-    if (c->fd < 0 || c->broken)
-        return -1;
-    if (len > UINT32_MAX ||
-        reserve(&c->out, &c->out_cap, c->out_len + sizeof(hdr) + len) != 0) {
-        c->broken = 1;
-        return -1;
-    }
+    memset(hdr, 0, 8);
     for (int i = 0; i < 4; i++)
         hdr[i] = (unsigned char)(len >> (8 * i));
     hdr[4] = (unsigned char)type;
-    memcpy(c->out + c->out_len, hdr, sizeof(hdr));
+}
+
+int shoalrun_conn_send_raw(shoalrun_conn_t *c, const void *p, size_t len)
+{
+    if (c->fd < 0 || c->broken)
+        return -1;
+    if (reserve(&c->out, &c->out_cap, c->out_len + len) != 0) {
+        c->broken = 1;
+        return -1;
+    }
     if (len > 0)
-        memcpy(c->out + c->out_len + sizeof(hdr), p, len);
-    c->out_len += sizeof(hdr) + len;
+        memcpy(c->out + c->out_len, p, len);
+    c->out_len += len;
     int rc = shoalrun_conn_flush(c);
     /* A peer far behind: wait for it rather than hold unbounded memory. */
     while (rc == 0 && c->out_len > OUT_HIGH) {
@@ -107,6 +108,32 @@ int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len)
         rc = shoalrun_conn_flush(c);
     }
     return rc;
+}
+
+int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len)
+{
+    unsigned char hdr[8];
+
+    if (c->fd < 0 || c->broken)
+        return -1;
+    if (len > UINT32_MAX ||
+        reserve(&c->out, &c->out_cap, c->out_len + sizeof(hdr) + len) != 0) {
+        c->broken = 1;
+        return -1;
+    }
+    frame_header(hdr, type, len);
+    memcpy(c->out + c->out_len, hdr, sizeof(hdr));
+    c->out_len += sizeof(hdr);
+    return shoalrun_conn_send_raw(c, p, len);
+}
+
+void shoalrun_msg_frame(shoalrun_msg_t *m, int type, const void *p, size_t len)
+{
+    unsigned char hdr[8];
+
+    frame_header(hdr, type, len);
+    shoalrun_msg_raw(m, hdr, sizeof(hdr));
+    shoalrun_msg_raw(m, p, len);
 }
 
 int shoalrun_conn_read(shoalrun_conn_t *c)

@@ -57,6 +57,10 @@ typedef struct job {
     const shoalrun_hosts_t *hosts;
     char *rsh_copy, *rsh_words[32]; /* the launcher's remote-exec command */
     int daemon;                     /* a follower: the launcher decides */
+    /* Launcher with rank 0 on another host: our stdin goes down the tree,
+     * at most a window ahead of what rank 0's daemon has written. */
+    int stdin_watched;
+    size_t stdin_unacked;
     /* Launcher across hosts: a barrier no one can finish. */
     int barrier_waiting; /* some rank is in the current barrier */
     int left_rank;       /* the first rank that can enter none; -1 */
@@ -454,6 +458,73 @@ static void pmi_left(void *ctx, int rank, const char *why)
     shoalrun_msg_fini(&m);
 }
 
+/* ---- stdin for a rank 0 on another host -------------------------------- */
+
+static void stdin_stop_forwarding(job_t *job)
+{
+    if (!job->stdin_watched)
+        return;
+    job->stdin_watched = 0;
+    shoalrun_loop_remove(&job->loop, STDIN_FILENO);
+}
+
+static void stdin_on_read(void *ctx, int fd, short revents)
+{
+    job_t *job = ctx;
+    size_t window = shoalrun_stdio_stdin_window();
+    char buf[65536];
+    size_t room = window - job->stdin_unacked;
+    ssize_t n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n > 0) {
+        job->stdin_unacked += (size_t)n;
+        shoalrun_tree_down(job->tree, SHOALRUN_F_STDIN, buf, (size_t)n);
+        if (job->stdin_unacked >= window)
+            shoalrun_loop_set_events(&job->loop, fd, 0);
+        return;
+    }
+    shoalrun_tree_down(job->tree, SHOALRUN_F_STDIN, NULL, 0); /* EOF */
+    stdin_stop_forwarding(job);
+}
+
+static void stdin_acked(job_t *job, size_t n)
+{
+    job->stdin_unacked -= n < job->stdin_unacked ? n : job->stdin_unacked;
+    if (job->stdin_watched)
+        shoalrun_loop_set_events(&job->loop, STDIN_FILENO, POLLIN);
+}
+
+/* Daemon: n bytes reached rank 0; the launcher may read more. */
+static void stdin_fed(void *ctx, size_t n)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    shoalrun_msg_u32(&m, (uint32_t)n);
+    shoalrun_tree_up(job->tree, SHOALRUN_F_STDIN_ACK, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
+static int stdin_setup(job_t *job)
+{
+    int rank0_here = job->first == 0 && job->nlocal > 0;
+
+    if (rank0_here && job->daemon) {
+        job->io.fed = stdin_fed;
+        job->io.fed_ctx = job;
+        return shoalrun_stdio_stdin_fed(&job->io, &job->launch.stdin_fd);
+    }
+    if (rank0_here)
+        return shoalrun_stdio_stdin_for_rank0(&job->io, &job->launch.stdin_fd);
+    if (job->daemon || job->hosts == NULL)
+        return SHOAL_OK;
+    job->stdin_watched = 1;
+    return shoalrun_loop_add(&job->loop, STDIN_FILENO, POLLIN, stdin_on_read,
+                             job);
+}
+
 static void remote_exited(job_t *job, shoalrun_rd_t *r)
 {
     uint32_t rank = shoalrun_rd_u32(r);
@@ -465,6 +536,8 @@ static void remote_exited(job_t *job, shoalrun_rd_t *r)
     job->ranks[rank].alive = 0;
     job->ranks[rank].pid = pid;
     job->nalive--;
+    if (rank == 0)
+        stdin_stop_forwarding(job);
     report_exit(job, &job->ranks[rank], pid, status);
 }
 
@@ -517,6 +590,11 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
         if (!r->bad && a < (uint32_t)job->nranks)
             rank_left(job, (int)a, p);
         break;
+    case SHOALRUN_F_STDIN_ACK:
+        a = shoalrun_rd_u32(r);
+        if (!r->bad)
+            stdin_acked(job, a);
+        break;
     default:
         break;
     }
@@ -554,6 +632,12 @@ static void tree_lost(void *ctx, int node, const char *why)
 static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
 {
     job_t *job = ctx;
+
+    if (type == SHOALRUN_F_STDIN) {
+        if (job->first == 0 && job->nlocal > 0)
+            shoalrun_stdio_stdin_feed(&job->io, r->p, r->left);
+        return;
+    }
     int sig = (int)shoalrun_rd_u32(r), groups = (int)shoalrun_rd_u32(r);
 
     if (r->bad)
@@ -763,9 +847,9 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
         job->io.sink = output_up;
         job->io.sink_ctx = job;
     }
-    if (status == SHOAL_OK && job->first == 0 && job->nlocal > 0)
-        status = shoalrun_stdio_stdin_for_rank0(&job->io,
-                                                &job->launch.stdin_fd);
+    /* Before the tree: a daemon's rank 0 needs its pipe when it is fed. */
+    if (status == SHOAL_OK)
+        status = stdin_setup(job);
     if (status == SHOAL_OK && job->args->timeout_s > 0)
         job->deadline = base_time_ns() +
                         (uint64_t)(job->args->timeout_s * 1e9);

@@ -288,6 +288,9 @@ typedef struct shoalrun_stdio {
     char *in_buf;
     size_t in_len;
     int in_eof;
+    /* A daemon feeding rank 0's stdin: n more bytes were written to it. */
+    void (*fed)(void *ctx, size_t n);
+    void *fed_ctx;
     /* A daemon: the bytes read go here (unchanged, untagged) instead. */
     void (*sink)(void *ctx, int rank, int dest, const char *p, size_t n);
     void *sink_ctx;
@@ -308,6 +311,13 @@ int shoalrun_stdio_attach(shoalrun_stdio_t *io, int rank, int out_fd,
  * in the parent after fork when it is not 0.
  */
 int shoalrun_stdio_stdin_for_rank0(shoalrun_stdio_t *io, int *child_fd_p);
+/* A daemon running rank 0: its stdin is a pipe fed with what the launcher
+ * read (shoalrun_stdio_stdin_feed; len 0 is EOF), at most
+ * shoalrun_stdio_stdin_window() bytes ahead of what was written. */
+int shoalrun_stdio_stdin_fed(shoalrun_stdio_t *io, int *child_fd_p);
+void shoalrun_stdio_stdin_feed(shoalrun_stdio_t *io, const char *data,
+                               size_t len);
+size_t shoalrun_stdio_stdin_window(void);
 /* Rank 0 is gone: stop feeding it. */
 void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io);
 /* Write out partial lines and close everything. */
@@ -421,6 +431,8 @@ enum {
     SHOALRUN_F_PING,          /* both ways, once a second */
     SHOALRUN_F_WAITING,       /* C→P: a rank entered a barrier */
     SHOALRUN_F_LEFT,          /* C→P: rank, why: it can enter no barrier */
+    SHOALRUN_F_STDIN,         /* P→C: bytes for rank 0's stdin; none: EOF */
+    SHOALRUN_F_STDIN_ACK,     /* C→P: bytes written to rank 0's stdin */
     SHOALRUN_F_MAX
 };
 
@@ -437,6 +449,8 @@ void shoalrun_conn_init(shoalrun_conn_t *c, int fd, uint32_t max_frame);
 void shoalrun_conn_fini(shoalrun_conn_t *c);
 /* Queue a frame and write what the socket takes; -1 if the peer is gone. */
 int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len);
+/* Queue bytes that are whole frames already (shoalrun_msg_frame). */
+int shoalrun_conn_send_raw(shoalrun_conn_t *c, const void *p, size_t len);
 int shoalrun_conn_flush(shoalrun_conn_t *c);
 /* Read what is there: 1 more may come, 0 at EOF or error. */
 int shoalrun_conn_read(shoalrun_conn_t *c);
@@ -455,6 +469,8 @@ void shoalrun_msg_u64(shoalrun_msg_t *m, uint64_t v);
 void shoalrun_msg_bytes(shoalrun_msg_t *m, const void *p, size_t n);
 void shoalrun_msg_str(shoalrun_msg_t *m, const char *s);
 void shoalrun_msg_raw(shoalrun_msg_t *m, const void *p, size_t n);
+/* Append a whole frame (header and payload). */
+void shoalrun_msg_frame(shoalrun_msg_t *m, int type, const void *p, size_t len);
 void shoalrun_msg_fini(shoalrun_msg_t *m);
 
 typedef struct shoalrun_rd {

@@ -280,6 +280,8 @@ static void stdin_on_write(void *ctx, int fd, short revents)
     if (n > 0) {
         memmove(io->in_buf, io->in_buf + n, io->in_len - (size_t)n);
         io->in_len -= (size_t)n;
+        if (io->fed != NULL) /* the launcher may send more */
+            io->fed(io->fed_ctx, (size_t)n);
     } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
         stdin_stop(io); /* rank 0 closed its stdin */
         return;
@@ -325,6 +327,48 @@ int shoalrun_stdio_stdin_for_rank0(shoalrun_stdio_t *io, int *child_fd_p)
     }
     *child_fd_p = p[0];
     return SHOAL_OK;
+}
+
+int shoalrun_stdio_stdin_fed(shoalrun_stdio_t *io, int *child_fd_p)
+{
+    int p[2];
+
+    io->in_buf = malloc(STDIN_BUF);
+    if (io->in_buf == NULL || pipe2(p, O_CLOEXEC) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "stdin pipe: %s", strerror(errno));
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    io->to_rank0 = p[1];
+    if (shoalrun_loop_add(io->loop, io->to_rank0, 0, stdin_on_write, io)) {
+        close(p[0]);
+        stdin_stop(io);
+        return SHOAL_ERR_NOMEM;
+    }
+    *child_fd_p = p[0];
+    return SHOAL_OK;
+}
+
+void shoalrun_stdio_stdin_feed(shoalrun_stdio_t *io, const char *data,
+                               size_t len)
+{
+    if (io->to_rank0 < 0) { /* rank 0 is gone: take it as read */
+        if (io->fed != NULL && len > 0)
+            io->fed(io->fed_ctx, len);
+        return;
+    }
+    if (len == 0)
+        io->in_eof = 1;
+    else if (len > STDIN_BUF - io->in_len) {
+        shoalrun_say("internal error: stdin data beyond the window");
+        return;
+    }
+    memcpy(io->in_buf + io->in_len, data, len);
+    io->in_len += len;
+    stdin_update(io);
+}
+
+size_t shoalrun_stdio_stdin_window(void)
+{
+    return STDIN_BUF;
 }
 
 void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io)

@@ -46,6 +46,7 @@ typedef struct child {
     int state;
     int fence_in;
     uint64_t started;
+    shoalrun_msg_t queued; /* frames sent down before it connected */
 } child_t;
 
 /* A connection that has not proved the secret yet. */
@@ -69,10 +70,6 @@ struct shoalrun_tree {
     int nchildren;
     pending_t pending[PENDING_MAX];
     int fence_local;
-    /* The last STOP or KILL sent down (0: none), and its payload, for a
-     * daemon that connects after it. */
-    int ending;
-    unsigned char ending_msg[8];
     shoalrun_msg_t fence_buf;
 };
 
@@ -231,9 +228,11 @@ static void pending_hello(pending_t *p, const char *data, uint32_t len)
     }
     shoalrun_conn_send(&c->conn, SHOALRUN_F_WELCOME, mac, sizeof(mac));
     shoalrun_conn_send(&c->conn, SHOALRUN_F_JOB, t->conf.job, t->conf.job_len);
-    if (t->ending) /* the job is ending: its ranks must not run long */
-        shoalrun_conn_send(&c->conn, t->ending, t->ending_msg,
-                           sizeof(t->ending_msg));
+    /* What was sent down meanwhile (a STOP when the job is ending, our
+     * stdin for rank 0): in order, after the job. */
+    if (c->queued.len > 0)
+        shoalrun_conn_send_raw(&c->conn, c->queued.buf, c->queued.len);
+    shoalrun_msg_fini(&c->queued);
     if (c->conn.out_len > 0)
         shoalrun_loop_set_events(t->loop, c->conn.fd, POLLIN | POLLOUT);
 }
@@ -501,6 +500,7 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
         }
         break;
     case SHOALRUN_F_OUTPUT:
+    case SHOALRUN_F_STDIN_ACK:
     case SHOALRUN_F_WAITING:
     case SHOALRUN_F_LEFT:
     case SHOALRUN_F_EXITED:
@@ -600,6 +600,7 @@ static void parent_on_io(void *ctx, int fd, short revents)
         case SHOALRUN_F_SIGNAL:
         case SHOALRUN_F_STOP:
         case SHOALRUN_F_KILL:
+        case SHOALRUN_F_STDIN:
             shoalrun_tree_down(t, type, p, len);
             t->ev.down(t->ev.ctx, type, &r);
             break;
@@ -632,13 +633,10 @@ void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len)
 
 void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p, size_t len)
 {
-    if ((type == SHOALRUN_F_STOP || type == SHOALRUN_F_KILL) &&
-        len == sizeof(t->ending_msg)) {
-        t->ending = type;
-        memcpy(t->ending_msg, p, len);
-    }
     for (int i = 0; i < t->nchildren; i++) {
         child_t *c = &t->children[i];
+        if (c->state == CH_STARTING) /* it gets them when it connects */
+            shoalrun_msg_frame(&c->queued, type, p, len);
         if (c->state != CH_UP && c->state != CH_DONE)
             continue;
         if (c->conn.fd < 0)
@@ -794,6 +792,8 @@ void shoalrun_tree_fini(shoalrun_tree_t *t)
         }
     }
     shoalrun_msg_fini(&t->fence_buf);
+    for (int i = 0; i < t->nchildren; i++)
+        shoalrun_msg_fini(&t->children[i].queued);
     free(t->children);
     free(t);
 }

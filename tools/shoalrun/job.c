@@ -14,12 +14,11 @@
  * still held as a zombie (waitid WNOWAIT), so a recycled pid is never hit.
  * With --noise (noise.c) ranks may be stopped for a while; a stopped rank
  * is not a dead one, and every way of ending the job continues it first.
- * Across hosts (tree.c) the launcher runs this file as before for the
- * ranks of its own host, if any, and learns of the others' exits, aborts
- * and output from the daemons; the policy above is applied there only.  A
- * daemon runs this file too, as a follower: it reports what happens to
- * its ranks and does what the launcher says (signal, stop, kill), and it
- * kills its ranks by itself when the launcher is gone.
+ * Across hosts the launcher runs this file as before for the ranks of its
+ * own host, if any, and job_hosts.c brings it the others' exits, aborts
+ * and output; the policy above is applied there only.  A daemon runs this
+ * file too, as a follower (job->daemon): it reports what happens to its
+ * ranks and does what the launcher says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,85 +32,27 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
-#include "shoalrun.h"
-
-typedef struct rank {
-    int rank;
-    pid_t pid; /* also its process group; 0 while not known (remote) */
-    int alive;
-    int local; /* started by this process */
-} rank_t;
-
-typedef struct job {
-    shoalrun_args_t *args;
-    shoalrun_loop_t loop;
-    shoalrun_pmi_t pmi;
-    shoalrun_stdio_t io;
-    shoalrun_watchdog_t wd;
-    shoalrun_launch_t launch;
-    shoalrun_noise_t noise;
-    rank_t *ranks;      /* every rank of the job */
-    int nranks, nalive; /* nalive: those this process answers for */
-    int first, nlocal, nlocal_alive; /* the ranks started here */
-    shoalrun_tree_t *tree;           /* NULL: one host */
-    const shoalrun_hosts_t *hosts;
-    char *rsh_copy, *rsh_words[32]; /* the launcher's remote-exec command */
-    int daemon;                     /* a follower: the launcher decides */
-    /* Launcher with rank 0 on another host: our stdin goes down the tree,
-     * at most a window ahead of what rank 0's daemon has written. */
-    int stdin_watched;
-    size_t stdin_unacked;
-    /* Launcher across hosts: a barrier no one can finish. */
-    int barrier_waiting; /* some rank is in the current barrier */
-    int left_rank;       /* the first rank that can enter none; -1 */
-    char left_why[32];
-    int orphaned; /* daemon: the launcher is gone */
-    char mapping[1024];
-    char kvsname[64], shm_prefix[64];
-    int sigfd;
-    uint64_t deadline;        /* --timeout; 0: none */
-    uint64_t kill_deadline;   /* when stopping: SIGKILL at this time */
-    uint64_t drain_deadline;  /* all ranks gone: stop reading output */
-    int stopping;
-    int failed;               /* exit_code is decided */
-    int exit_code;
-    int quiet;                /* the stop was asked for: deaths expected */
-    int killed;               /* SIGKILL was needed after the grace */
-    int user_signals;
-} job_t;
+#include "job.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
 /* ---- stopping ------------------------------------------------------------ */
 
-static void kill_local(job_t *job, int sig, int groups)
+void job_kill_local(job_t *job, int sig, int groups)
 {
     for (int i = job->first; i < job->first + job->nlocal; i++)
         if (job->ranks[i].alive && job->ranks[i].pid > 0)
             kill(groups ? -job->ranks[i].pid : job->ranks[i].pid, sig);
 }
 
-/* The launcher's word for every daemon. */
-static void tell_daemons(job_t *job, int type, int sig, int groups)
-{
-    shoalrun_msg_t m = {0};
-
-    if (job->tree == NULL || job->daemon)
-        return;
-    shoalrun_msg_u32(&m, (uint32_t)sig);
-    shoalrun_msg_u32(&m, (uint32_t)groups);
-    shoalrun_tree_down(job->tree, type, m.buf, m.len);
-    shoalrun_msg_fini(&m);
-}
-
 static void kill_all(job_t *job, int sig, int groups)
 {
-    kill_local(job, sig, groups);
-    tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL, sig,
-                 groups);
+    job_kill_local(job, sig, groups);
+    job_tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL,
+                     sig, groups);
 }
 
-static void job_stop(job_t *job)
+void job_stop(job_t *job)
 {
     if (job->stopping)
         return;
@@ -119,12 +60,12 @@ static void job_stop(job_t *job)
     job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
     /* A stopped rank would not act on SIGTERM until continued. */
     shoalrun_noise_quiet(&job->noise);
-    kill_local(job, SIGTERM, 1);
-    tell_daemons(job, SHOALRUN_F_STOP, SIGTERM, 1);
+    job_kill_local(job, SIGTERM, 1);
+    job_tell_daemons(job, SHOALRUN_F_STOP, SIGTERM, 1);
 }
 
 /* " on host NAME" across hosts; "" on one. */
-static const char *on_host(const job_t *job, int rank, char *buf, size_t cap)
+const char *job_on_host(const job_t *job, int rank, char *buf, size_t cap)
 {
     const shoalrun_host_t *h =
         job->hosts ? shoalrun_hosts_of_rank(job->hosts, rank) : NULL;
@@ -136,7 +77,7 @@ static const char *on_host(const job_t *job, int rank, char *buf, size_t cap)
 }
 
 /* Decide the job's status once: the first failure wins. */
-static int job_fail(job_t *job, int code)
+int job_fail(job_t *job, int code)
 {
     if (job->failed)
         return 0;
@@ -145,7 +86,7 @@ static int job_fail(job_t *job, int code)
     return !job->quiet;
 }
 
-static const char *others(int n, char *buf, size_t cap)
+const char *job_others(int n, char *buf, size_t cap)
 {
     if (n == 0)
         return "";
@@ -157,8 +98,8 @@ static const char *others(int n, char *buf, size_t cap)
 
 /* ---- events from the PMI server ------------------------------------------ */
 
-static void report_abort(job_t *job, int rank, pid_t pid, long code,
-                         const char *msg)
+void job_report_abort(job_t *job, int rank, pid_t pid, long code,
+                      const char *msg)
 {
     rank_t *r = &job->ranks[rank];
     char buf[64], host[160];
@@ -170,9 +111,10 @@ static void report_abort(job_t *job, int rank, pid_t pid, long code,
     if (job_fail(job, status))
         shoalrun_say("rank %d (pid %ld)%s called PMI abort with exit code "
                      "%ld%s%s%s",
-                     rank, (long)pid, on_host(job, rank, host, sizeof(host)),
-                     code, msg[0] ? ": " : "", msg,
-                     others(job->nalive - r->alive, buf, sizeof(buf)));
+                     rank, (long)pid,
+                     job_on_host(job, rank, host, sizeof(host)), code,
+                     msg[0] ? ": " : "", msg,
+                     job_others(job->nalive - r->alive, buf, sizeof(buf)));
     job_stop(job);
 }
 
@@ -190,18 +132,7 @@ static void on_abort(void *ctx, int rank, long code, const char *msg)
         shoalrun_msg_fini(&m);
         return;
     }
-    report_abort(job, rank, job->ranks[rank].pid, code, msg);
-}
-
-/* A daemon's failure that ends the job: the launcher says text. */
-static void fail_up(job_t *job, int code, const char *text)
-{
-    shoalrun_msg_t m = {0};
-
-    shoalrun_msg_u32(&m, (uint32_t)code);
-    shoalrun_msg_str(&m, text);
-    shoalrun_tree_up(job->tree, SHOALRUN_F_FAILED, m.buf, m.len);
-    shoalrun_msg_fini(&m);
+    job_report_abort(job, rank, job->ranks[rank].pid, code, msg);
 }
 
 static void on_stuck(void *ctx, int rank, const char *why)
@@ -215,8 +146,8 @@ static void on_stuck(void *ctx, int rank, const char *why)
         snprintf(text, sizeof(text),
                  "rank %d%s %s while other ranks wait "
                  "in a PMI barrier it can no longer enter; stopping the job",
-                 rank, on_host(job, rank, host, sizeof(host)), why);
-        fail_up(job, 1, text);
+                 rank, job_on_host(job, rank, host, sizeof(host)), why);
+        job_fail_up(job, 1, text);
         return;
     }
     if (job_fail(job, 1))
@@ -229,21 +160,21 @@ static void on_stuck(void *ctx, int rank, const char *why)
 /* ---- reaping ------------------------------------------------------------- */
 
 /* The launcher's policy for a rank that ended, here or on another host. */
-static void report_exit(job_t *job, rank_t *r, pid_t pid, int status)
+void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status)
 {
     char buf[64], host[160];
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
-    on_host(job, r->rank, host, sizeof(host));
+    job_on_host(job, r->rank, host, sizeof(host));
     if (sig != 0 && job_fail(job, 128 + sig))
         shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s",
                      r->rank, (long)pid, host, sig, strsignal(sig),
-                     others(job->nalive, buf, sizeof(buf)));
+                     job_others(job->nalive, buf, sizeof(buf)));
     else if (code != 0 && job_fail(job, code))
         shoalrun_say("rank %d (pid %ld)%s exited with code %d%s", r->rank,
                      (long)pid, host, code,
-                     others(job->nalive, buf, sizeof(buf)));
+                     job_others(job->nalive, buf, sizeof(buf)));
     if (sig != 0 || code != 0)
         job_stop(job);
 }
@@ -264,7 +195,7 @@ static void rank_exited(job_t *job, rank_t *r, int status)
         shoalrun_tree_up(job->tree, SHOALRUN_F_EXITED, m.buf, m.len);
         shoalrun_msg_fini(&m);
     } else
-        report_exit(job, r, r->pid, status);
+        job_report_exit(job, r, r->pid, status);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
     if (job->nlocal_alive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
@@ -399,354 +330,6 @@ static int setup_signals(job_t *job)
     return shoalrun_loop_add(&job->loop, job->sigfd, POLLIN, on_signal, job);
 }
 
-/* ---- the daemon tree ----------------------------------------------------- */
-
-/* Launcher: ranks wait in a barrier that a rank which finalized or exited
- * (on whatever host) can never enter. */
-static void check_barrier(job_t *job)
-{
-    char host[160];
-
-    if (!job->barrier_waiting || job->left_rank < 0 || job->stopping)
-        return;
-    if (job_fail(job, 1))
-        shoalrun_say("rank %d%s %s while other ranks wait in a PMI barrier "
-                     "it can no longer enter; stopping the job's %d rank%s",
-                     job->left_rank,
-                     on_host(job, job->left_rank, host, sizeof(host)),
-                     job->left_why, job->nalive, job->nalive == 1 ? "" : "s");
-    job_stop(job);
-}
-
-static void barrier_waiting(job_t *job)
-{
-    job->barrier_waiting = 1;
-    check_barrier(job);
-}
-
-static void rank_left(job_t *job, int rank, const char *why)
-{
-    if (job->left_rank < 0) {
-        job->left_rank = rank;
-        snprintf(job->left_why, sizeof(job->left_why), "%s", why);
-    }
-    check_barrier(job);
-}
-
-static void pmi_waiting(void *ctx)
-{
-    job_t *job = ctx;
-
-    if (job->daemon)
-        shoalrun_tree_up(job->tree, SHOALRUN_F_WAITING, NULL, 0);
-    else
-        barrier_waiting(job);
-}
-
-static void pmi_left(void *ctx, int rank, const char *why)
-{
-    job_t *job = ctx;
-    shoalrun_msg_t m = {0};
-
-    if (!job->daemon) {
-        rank_left(job, rank, why);
-        return;
-    }
-    shoalrun_msg_u32(&m, (uint32_t)rank);
-    shoalrun_msg_str(&m, why);
-    shoalrun_tree_up(job->tree, SHOALRUN_F_LEFT, m.buf, m.len);
-    shoalrun_msg_fini(&m);
-}
-
-/* ---- stdin for a rank 0 on another host -------------------------------- */
-
-static void stdin_stop_forwarding(job_t *job)
-{
-    if (!job->stdin_watched)
-        return;
-    job->stdin_watched = 0;
-    shoalrun_loop_remove(&job->loop, STDIN_FILENO);
-}
-
-static void stdin_on_read(void *ctx, int fd, short revents)
-{
-    job_t *job = ctx;
-    size_t window = shoalrun_stdio_stdin_window();
-    char buf[65536];
-    size_t room = window - job->stdin_unacked;
-    ssize_t n = read(fd, buf, room < sizeof(buf) ? room : sizeof(buf));
-
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return;
-    if (n > 0) {
-        job->stdin_unacked += (size_t)n;
-        shoalrun_tree_down(job->tree, SHOALRUN_F_STDIN, buf, (size_t)n);
-        if (job->stdin_unacked >= window)
-            shoalrun_loop_set_events(&job->loop, fd, 0);
-        return;
-    }
-    shoalrun_tree_down(job->tree, SHOALRUN_F_STDIN, NULL, 0); /* EOF */
-    stdin_stop_forwarding(job);
-}
-
-static void stdin_acked(job_t *job, size_t n)
-{
-    job->stdin_unacked -= n < job->stdin_unacked ? n : job->stdin_unacked;
-    if (job->stdin_watched)
-        shoalrun_loop_set_events(&job->loop, STDIN_FILENO, POLLIN);
-}
-
-/* Daemon: n bytes reached rank 0; the launcher may read more. */
-static void stdin_fed(void *ctx, size_t n)
-{
-    job_t *job = ctx;
-    shoalrun_msg_t m = {0};
-
-    shoalrun_msg_u32(&m, (uint32_t)n);
-    shoalrun_tree_up(job->tree, SHOALRUN_F_STDIN_ACK, m.buf, m.len);
-    shoalrun_msg_fini(&m);
-}
-
-static int stdin_setup(job_t *job)
-{
-    int rank0_here = job->first == 0 && job->nlocal > 0;
-
-    if (rank0_here && job->daemon) {
-        job->io.fed = stdin_fed;
-        job->io.fed_ctx = job;
-        return shoalrun_stdio_stdin_fed(&job->io, &job->launch.stdin_fd);
-    }
-    if (rank0_here)
-        return shoalrun_stdio_stdin_for_rank0(&job->io, &job->launch.stdin_fd);
-    if (job->daemon || job->hosts == NULL)
-        return SHOAL_OK;
-    job->stdin_watched = 1;
-    return shoalrun_loop_add(&job->loop, STDIN_FILENO, POLLIN, stdin_on_read,
-                             job);
-}
-
-static void remote_exited(job_t *job, shoalrun_rd_t *r)
-{
-    uint32_t rank = shoalrun_rd_u32(r);
-    pid_t pid = (pid_t)shoalrun_rd_u32(r);
-    int status = (int)shoalrun_rd_u32(r);
-
-    if (r->bad || rank >= (uint32_t)job->nranks || !job->ranks[rank].alive)
-        return;
-    job->ranks[rank].alive = 0;
-    job->ranks[rank].pid = pid;
-    job->nalive--;
-    if (rank == 0)
-        stdin_stop_forwarding(job);
-    report_exit(job, &job->ranks[rank], pid, status);
-}
-
-/* Launcher: what the daemons report. */
-static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
-{
-    job_t *job = ctx;
-    uint32_t a, b;
-    size_t n;
-    const char *p;
-
-    switch (type) {
-    case SHOALRUN_F_OUTPUT:
-        a = shoalrun_rd_u32(r);
-        b = shoalrun_rd_u32(r);
-        p = shoalrun_rd_bytes(r, &n);
-        if (!r->bad)
-            shoalrun_stdio_data(&job->io, (int)a, (int)b, p, n);
-        break;
-    case SHOALRUN_F_EXITED:
-        remote_exited(job, r);
-        break;
-    case SHOALRUN_F_ABORT: {
-        a = shoalrun_rd_u32(r);
-        b = shoalrun_rd_u32(r);
-        long code = (long)(int64_t)shoalrun_rd_u64(r);
-        p = shoalrun_rd_str(r);
-        if (!r->bad && a < (uint32_t)job->nranks)
-            report_abort(job, (int)a, (pid_t)b, code, p);
-        break;
-    }
-    case SHOALRUN_F_FAILED:
-        a = shoalrun_rd_u32(r);
-        p = shoalrun_rd_str(r);
-        if (!r->bad && job_fail(job, (int)a))
-            shoalrun_say("%s", p);
-        job_stop(job);
-        break;
-    case SHOALRUN_F_SAY:
-        p = shoalrun_rd_str(r);
-        if (!r->bad)
-            shoalrun_say("%s", p);
-        break;
-    case SHOALRUN_F_WAITING:
-        barrier_waiting(job);
-        break;
-    case SHOALRUN_F_LEFT:
-        a = shoalrun_rd_u32(r);
-        p = shoalrun_rd_str(r);
-        if (!r->bad && a < (uint32_t)job->nranks)
-            rank_left(job, (int)a, p);
-        break;
-    case SHOALRUN_F_STDIN_ACK:
-        a = shoalrun_rd_u32(r);
-        if (!r->bad)
-            stdin_acked(job, a);
-        break;
-    default:
-        break;
-    }
-}
-
-/* Launcher: a host is gone, and with it the hosts its daemon served. */
-static void tree_lost(void *ctx, int node, const char *why)
-{
-    job_t *job = ctx;
-    const shoalrun_host_t *h = shoalrun_hosts_of_node(job->hosts, node);
-    char buf[64];
-    int gone = 0, more = 0;
-
-    for (int i = 0; i < job->hosts->n; i++) {
-        const shoalrun_host_t *e = &job->hosts->v[i];
-        if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
-            continue;
-        more += e->node != node;
-        for (int k = e->first; k < e->first + e->count; k++)
-            if (job->ranks[k].alive) {
-                job->ranks[k].alive = 0;
-                job->nalive--;
-                gone++;
-            }
-    }
-    if (job_fail(job, SHOALRUN_EXIT_FAILED))
-        shoalrun_say("host %s lost: %s (%d rank%s%s)%s", h ? h->name : "?", why,
-                     gone, gone == 1 ? "" : "s",
-                     more ? " there and on the hosts its daemon served" : "",
-                     others(job->nalive, buf, sizeof(buf)));
-    job_stop(job);
-}
-
-/* Daemon: the launcher's commands. */
-static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
-{
-    job_t *job = ctx;
-
-    if (type == SHOALRUN_F_STDIN) {
-        if (job->first == 0 && job->nlocal > 0)
-            shoalrun_stdio_stdin_feed(&job->io, r->p, r->left);
-        return;
-    }
-    int sig = (int)shoalrun_rd_u32(r), groups = (int)shoalrun_rd_u32(r);
-
-    if (r->bad)
-        return;
-    if (type == SHOALRUN_F_STOP) {
-        job->quiet = 1;
-        job_stop(job);
-    } else if (type == SHOALRUN_F_KILL) {
-        shoalrun_noise_quiet(&job->noise);
-        kill_local(job, SIGKILL, 1);
-    } else if (sig == SIGINT || sig == SIGTERM) {
-        job->quiet = 1;
-        kill_local(job, sig, groups);
-        if (!job->stopping) {
-            job->stopping = 1;
-            job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
-        }
-    } else if (sig > 0 && sig < NSIG)
-        kill_local(job, sig, groups);
-}
-
-/* Daemon: nobody above us any more; our ranks must not outlive the job. */
-static void tree_orphaned(void *ctx, const char *why)
-{
-    job_t *job = ctx;
-
-    job->orphaned = 1;
-    if (job->nlocal_alive > 0)
-        shoalrun_say("%s; killing the %d rank%s here", why, job->nlocal_alive,
-                     job->nlocal_alive == 1 ? "" : "s");
-    job->quiet = 1;
-    job->stopping = 1;
-    job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
-    shoalrun_noise_quiet(&job->noise);
-    kill_local(job, SIGKILL, 1);
-}
-
-/* Our ranks are all in the barrier: their puts go up the tree. */
-static void pmi_fence(void *ctx)
-{
-    job_t *job = ctx;
-    shoalrun_msg_t m = {0};
-
-    shoalrun_pmi_fence_take(&job->pmi, &m);
-    if (m.nomem) {
-        shoalrun_say("out of memory in a PMI barrier");
-        job_fail(job, SHOALRUN_EXIT_FAILED);
-        job_stop(job);
-    } else
-        shoalrun_tree_fence(job->tree, m.buf, m.len);
-    shoalrun_msg_fini(&m);
-}
-
-static void tree_fence_done(void *ctx, const char *kv, size_t len)
-{
-    job_t *job = ctx;
-
-    job->barrier_waiting = 0; /* the launcher: every rank got out */
-    if (shoalrun_pmi_fence_release(&job->pmi, kv, len) != SHOAL_OK)
-        shoalrun_say("%s", shoal_error_detail());
-}
-
-/* Daemon: a rank's output goes up as it comes. */
-static void output_up(void *ctx, int rank, int dest, const char *p, size_t n)
-{
-    job_t *job = ctx;
-    shoalrun_msg_t m = {0};
-
-    shoalrun_msg_u32(&m, (uint32_t)rank);
-    shoalrun_msg_u32(&m, (uint32_t)dest);
-    shoalrun_msg_bytes(&m, p, n);
-    if (!m.nomem)
-        shoalrun_tree_up(job->tree, SHOALRUN_F_OUTPUT, m.buf, m.len);
-    shoalrun_msg_fini(&m);
-}
-
-/* Launcher: the daemons' own executable and the job they are given. */
-static int tree_setup(job_t *job, shoalrun_tree_conf_t *conf,
-                      shoalrun_msg_t *jobmsg, char *self, size_t cap)
-{
-    ssize_t n = readlink("/proc/self/exe", self, cap - 1);
-
-    if (n <= 0)
-        return base_err(SHOAL_ERR_SYSTEM,
-                        "cannot find shoalrun's own path: "
-                        "%s",
-                        strerror(errno));
-    self[n] = '\0';
-    int status = shoalrun_daemon_job(job->args, job->kvsname, self, jobmsg);
-    if (status != SHOAL_OK)
-        return status;
-    memset(conf, 0, sizeof(*conf));
-    job->rsh_copy = strdup(job->args->rsh);
-    char *save = NULL;
-    for (char *w = job->rsh_copy ? strtok_r(job->rsh_copy, " \t", &save) : NULL;
-         w != NULL && conf->nrsh < 31; w = strtok_r(NULL, " \t", &save))
-        job->rsh_words[conf->nrsh++] = w;
-    conf->rsh = job->rsh_words;
-    status = base_random(conf->secret, sizeof(conf->secret));
-    conf->node = 0;
-    conf->fanout = job->args->fanout;
-    conf->timeout_ns = (uint64_t)base_cfg.HOST_TIMEOUT;
-    conf->self = self;
-    conf->hosts = &job->args->hosts;
-    conf->job = jobmsg->buf;
-    conf->job_len = jobmsg->len;
-    return status;
-}
-
 /* ---- starting ranks ------------------------------------------------------ */
 
 static int spawn_rank(job_t *job, int rank)
@@ -783,9 +366,9 @@ static void spawn_all(job_t *job)
             close(job->launch.stdin_fd);
         if (status != SHOAL_OK) {
             snprintf(text, sizeof(text), "%s%s", shoal_error_detail(),
-                     on_host(job, i, host, sizeof(host)));
+                     job_on_host(job, i, host, sizeof(host)));
             if (job->daemon)
-                fail_up(job, SHOALRUN_EXIT_FAILED, text);
+                job_fail_up(job, SHOALRUN_EXIT_FAILED, text);
             else if (job_fail(job, SHOALRUN_EXIT_FAILED))
                 shoalrun_say("%s", text);
             job->quiet = 1;
@@ -814,16 +397,17 @@ static int make_names(job_t *job)
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
     shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL, NULL, NULL};
-    shoalrun_tree_events_t tev = {
-        job, tree_up, tree_down, tree_fence_done, tree_lost, tree_orphaned};
+    shoalrun_tree_events_t tev;
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
+
+    job_tree_events(job, &tev);
 
     if (status == SHOAL_OK && job->kvsname[0])
         boot_shm_prefix(job->kvsname, job->shm_prefix, sizeof(job->shm_prefix));
     if (job->hosts != NULL) {
-        ev.fence = pmi_fence;
-        ev.waiting = pmi_waiting;
-        ev.left = pmi_left;
+        ev.fence = job_pmi_fence;
+        ev.waiting = job_pmi_waiting;
+        ev.left = job_pmi_left;
         shoalrun_hosts_mapping(job->hosts, job->mapping, sizeof(job->mapping));
     }
     if (status == SHOAL_OK)
@@ -844,12 +428,12 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
         status = shoalrun_stdio_init(&job->io, &job->loop, job->nranks,
                                      job->args->tag_output);
     if (status == SHOAL_OK && job->daemon) {
-        job->io.sink = output_up;
+        job->io.sink = job_output_up;
         job->io.sink_ctx = job;
     }
     /* Before the tree: a daemon's rank 0 needs its pipe when it is fed. */
     if (status == SHOAL_OK)
-        status = stdin_setup(job);
+        status = job_stdin_setup(job);
     if (status == SHOAL_OK && job->args->timeout_s > 0)
         job->deadline = base_time_ns() +
                         (uint64_t)(job->args->timeout_s * 1e9);
@@ -1003,12 +587,12 @@ static int job_run(job_t *job, shoalrun_tree_conf_t *conf)
     if (job->ranks == NULL || job_setup(job, conf) != SHOAL_OK) {
         const char *why = shoal_error_detail();
         if (job->daemon && job->tree != NULL) {
-            fail_up(job, SHOALRUN_EXIT_FAILED, why);
+            job_fail_up(job, SHOALRUN_EXIT_FAILED, why);
             shoalrun_tree_done(job->tree);
         } else
             shoalrun_say("cannot start the job: %s", why);
         if (!job->daemon && job->tree != NULL)
-            tell_daemons(job, SHOALRUN_F_KILL, SIGKILL, 1);
+            job_tell_daemons(job, SHOALRUN_F_KILL, SIGKILL, 1);
         job_cleanup(job);
         return SHOALRUN_EXIT_FAILED;
     }
@@ -1036,7 +620,7 @@ int shoalrun_job_run(shoalrun_args_t *args)
     job.hosts = &args->hosts;
     job_place(&job, shoalrun_hosts_of_node(&args->hosts, 0));
     if (make_names(&job) != SHOAL_OK ||
-        tree_setup(&job, &conf, &jobmsg, self, sizeof(self)) != SHOAL_OK) {
+        job_tree_setup(&job, &conf, &jobmsg, self, sizeof(self)) != SHOAL_OK) {
         shoalrun_say("cannot start the job: %s", shoal_error_detail());
         shoalrun_msg_fini(&jobmsg);
         job_cleanup(&job);

@@ -6,6 +6,8 @@
  *   loop.c       the poll() loop: file descriptors with callbacks
  *   job.c        watching, signalling and reaping the ranks; the job's
  *                exit status
+ *   job_hosts.c  the same job across hosts: what the daemons report and
+ *                are told (job.h holds the state the two share)
  *   spawn.c      starting one rank
  *   bind.c       which CPU each rank runs on
  *   pmi_server.c the PMI-1 server: key-value store and barrier

@@ -788,7 +788,7 @@ void shoalrun_tree_fini(shoalrun_tree_t *t)
                 waitpid(c->rsh_pid, NULL, 0);
                 c->rsh_pid = 0;
             } else
-                usleep(5000);
+                usleep(1000);
         }
     }
     shoalrun_msg_fini(&t->fence_buf);

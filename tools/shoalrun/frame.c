@@ -276,7 +276,7 @@ const char *shoalrun_rd_str(shoalrun_rd_t *r)
 {
     size_t n = shoalrun_rd_u32(r);
 
-    if (r->bad || r->left < n + 1 || r->p[n] != '\0' ||
+    if (r->bad || n >= r->left || r->p[n] != '\0' ||
         memchr(r->p, '\0', n) != NULL) {
         r->bad = 1;
         return "";

@@ -89,3 +89,9 @@ BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
                 "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or the measured default, core (auto)")
 BASE_CONFIG_VAR(NOISE, STRING, "", "", "shoalrun",
                 "Make ranks unresponsive on purpose (same syntax as shoalrun --noise): e.g. rank=1,stop=5ms,every=50ms or rank=0,busy")
+BASE_CONFIG_VAR(RSH, STRING, "ssh", "", "shoalrun",
+                "shoalrun --rsh default: the remote-exec command that starts a daemon on each remote host (split into words; the host name and the daemon command are appended)")
+BASE_CONFIG_VAR(FANOUT, INT, "32", "1:4096", "shoalrun",
+                "shoalrun --fanout default: how many daemons the launcher and each daemon start and serve (the width of the daemon tree)")
+BASE_CONFIG_VAR(HOST_TIMEOUT, DURATION, "10s", "100ms:1000000s", "shoalrun",
+                "How long shoalrun waits for a daemon to connect back, and how long a daemon or its parent may stay silent before the host counts as lost")

@@ -131,7 +131,8 @@ static void print_info(void)
     printf("  %-22s %-4s %s\n", "tcp", "no",
            "no network wire in this build: ranks must share a host");
     printf("\nlaunchers (SHOAL_BOOT=auto|pmi1|pmi2|pmix|single)\n");
-    printf("  %-22s %-4s %s\n", "shoalrun", "yes", "pmi1: PMI-1 over PMI_FD");
+    printf("  %-22s %-4s %s\n", "shoalrun", "yes",
+           "pmi1: PMI-1 over PMI_FD; other hosts with --host");
     printf("  %-22s %-4s %s\n", "Hydra (mpiexec.mpich)", "yes",
            "pmi1: PMI-1 over PMI_FD or PMI_PORT (pmi2 when forced)");
     printf("  %-22s %-4s %s\n", "srun --mpi=pmi2", "yes",

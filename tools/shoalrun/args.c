@@ -19,10 +19,23 @@
 
 /* After "Usage: <name> -n N [options] program [args...]". */
 static const char usage_text[] =
-    "Start N ranks of program on this machine and serve them PMI-1.\n"
+    "Start N ranks of program on this machine, or on the hosts given, and\n"
+    "serve them PMI-1.\n"
     "\n"
     "Options:\n"
-    "  -n, -np N             number of ranks (1 to 4096; required)\n"
+    "  -n, -np N             number of ranks (1 to 4096; required on one\n"
+    "                        host; with hosts, default one per slot)\n"
+    "  --host LIST           hosts to place ranks on, in blocks: a:4,b:4\n"
+    "                        (host[=address][:slots]; localhost or this\n"
+    "                        machine's name runs ranks here; repeatable)\n"
+    "  --hostfile FILE       the same from a file: lines \"host slots=N\" or\n"
+    "                        \"host:N\"; # starts a comment\n"
+    "  --oversubscribe       with hosts: allow more ranks than slots\n"
+    "  --rsh CMD             remote-exec command for the other hosts, split\n"
+    "                        into words (default SHOAL_RSH, ssh); it gets\n"
+    "                        the host name and the daemon's command\n"
+    "  --fanout K            daemons each daemon starts (default\n"
+    "                        SHOAL_FANOUT, 32)\n"
     "  --timeout S           stop the job after S seconds (fractions allowed)\n"
     "  --tag-output          prefix each output line with [rank]\n"
     "  --bind-to core|none|auto\n"
@@ -51,9 +64,11 @@ static const char usage_text[] =
     "                        set VAR in the ranks' environment (-x VAR alone:\n"
     "                        nothing to do, ranks inherit every variable)\n"
     "  -bind-to core|none|auto    same as --bind-to\n"
-    "  --oversubscribe, --allow-run-as-root, -genvall, -envall\n"
+    "  --allow-run-as-root, -genvall, -envall\n"
     "                        ignored: shoalrun always does what they ask\n"
-    "  -ppn N                ignored: every rank runs on this machine\n"
+    "  -hosts LIST           same as --host (also -host, -H)\n"
+    "  -f FILE, -hostfile FILE   same as --hostfile\n"
+    "  -ppn N                with hosts: N slots on every host\n"
     "\n"
     "Exit status:\n"
     "  0     every rank exited with 0\n"
@@ -192,11 +207,11 @@ static int parse_setenv(int argc, char **argv, int *i, int *exit_p)
 }
 
 /* Other launchers' options that ask for what shoalrun does anyway. */
-static int parse_compat(int argc, char **argv, int *i, int *exit_p)
+static int parse_compat(int argc, char **argv, int *i, shoalrun_args_t *a,
+                        int *exit_p)
 {
-    static const char *const ignored[] = {
-        "--oversubscribe", "-oversubscribe", "--allow-run-as-root",
-        "-genvall", "-envall"};
+    static const char *const ignored[] = {"--allow-run-as-root", "-genvall",
+                                          "-envall"};
     const char *arg = argv[*i];
 
     for (size_t k = 0; k < sizeof(ignored) / sizeof(ignored[0]); k++)
@@ -214,9 +229,10 @@ static int parse_compat(int argc, char **argv, int *i, int *exit_p)
         if (v == NULL)
             return 1;
         long n = strtol(v, &end, 10);
-        if (v[0] == '\0' || *end != '\0' || n <= 0)
+        if (v[0] == '\0' || *end != '\0' || n <= 0 || n > SHOALRUN_MAX_RANKS)
             return usage_error(exit_p, "-ppn '%s' is not a number of ranks "
                                "per host", v);
+        a->ppn = (int)n; /* with hosts: every host's slots */
         return 0;
     }
     return -1; /* not one of them */
@@ -232,6 +248,64 @@ static int add_noise(shoalrun_args_t *a, int argc, const char *spec,
         return usage_error(exit_p, "out of memory");
     a->noise_specs[a->nnoise_specs++] = spec;
     return 0;
+}
+
+static int add_host_spec(shoalrun_args_t *a, int argc, const char *spec,
+                         int *exit_p)
+{
+    if (a->host_specs == NULL)
+        a->host_specs = calloc((size_t)argc, sizeof(*a->host_specs));
+    if (a->host_specs == NULL)
+        return usage_error(exit_p, "out of memory");
+    a->host_specs[a->nhost_specs++] = spec;
+    return 0;
+}
+
+static int parse_fanout(const char *text, int *out, int *exit_p)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+
+    if (text[0] == '\0' || *end != '\0' || v < 1 || v > 4096)
+        return usage_error(exit_p, "--fanout '%s': expected 1 to 4096", text);
+    *out = (int)v;
+    return 0;
+}
+
+/* The options of running across hosts; -1: not one of them. */
+static int parse_host_option(int argc, char **argv, int *i, shoalrun_args_t *a,
+                             int *exit_p)
+{
+    const char *arg = argv[*i], *v;
+
+    if (strcmp(arg, "--oversubscribe") == 0 ||
+        strcmp(arg, "-oversubscribe") == 0) {
+        a->oversubscribe = 1;
+        return 0;
+    }
+    if (is_option(arg, "--host") || strcmp(arg, "-host") == 0 ||
+        strcmp(arg, "-hosts") == 0 || strcmp(arg, "-H") == 0) {
+        v = option_value(argc, argv, i, "--host", exit_p);
+        return v == NULL || add_host_spec(a, argc, v, exit_p);
+    }
+    if (is_option(arg, "--hostfile") || strcmp(arg, "-hostfile") == 0 ||
+        strcmp(arg, "-f") == 0) {
+        v = option_value(argc, argv, i, "--hostfile", exit_p);
+        if (v != NULL)
+            a->hostfile = v;
+        return v == NULL;
+    }
+    if (is_option(arg, "--rsh")) {
+        v = option_value(argc, argv, i, "--rsh", exit_p);
+        if (v != NULL)
+            a->rsh = v;
+        return v == NULL;
+    }
+    if (is_option(arg, "--fanout")) {
+        v = option_value(argc, argv, i, "--fanout", exit_p);
+        return v == NULL || parse_fanout(v, &a->fanout, exit_p);
+    }
+    return -1;
 }
 
 /* One option at argv[*i]; returns 0 to go on, 1 to exit. */
@@ -276,7 +350,10 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         a->noise_report = 1;
         return 0;
     }
-    int compat = parse_compat(argc, argv, i, exit_p);
+    int host = parse_host_option(argc, argv, i, a, exit_p);
+    if (host >= 0)
+        return host;
+    int compat = parse_compat(argc, argv, i, a, exit_p);
     if (compat >= 0)
         return compat;
     return usage_error(exit_p, "unknown option '%s'", arg);
@@ -387,8 +464,28 @@ static int parse_noise(shoalrun_args_t *a, int *exit_p)
     return 0;
 }
 
+/* With --host or --hostfile: place the ranks; --noise stays on one host. */
+static int parse_hosts(shoalrun_args_t *a, int argc, char **argv, int i,
+                       int *exit_p)
+{
+    if (i >= argc)
+        return usage_error(exit_p, "no program to run");
+    if (a->nnoise_specs > 0 || base_cfg.NOISE[0] != '\0')
+        return usage_error(exit_p, "--noise and SHOAL_NOISE work on one host "
+                                   "only, not with --host or --hostfile");
+    if (shoalrun_hosts_place(&a->hosts, a->host_specs, a->nhost_specs,
+                             a->hostfile, a->ppn, &a->nranks,
+                             a->oversubscribe) != SHOAL_OK)
+        return usage_error(exit_p, "%s", shoal_error_detail());
+    a->argv = argv + i;
+    return resolve_program(a, exit_p);
+}
+
 void shoalrun_args_fini(shoalrun_args_t *a)
 {
+    free(a->host_specs);
+    a->host_specs = NULL;
+    shoalrun_hosts_fini(&a->hosts);
     free(a->noise_specs);
     free(a->noise);
     a->noise_specs = NULL;
@@ -402,6 +499,8 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
 
     memset(a, 0, sizeof(*a));
     a->bind = (int)base_cfg.BIND_TO;
+    a->rsh = base_cfg.RSH;
+    a->fanout = (int)base_cfg.FANOUT;
     for (i = 1; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
@@ -410,6 +509,8 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         if (parse_option(argc, argv, &i, a, exit_p))
             return 1;
     }
+    if (a->nhost_specs > 0 || a->hostfile != NULL)
+        return parse_hosts(a, argc, argv, i, exit_p);
     if (a->nranks == 0)
         return usage_error(exit_p, "missing -n N: how many ranks to start");
     if (i >= argc)

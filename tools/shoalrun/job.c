@@ -14,6 +14,11 @@
  * still held as a zombie (waitid WNOWAIT), so a recycled pid is never hit.
  * With --noise (noise.c) ranks may be stopped for a while; a stopped rank
  * is not a dead one, and every way of ending the job continues it first.
+ * Across hosts the launcher runs this file as before for the ranks of its
+ * own host, if any, and job_hosts.c brings it the others' exits, aborts
+ * and output; the policy above is applied there only.  A daemon runs this
+ * file too, as a follower (job->daemon): it reports what happens to its
+ * ranks and does what the launcher says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,49 +32,27 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
-#include "shoalrun.h"
-
-typedef struct rank {
-    int rank;
-    pid_t pid; /* also its process group */
-    int alive;
-} rank_t;
-
-typedef struct job {
-    shoalrun_args_t *args;
-    shoalrun_loop_t loop;
-    shoalrun_pmi_t pmi;
-    shoalrun_stdio_t io;
-    shoalrun_watchdog_t wd;
-    shoalrun_launch_t launch;
-    shoalrun_noise_t noise;
-    rank_t *ranks;
-    int nranks, nalive;
-    char kvsname[64], shm_prefix[64];
-    int sigfd;
-    uint64_t deadline;        /* --timeout; 0: none */
-    uint64_t kill_deadline;   /* when stopping: SIGKILL at this time */
-    uint64_t drain_deadline;  /* all ranks gone: stop reading output */
-    int stopping;
-    int failed;               /* exit_code is decided */
-    int exit_code;
-    int quiet;                /* the stop was asked for: deaths expected */
-    int killed;               /* SIGKILL was needed after the grace */
-    int user_signals;
-} job_t;
+#include "job.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
 /* ---- stopping ------------------------------------------------------------ */
 
-static void kill_all(job_t *job, int sig, int groups)
+void job_kill_local(job_t *job, int sig, int groups)
 {
-    for (int i = 0; i < job->nranks; i++)
-        if (job->ranks[i].alive)
+    for (int i = job->first; i < job->first + job->nlocal; i++)
+        if (job->ranks[i].alive && job->ranks[i].pid > 0)
             kill(groups ? -job->ranks[i].pid : job->ranks[i].pid, sig);
 }
 
-static void job_stop(job_t *job)
+static void kill_all(job_t *job, int sig, int groups)
+{
+    job_kill_local(job, sig, groups);
+    job_tell_daemons(job, sig == SIGKILL ? SHOALRUN_F_KILL : SHOALRUN_F_SIGNAL,
+                     sig, groups);
+}
+
+void job_stop(job_t *job)
 {
     if (job->stopping)
         return;
@@ -77,11 +60,24 @@ static void job_stop(job_t *job)
     job->kill_deadline = base_time_ns() + SHOALRUN_GRACE_NS;
     /* A stopped rank would not act on SIGTERM until continued. */
     shoalrun_noise_quiet(&job->noise);
-    kill_all(job, SIGTERM, 1);
+    job_kill_local(job, SIGTERM, 1);
+    job_tell_daemons(job, SHOALRUN_F_STOP, SIGTERM, 1);
+}
+
+/* " on host NAME" across hosts; "" on one. */
+const char *job_on_host(const job_t *job, int rank, char *buf, size_t cap)
+{
+    const shoalrun_host_t *h =
+        job->hosts ? shoalrun_hosts_of_rank(job->hosts, rank) : NULL;
+
+    buf[0] = '\0';
+    if (h != NULL)
+        snprintf(buf, cap, " on host %s", h->name);
+    return buf;
 }
 
 /* Decide the job's status once: the first failure wins. */
-static int job_fail(job_t *job, int code)
+int job_fail(job_t *job, int code)
 {
     if (job->failed)
         return 0;
@@ -90,7 +86,7 @@ static int job_fail(job_t *job, int code)
     return !job->quiet;
 }
 
-static const char *others(int n, char *buf, size_t cap)
+const char *job_others(int n, char *buf, size_t cap)
 {
     if (n == 0)
         return "";
@@ -102,30 +98,58 @@ static const char *others(int n, char *buf, size_t cap)
 
 /* ---- events from the PMI server ------------------------------------------ */
 
-static void on_abort(void *ctx, int rank, long code, const char *msg)
+void job_report_abort(job_t *job, int rank, pid_t pid, long code,
+                      const char *msg)
 {
-    job_t *job = ctx;
     rank_t *r = &job->ranks[rank];
-    char buf[64];
+    char buf[64], host[160];
     /* An exit status has 8 bits; an abort must not read as success. */
     int status = (int)(code & 0xff);
 
     if (status == 0 && code != 0)
         status = 1;
     if (job_fail(job, status))
-        shoalrun_say("rank %d (pid %ld) called PMI abort with exit code "
+        shoalrun_say("rank %d (pid %ld)%s called PMI abort with exit code "
                      "%ld%s%s%s",
-                     rank, (long)r->pid, code, msg[0] ? ": " : "", msg,
-                     others(job->nalive - r->alive, buf, sizeof(buf)));
+                     rank, (long)pid,
+                     job_on_host(job, rank, host, sizeof(host)), code,
+                     msg[0] ? ": " : "", msg,
+                     job_others(job->nalive - r->alive, buf, sizeof(buf)));
     job_stop(job);
+}
+
+static void on_abort(void *ctx, int rank, long code, const char *msg)
+{
+    job_t *job = ctx;
+
+    if (job->daemon) {
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)rank);
+        shoalrun_msg_u32(&m, (uint32_t)job->ranks[rank].pid);
+        shoalrun_msg_u64(&m, (uint64_t)code);
+        shoalrun_msg_str(&m, msg);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_ABORT, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+        return;
+    }
+    job_report_abort(job, rank, job->ranks[rank].pid, code, msg);
 }
 
 static void on_stuck(void *ctx, int rank, const char *why)
 {
     job_t *job = ctx;
+    char text[512], host[160];
 
     if (job->stopping)
         return;
+    if (job->daemon) {
+        snprintf(text, sizeof(text),
+                 "rank %d%s %s while other ranks wait "
+                 "in a PMI barrier it can no longer enter; stopping the job",
+                 rank, job_on_host(job, rank, host, sizeof(host)), why);
+        job_fail_up(job, 1, text);
+        return;
+    }
     if (job_fail(job, 1))
         shoalrun_say("rank %d %s while other ranks wait in a PMI barrier it "
                      "can no longer enter; stopping the job's %d rank%s",
@@ -135,29 +159,45 @@ static void on_stuck(void *ctx, int rank, const char *why)
 
 /* ---- reaping ------------------------------------------------------------- */
 
-static void rank_exited(job_t *job, rank_t *r, int status)
+/* The launcher's policy for a rank that ended, here or on another host. */
+void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status)
 {
-    char buf[64];
+    char buf[64], host[160];
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
+    job_on_host(job, r->rank, host, sizeof(host));
+    if (sig != 0 && job_fail(job, 128 + sig))
+        shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s",
+                     r->rank, (long)pid, host, sig, strsignal(sig),
+                     job_others(job->nalive, buf, sizeof(buf)));
+    else if (code != 0 && job_fail(job, code))
+        shoalrun_say("rank %d (pid %ld)%s exited with code %d%s", r->rank,
+                     (long)pid, host, code,
+                     job_others(job->nalive, buf, sizeof(buf)));
+    if (sig != 0 || code != 0)
+        job_stop(job);
+}
+
+static void rank_exited(job_t *job, rank_t *r, int status)
+{
     r->alive = 0;
     job->nalive--;
+    job->nlocal_alive--;
     if (r->rank == 0)
         shoalrun_stdio_rank0_exited(&job->io);
     shoalrun_pmi_drain(&job->pmi, r->rank); /* an abort comes first */
-    if (sig != 0 && job_fail(job, 128 + sig))
-        shoalrun_say("rank %d (pid %ld) was killed by signal %d (%s)%s",
-                     r->rank, (long)r->pid, sig, strsignal(sig),
-                     others(job->nalive, buf, sizeof(buf)));
-    else if (code != 0 && job_fail(job, code))
-        shoalrun_say("rank %d (pid %ld) exited with code %d%s", r->rank,
-                     (long)r->pid, code, others(job->nalive, buf,
-                                                sizeof(buf)));
-    if (sig != 0 || code != 0)
-        job_stop(job);
+    if (job->daemon) {
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)r->rank);
+        shoalrun_msg_u32(&m, (uint32_t)r->pid);
+        shoalrun_msg_u32(&m, (uint32_t)status);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_EXITED, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+    } else
+        job_report_exit(job, r, r->pid, status);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
-    if (job->nalive == 0) {
+    if (job->nlocal_alive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
         shoalrun_noise_quiet(&job->noise); /* nothing left to disturb */
     }
@@ -165,7 +205,7 @@ static void rank_exited(job_t *job, rank_t *r, int status)
 
 static rank_t *find_rank(job_t *job, pid_t pid)
 {
-    for (int i = 0; i < job->nranks; i++)
+    for (int i = job->first; i < job->first + job->nlocal; i++)
         if (job->ranks[i].alive && job->ranks[i].pid == pid)
             return &job->ranks[i];
     return NULL;
@@ -201,6 +241,8 @@ static void reap(job_t *job)
             ;
         if (r != NULL)
             rank_exited(job, r, status);
+        else if (shoalrun_tree_reaped(job->tree, si.si_pid, status))
+            continue;
         else if (shoalrun_watchdog_is(&job->wd, si.si_pid)) {
             job->wd.pid = 0;
             shoalrun_say("the watchdog process died; cleanup after a kill "
@@ -297,8 +339,10 @@ static int spawn_rank(job_t *job, int rank)
 
     if (status != SHOAL_OK)
         return status;
-    job->ranks[rank] = (rank_t){rank, c.pid, 1};
+    job->ranks[rank].pid = c.pid;
+    job->ranks[rank].alive = 1;
     job->nalive++;
+    job->nlocal_alive++;
     shoalrun_watchdog_add(&job->wd, c.pid);
     status = shoalrun_pmi_attach(&job->pmi, rank, c.pmi_fd);
     int status2 = shoalrun_stdio_attach(&job->io, rank, c.out_fd, c.err_fd);
@@ -311,13 +355,22 @@ static int spawn_rank(job_t *job, int rank)
 
 static void spawn_all(job_t *job)
 {
-    for (int i = 0; i < job->nranks; i++) {
+    char host[160], text[512];
+
+    if (job->stopping) /* a daemon told to stop before it started */
+        return;
+
+    for (int i = job->first; i < job->first + job->nlocal; i++) {
         int status = spawn_rank(job, i);
         if (i == 0 && job->launch.stdin_fd != STDIN_FILENO)
             close(job->launch.stdin_fd);
         if (status != SHOAL_OK) {
-            shoalrun_say("%s", shoal_error_detail());
-            job_fail(job, SHOALRUN_EXIT_FAILED);
+            snprintf(text, sizeof(text), "%s%s", shoal_error_detail(),
+                     job_on_host(job, i, host, sizeof(host)));
+            if (job->daemon)
+                job_fail_up(job, SHOALRUN_EXIT_FAILED, text);
+            else if (job_fail(job, SHOALRUN_EXIT_FAILED))
+                shoalrun_say("%s", text);
             job->quiet = 1;
             job_stop(job);
             return;
@@ -341,13 +394,25 @@ static int make_names(job_t *job)
     return SHOAL_OK;
 }
 
-static int job_setup(job_t *job)
+static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
-    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck};
-    int status = make_names(job);
+    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL, NULL, NULL};
+    shoalrun_tree_events_t tev;
+    int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
+    job_tree_events(job, &tev);
+
+    if (status == SHOAL_OK && job->kvsname[0])
+        boot_shm_prefix(job->kvsname, job->shm_prefix, sizeof(job->shm_prefix));
+    if (job->hosts != NULL) {
+        ev.fence = job_pmi_fence;
+        ev.waiting = job_pmi_waiting;
+        ev.left = job_pmi_left;
+        shoalrun_hosts_mapping(job->hosts, job->mapping, sizeof(job->mapping));
+    }
     if (status == SHOAL_OK)
-        status = shoalrun_launch_init(&job->launch, job->args, job->kvsname);
+        status = shoalrun_launch_init(&job->launch, job->args, job->kvsname,
+                                      job->first, job->nlocal);
     if (status == SHOAL_OK)
         status = setup_signals(job);
     if (status == SHOAL_OK)
@@ -357,16 +422,25 @@ static int job_setup(job_t *job)
                                      &job->wd, &job->launch);
     if (status == SHOAL_OK)
         status = shoalrun_pmi_init(&job->pmi, &job->loop, job->nranks,
-                                   job->kvsname, &ev);
+                                   job->first, job->nlocal, job->kvsname,
+                                   job->hosts ? job->mapping : NULL, &ev);
     if (status == SHOAL_OK)
         status = shoalrun_stdio_init(&job->io, &job->loop, job->nranks,
                                      job->args->tag_output);
+    if (status == SHOAL_OK && job->daemon) {
+        job->io.sink = job_output_up;
+        job->io.sink_ctx = job;
+    }
+    /* Before the tree: a daemon's rank 0 needs its pipe when it is fed. */
     if (status == SHOAL_OK)
-        status = shoalrun_stdio_stdin_for_rank0(&job->io,
-                                                &job->launch.stdin_fd);
+        status = job_stdin_setup(job);
     if (status == SHOAL_OK && job->args->timeout_s > 0)
         job->deadline = base_time_ns() +
                         (uint64_t)(job->args->timeout_s * 1e9);
+    /* The daemons first: starting them takes longest. */
+    if (status == SHOAL_OK && conf != NULL)
+        status =
+            shoalrun_tree_start(&job->tree, conf, &job->loop, &tev, &job->wd);
     return status;
 }
 
@@ -383,7 +457,7 @@ static void check_timers(job_t *job)
         job_stop(job);
     }
     if (job->stopping && job->nalive > 0 && now >= job->kill_deadline) {
-        if (!job->killed)
+        if (!job->killed && !job->daemon)
             shoalrun_say("%d rank%s still running %g s after SIGTERM; "
                          "killing %s",
                          job->nalive, job->nalive == 1 ? " is" : "s are",
@@ -403,20 +477,29 @@ static int next_wait_ms(const job_t *job)
         next = job->deadline;
     if (job->stopping && job->nalive > 0 && job->kill_deadline < next)
         next = job->kill_deadline;
-    if (job->nalive == 0 && job->drain_deadline < next)
+    if (job->nlocal_alive == 0 && job->drain_deadline < next)
         next = job->drain_deadline;
     if (next == UINT64_MAX)
-        return -1;
+        return job->tree ? 1000 : -1;
     if (next <= now)
         return 0;
     uint64_t ms = (next - now + 999999) / 1000000;
+    if (job->tree && ms > 1000)
+        ms = 1000; /* heartbeats */
     return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int job_running(const job_t *job)
+{
+    if (job->nlocal_alive > 0 ||
+        (job->io.open > 0 && base_time_ns() < job->drain_deadline))
+        return 1;
+    return job->tree != NULL && !shoalrun_tree_children_done(job->tree);
 }
 
 static void job_loop(job_t *job)
 {
-    while (job->nalive > 0 ||
-           (job->io.open > 0 && base_time_ns() < job->drain_deadline)) {
+    while (job_running(job)) {
         if (shoalrun_loop_once(&job->loop, next_wait_ms(job)) != SHOAL_OK) {
             shoalrun_say("%s", shoal_error_detail());
             job_fail(job, SHOALRUN_EXIT_FAILED);
@@ -425,8 +508,22 @@ static void job_loop(job_t *job)
             reap(job);
             return;
         }
+        if (job->tree != NULL)
+            shoalrun_tree_timers(job->tree);
         check_timers(job);
     }
+}
+
+/* Daemon: report the subtree done, then wait for the launcher to close. */
+static void daemon_finish(job_t *job)
+{
+    uint64_t until = base_time_ns() + 2 * (uint64_t)base_cfg.HOST_TIMEOUT;
+
+    shoalrun_stdio_fini(&job->io); /* the last partial lines go up first */
+    shoalrun_tree_done(job->tree);
+    while (!shoalrun_tree_orphaned(job->tree) && base_time_ns() < until &&
+           shoalrun_loop_once(&job->loop, 1000) == SHOAL_OK)
+        shoalrun_tree_timers(job->tree);
 }
 
 static void job_cleanup(job_t *job)
@@ -438,9 +535,11 @@ static void job_cleanup(job_t *job)
     /* The ranks' groups were killed as each rank ended; sweep after.  A
      * job that succeeded should have removed its own objects: say so. */
     int removed = shoalrun_sweep_shm(job->shm_prefix);
-    if (removed > 0 && !job->failed)
+    if (removed > 0 && !job->failed && !job->orphaned)
         shoalrun_say("the job left %d /dev/shm/%s* object%s behind; removed",
                      removed, job->shm_prefix, removed == 1 ? "" : "s");
+    shoalrun_tree_fini(job->tree);
+    job->tree = NULL;
     shoalrun_watchdog_done(&job->wd);
     shoalrun_pmi_fini(&job->pmi);
     shoalrun_loop_fini(&job->loop);
@@ -448,28 +547,100 @@ static void job_cleanup(job_t *job)
         close(job->sigfd);
     shoalrun_launch_fini(&job->launch);
     free(job->ranks);
+    free(job->rsh_copy);
+}
+
+static void job_init(job_t *job, shoalrun_args_t *args)
+{
+    memset(job, 0, sizeof(*job));
+    job->args = args;
+    job->nranks = args->nranks;
+    job->nlocal = args->nranks;
+    job->sigfd = -1;
+    job->left_rank = -1;
+    job->launch.stdin_fd = STDIN_FILENO;
+    job->io.in_fd = job->io.to_rank0 = -1;
+    job->wd.fd = -1;
+    shoalrun_loop_init(&job->loop);
+    job->ranks = calloc((size_t)args->nranks, sizeof(*job->ranks));
+}
+
+/* Which ranks run here (all of them on one host).  The launcher answers
+ * for every rank, a daemon for its own; local ones count once started. */
+static void job_place(job_t *job, const shoalrun_host_t *here)
+{
+    if (here != NULL || job->hosts != NULL) {
+        job->first = here ? here->first : 0;
+        job->nlocal = here ? here->count : 0;
+    }
+    for (int i = 0; job->ranks != NULL && i < job->nranks; i++) {
+        rank_t *r = &job->ranks[i];
+        r->rank = i;
+        r->local = i >= job->first && i < job->first + job->nlocal;
+        r->alive = !job->daemon && !r->local;
+        job->nalive += r->alive;
+    }
+}
+
+static int job_run(job_t *job, shoalrun_tree_conf_t *conf)
+{
+    if (job->ranks == NULL || job_setup(job, conf) != SHOAL_OK) {
+        const char *why = shoal_error_detail();
+        if (job->daemon && job->tree != NULL) {
+            job_fail_up(job, SHOALRUN_EXIT_FAILED, why);
+            shoalrun_tree_done(job->tree);
+        } else
+            shoalrun_say("cannot start the job: %s", why);
+        if (!job->daemon && job->tree != NULL)
+            job_tell_daemons(job, SHOALRUN_F_KILL, SIGKILL, 1);
+        job_cleanup(job);
+        return SHOALRUN_EXIT_FAILED;
+    }
+    spawn_all(job);
+    job_loop(job);
+    if (job->daemon && !job->orphaned)
+        daemon_finish(job);
+    job_cleanup(job);
+    return job->failed ? job->exit_code : 0;
 }
 
 int shoalrun_job_run(shoalrun_args_t *args)
 {
+    shoalrun_tree_conf_t conf;
+    shoalrun_msg_t jobmsg = {0};
+    char self[PATH_MAX];
     job_t job;
+    int code;
 
-    memset(&job, 0, sizeof(job));
-    job.args = args;
-    job.nranks = args->nranks;
-    job.sigfd = -1;
-    job.launch.stdin_fd = STDIN_FILENO;
-    job.io.in_fd = job.io.to_rank0 = -1;
-    job.wd.fd = -1;
-    shoalrun_loop_init(&job.loop);
-    job.ranks = calloc((size_t)args->nranks, sizeof(*job.ranks));
-    if (job.ranks == NULL || job_setup(&job) != SHOAL_OK) {
+    job_init(&job, args);
+    if (args->hosts.n == 0) {
+        job_place(&job, NULL);
+        return job_run(&job, NULL);
+    }
+    job.hosts = &args->hosts;
+    job_place(&job, shoalrun_hosts_of_node(&args->hosts, 0));
+    if (make_names(&job) != SHOAL_OK ||
+        job_tree_setup(&job, &conf, &jobmsg, self, sizeof(self)) != SHOAL_OK) {
         shoalrun_say("cannot start the job: %s", shoal_error_detail());
+        shoalrun_msg_fini(&jobmsg);
         job_cleanup(&job);
         return SHOALRUN_EXIT_FAILED;
     }
-    spawn_all(&job);
-    job_loop(&job);
-    job_cleanup(&job);
-    return job.failed ? job.exit_code : 0;
+    code = job_run(&job, &conf);
+    shoalrun_msg_fini(&jobmsg);
+    return code;
+}
+
+int shoalrun_job_run_daemon(shoalrun_args_t *args, const char *kvsname,
+                            const shoalrun_tree_conf_t *conf)
+{
+    shoalrun_tree_conf_t c = *conf;
+    job_t job;
+
+    job_init(&job, args);
+    job.daemon = 1;
+    job.hosts = &args->hosts;
+    snprintf(job.kvsname, sizeof(job.kvsname), "%s", kvsname);
+    job_place(&job, shoalrun_hosts_of_node(&args->hosts, conf->node));
+    return job_run(&job, &c);
 }

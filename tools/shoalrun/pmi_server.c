@@ -37,7 +37,7 @@ struct shoalrun_pmi_conn {
     pmi_linebuf_t in;
     char *out;
     size_t out_len;
-    int finalized, entered, aborted, gone;
+    int finalized, entered, aborted, gone, left;
     int complaints;
     base_vec_t pending; /* kv_t: puts since the last barrier */
 };
@@ -154,15 +154,58 @@ static void publish(shoalrun_pmi_t *s, shoalrun_pmi_conn_t *c)
     c->pending.len = 0;
 }
 
-static void barrier_complete(shoalrun_pmi_t *s)
+static void barrier_release(shoalrun_pmi_t *s)
 {
-    for (int r = 0; r < s->nranks; r++)
-        publish(s, &s->conns[r]);
     s->in_barrier = 0;
-    for (int r = 0; r < s->nranks; r++) {
+    for (int r = 0; r < s->nlocal; r++) {
         s->conns[r].entered = 0;
         reply_rc(&s->conns[r], "barrier_out", 0, NULL);
     }
+}
+
+static void barrier_complete(shoalrun_pmi_t *s)
+{
+    for (int r = 0; r < s->nlocal; r++)
+        publish(s, &s->conns[r]);
+    barrier_release(s);
+}
+
+void shoalrun_pmi_fence_take(shoalrun_pmi_t *s, shoalrun_msg_t *m)
+{
+    for (int r = 0; r < s->nlocal; r++) {
+        shoalrun_pmi_conn_t *c = &s->conns[r];
+        for (size_t i = 0; i < c->pending.len; i++) {
+            kv_t *kv = base_vec_at(&c->pending, i);
+            shoalrun_msg_str(m, kv->key);
+            shoalrun_msg_str(m, kv->value);
+            free(kv->key);
+            free(kv->value);
+        }
+        c->pending.len = 0;
+    }
+}
+
+int shoalrun_pmi_fence_release(shoalrun_pmi_t *s, const char *kv, size_t len)
+{
+    shoalrun_rd_t r = {kv, len, 0};
+    int status = SHOAL_OK;
+
+    while (r.left > 0 && !r.bad) {
+        const char *key = shoalrun_rd_str(&r), *value = shoalrun_rd_str(&r);
+        if (r.bad)
+            break;
+        char *v = strdup(value);
+        void *old = NULL;
+        if (v == NULL || base_strmap_put(&s->kvs, key, v, &old) != SHOAL_OK) {
+            free(v);
+            status = base_err(SHOAL_ERR_NOMEM, "shoalrun: out of memory");
+        }
+        free(old);
+    }
+    if (r.bad)
+        status = base_err(SHOAL_ERR_PROTOCOL, "malformed fence data");
+    barrier_release(s);
+    return status;
 }
 
 /* Waiting ranks can never leave if some rank can no longer enter. */
@@ -170,12 +213,12 @@ static void check_stuck(shoalrun_pmi_t *s)
 {
     if (s->in_barrier == 0 || s->stuck_reported)
         return;
-    for (int r = 0; r < s->nranks; r++) {
+    for (int r = 0; r < s->nlocal; r++) {
         shoalrun_pmi_conn_t *c = &s->conns[r];
         if (c->entered || !(c->gone || c->finalized))
             continue;
         s->stuck_reported = 1;
-        s->ev.stuck(s->ev.ctx, r,
+        s->ev.stuck(s->ev.ctx, c->rank,
                     c->finalized ? "called PMI finalize" : "exited");
         return;
     }
@@ -333,7 +376,7 @@ static void h_get(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
 
     if (err == NULL) {
         if (strcmp(key, "PMI_process_mapping") == 0)
-            value = c->srv->mapping;
+            value = c->srv->mapping[0] ? c->srv->mapping : NULL;
         else
             value = base_strmap_get(&c->srv->kvs, key);
         if (value == NULL)
@@ -359,14 +402,28 @@ static void h_barrier(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         return;
     }
     c->entered = 1;
-    if (++s->in_barrier == s->nranks)
-        barrier_complete(s);
-    else
+    if (++s->in_barrier == 1 && s->ev.waiting != NULL)
+        s->ev.waiting(s->ev.ctx);
+    if (s->in_barrier < s->nlocal)
         check_stuck(s);
+    else if (s->ev.fence != NULL)
+        s->ev.fence(s->ev.ctx);
+    else
+        barrier_complete(s);
+}
+
+/* Tell the job, once, that c can enter no barrier any more. */
+static void report_left(shoalrun_pmi_conn_t *c, const char *why)
+{
+    if (c->left || c->entered || c->srv->ev.left == NULL)
+        return;
+    c->left = 1;
+    c->srv->ev.left(c->srv->ev.ctx, c->rank, why);
 }
 
 static void h_finalize(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
 {
+    report_left(c, "called PMI finalize");
     c->finalized = 1;
     reply_rc(c, "finalize_ack", 0, NULL);
     check_stuck(c->srv);
@@ -472,23 +529,29 @@ static void conn_on_io(void *ctx, int fd, short revents)
 /* ---- lifecycle ----------------------------------------------------------- */
 
 int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
-                      const char *kvsname, const shoalrun_pmi_events_t *ev)
+                      int first, int nlocal, const char *kvsname,
+                      const char *mapping, const shoalrun_pmi_events_t *ev)
 {
     memset(s, 0, sizeof(*s));
-    s->conns = calloc((size_t)nranks, sizeof(*s->conns));
+    s->conns = calloc((size_t)(nlocal ? nlocal : 1), sizeof(*s->conns));
     if (s->conns == NULL)
         return base_err(SHOAL_ERR_NOMEM, "shoalrun: out of memory");
     s->nranks = nranks;
+    s->first = first;
+    s->nlocal = nlocal;
     s->loop = loop;
     s->ev = *ev;
     snprintf(s->kvsname, sizeof(s->kvsname), "%s", kvsname);
     /* One node holding every rank; Hydra's form, read cyclically. */
-    snprintf(s->mapping, sizeof(s->mapping), "(vector,(0,1,%d))", nranks);
+    if (mapping == NULL)
+        snprintf(s->mapping, sizeof(s->mapping), "(vector,(0,1,%d))", nranks);
+    else
+        snprintf(s->mapping, sizeof(s->mapping), "%s", mapping);
     base_strmap_init(&s->kvs);
-    for (int r = 0; r < nranks; r++) {
+    for (int r = 0; r < nlocal; r++) {
         shoalrun_pmi_conn_t *c = &s->conns[r];
         c->srv = s;
-        c->rank = r;
+        c->rank = first + r;
         c->fd = -1;
         pmi_linebuf_init(&c->in);
         base_vec_init(&c->pending, sizeof(kv_t));
@@ -498,7 +561,7 @@ int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
 
 int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd)
 {
-    shoalrun_pmi_conn_t *c = &s->conns[rank];
+    shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
     int flags = fcntl(fd, F_GETFL);
 
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -516,7 +579,7 @@ int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd)
 
 void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank)
 {
-    shoalrun_pmi_conn_t *c = &s->conns[rank];
+    shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
 
     if (c->fd >= 0)
         conn_read(c);
@@ -524,9 +587,10 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank)
 
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank)
 {
-    shoalrun_pmi_conn_t *c = &s->conns[rank];
+    shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
 
     conn_close(c);
+    report_left(c, "exited");
     c->gone = 1;
     check_stuck(s);
 }
@@ -536,7 +600,7 @@ void shoalrun_pmi_fini(shoalrun_pmi_t *s)
     const char *k;
     void *v;
 
-    for (int r = 0; s->conns != NULL && r < s->nranks; r++) {
+    for (int r = 0; s->conns != NULL && r < s->nlocal; r++) {
         shoalrun_pmi_conn_t *c = &s->conns[r];
         conn_close(c);
         for (size_t i = 0; i < c->pending.len; i++) {

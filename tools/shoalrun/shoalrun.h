@@ -6,6 +6,8 @@
  *   loop.c       the poll() loop: file descriptors with callbacks
  *   job.c        watching, signalling and reaping the ranks; the job's
  *                exit status
+ *   job_hosts.c  the same job across hosts: what the daemons report and
+ *                are told (job.h holds the state the two share)
  *   spawn.c      starting one rank
  *   bind.c       which CPU each rank runs on
  *   pmi_server.c the PMI-1 server: key-value store and barrier
@@ -14,9 +16,15 @@
  *                with busy processes
  *   cleanup.c    the /dev/shm sweep and the watchdog that cleans up after
  *                a shoalrun that was killed
- * A multi-host mode would add daemons that do spawn.c's work remotely and
- * relay PMI lines and output; pmi_server.c and stdio_fwd.c do not care
- * where a line came from.
+ * Across hosts (--host, --hostfile):
+ *   hosts.c      the host list and the placement of ranks on it
+ *   auth.c       SipHash and the challenge that proves the job's secret
+ *   frame.c      length-prefixed frames on a TCP connection
+ *   tree.c       the daemon tree: starting daemons through the remote-exec
+ *                command, their connections, relaying, the fence
+ *   daemon.c     `shoalrun --daemon`: one per remote host, a job.c of its
+ *                own whose decisions are the launcher's
+ * pmi_server.c and stdio_fwd.c do not care where a line came from.
  */
 #ifndef SHOALRUN_H
 #define SHOALRUN_H
@@ -71,8 +79,33 @@ typedef struct shoalrun_noise_plan {
     int duty;          /* percent of each 10 ms they spin */
 } shoalrun_noise_plan_t;
 
+/* A host of the job (hosts.c). */
+typedef struct shoalrun_host {
+    char *name; /* as the user gave it; the remote-exec command gets it */
+    char *addr; /* numeric address daemons connect from; NULL if local */
+    int slots;  /* from the host list (0: not given, 1 assumed) */
+    int first;  /* the ranks placed here: first .. first+count-1 */
+    int count;
+    int local; /* this machine: the launcher runs its ranks itself */
+    int node;  /* in the daemon tree: 0 the launcher, 1.. daemons */
+} shoalrun_host_t;
+
+typedef struct shoalrun_hosts {
+    shoalrun_host_t *v;
+    int n;
+} shoalrun_hosts_t;
+
 typedef struct shoalrun_args {
     int nranks;
+    /* Across hosts; hosts.n == 0 runs everything here as before. */
+    const char **host_specs; /* --host values, in order */
+    int nhost_specs;
+    const char *hostfile;
+    int ppn; /* -ppn: slots of every host; 0: as listed */
+    int oversubscribe;
+    const char *rsh;        /* --rsh, else SHOAL_RSH */
+    int fanout;             /* --fanout, else SHOAL_FANOUT */
+    shoalrun_hosts_t hosts; /* after placement: hosts with ranks */
     double timeout_s; /* 0: no limit */
     int tag_output;
     int bind;         /* SHOALRUN_BIND_* */
@@ -94,6 +127,27 @@ typedef struct shoalrun_args {
 int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
                         int *exit_p);
 void shoalrun_args_fini(shoalrun_args_t *a);
+
+/* ---- hosts.c ------------------------------------------------------------ */
+
+/*
+ * Read "--host a:4,b=10.0.0.2:4" specs and a hostfile ("host slots=N" or
+ * "host:N" lines, '#' comments) into h, then place nranks (0: one per
+ * slot) in blocks, host after host; ppn > 0 gives every host ppn slots.
+ * SHOAL_ERR_CONFIG with a detail on any mistake.  *nranks_p is set when it was
+ * 0.
+ */
+int shoalrun_hosts_place(shoalrun_hosts_t *h, const char **specs, int nspecs,
+                         const char *hostfile, int ppn, int *nranks_p,
+                         int oversubscribe);
+void shoalrun_hosts_fini(shoalrun_hosts_t *h);
+/* PMI_process_mapping of the placement; "" when it does not fit in cap. */
+void shoalrun_hosts_mapping(const shoalrun_hosts_t *h, char *out, size_t cap);
+/* The host running rank (NULL if none). */
+const shoalrun_host_t *shoalrun_hosts_of_rank(const shoalrun_hosts_t *h,
+                                              int rank);
+const shoalrun_host_t *shoalrun_hosts_of_node(const shoalrun_hosts_t *h,
+                                              int node);
 
 /* ---- loop.c -------------------------------------------------------------- */
 
@@ -138,7 +192,8 @@ int shoalrun_bind_cpus(int *cpus, int cap);
 typedef struct shoalrun_launch {
     const char *path; /* the resolved program */
     char **argv;
-    int nranks;
+    int nranks;      /* ranks started here */
+    int size, first; /* the job's ranks; our first one */
     const char *kvsname;
     pid_t parent;            /* shoalrun, for the parent-death check */
     sigset_t child_mask;     /* the signal mask shoalrun was started with */
@@ -161,7 +216,7 @@ typedef struct shoalrun_child {
  * ranks get, raise ours, choose the binding.
  */
 int shoalrun_launch_init(shoalrun_launch_t *l, const shoalrun_args_t *args,
-                         const char *kvsname);
+                         const char *kvsname, int first, int nlocal);
 void shoalrun_launch_fini(shoalrun_launch_t *l);
 int shoalrun_spawn(const shoalrun_launch_t *l, int rank, shoalrun_child_t *c);
 
@@ -174,14 +229,25 @@ typedef struct shoalrun_pmi_events {
     void (*abort)(void *ctx, int rank, long code, const char *msg);
     /* A barrier can never complete because rank left without entering it. */
     void (*stuck)(void *ctx, int rank, const char *why);
+    /* Across hosts: every local rank is in the barrier; the job takes the
+     * puts (shoalrun_pmi_fence_take) and later releases the ranks
+     * (shoalrun_pmi_fence_release).  NULL: one host, release at once. */
+    void (*fence)(void *ctx);
+    /* Across hosts, for the launcher to see a barrier no rank of another
+     * host can finish (both may be NULL): the first local rank entered a
+     * barrier; rank finalized or exited outside one (why says which). */
+    void (*waiting)(void *ctx);
+    void (*left)(void *ctx, int rank, const char *why);
 } shoalrun_pmi_events_t;
 
 typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
+typedef struct shoalrun_msg shoalrun_msg_t;
 
 typedef struct shoalrun_pmi {
-    int nranks;
+    int nranks;        /* in the job */
+    int first, nlocal; /* the ranks served here */
     char kvsname[64];
-    char mapping[64]; /* PMI_process_mapping */
+    char mapping[1024]; /* PMI_process_mapping; "": not known */
     shoalrun_loop_t *loop;
     shoalrun_pmi_events_t ev;
     shoalrun_pmi_conn_t *conns; /* one per rank */
@@ -191,8 +257,16 @@ typedef struct shoalrun_pmi {
     int stuck_reported;
 } shoalrun_pmi_t;
 
+/* Serve ranks first..first+nlocal-1 of a job of nranks; mapping NULL: all
+ * on this host. */
 int shoalrun_pmi_init(shoalrun_pmi_t *s, shoalrun_loop_t *loop, int nranks,
-                      const char *kvsname, const shoalrun_pmi_events_t *ev);
+                      int first, int nlocal, const char *kvsname,
+                      const char *mapping, const shoalrun_pmi_events_t *ev);
+/* Append the local ranks' puts since the last barrier to m (as pairs of
+ * shoalrun_msg_str) and forget them. */
+void shoalrun_pmi_fence_take(shoalrun_pmi_t *s, shoalrun_msg_t *m);
+/* Publish the job's puts (pairs as above) and end the local barrier. */
+int shoalrun_pmi_fence_release(shoalrun_pmi_t *s, const char *kv, size_t len);
 /* Serve rank on fd (our end of its socketpair); takes ownership of fd. */
 int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd);
 /* The rank's process ended: handle what it sent last (an abort, often). */
@@ -216,10 +290,19 @@ typedef struct shoalrun_stdio {
     char *in_buf;
     size_t in_len;
     int in_eof;
+    /* A daemon feeding rank 0's stdin: n more bytes were written to it. */
+    void (*fed)(void *ctx, size_t n);
+    void *fed_ctx;
+    /* A daemon: the bytes read go here (unchanged, untagged) instead. */
+    void (*sink)(void *ctx, int rank, int dest, const char *p, size_t n);
+    void *sink_ctx;
 } shoalrun_stdio_t;
 
 int shoalrun_stdio_init(shoalrun_stdio_t *io, shoalrun_loop_t *loop,
                         int nranks, int tag);
+/* Output of a rank on another host (dest 1 or 2), to pass on in lines. */
+void shoalrun_stdio_data(shoalrun_stdio_t *io, int rank, int dest,
+                         const char *data, size_t len);
 /* Forward rank's stdout and stderr from the read ends of its pipes. */
 int shoalrun_stdio_attach(shoalrun_stdio_t *io, int rank, int out_fd,
                           int err_fd);
@@ -230,6 +313,13 @@ int shoalrun_stdio_attach(shoalrun_stdio_t *io, int rank, int out_fd,
  * in the parent after fork when it is not 0.
  */
 int shoalrun_stdio_stdin_for_rank0(shoalrun_stdio_t *io, int *child_fd_p);
+/* A daemon running rank 0: its stdin is a pipe fed with what the launcher
+ * read (shoalrun_stdio_stdin_feed; len 0 is EOF), at most
+ * shoalrun_stdio_stdin_window() bytes ahead of what was written. */
+int shoalrun_stdio_stdin_fed(shoalrun_stdio_t *io, int *child_fd_p);
+void shoalrun_stdio_stdin_feed(shoalrun_stdio_t *io, const char *data,
+                               size_t len);
+size_t shoalrun_stdio_stdin_window(void);
 /* Rank 0 is gone: stop feeding it. */
 void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io);
 /* Write out partial lines and close everything. */
@@ -304,9 +394,173 @@ int shoalrun_noise_reaped(shoalrun_noise_t *n, pid_t pid,
 /* Kill and reap what is left, print the summary, free. */
 void shoalrun_noise_fini(shoalrun_noise_t *n);
 
+/* ---- auth.c ------------------------------------------------------------- */
+
+#define SHOALRUN_SECRET_LEN 16
+#define SHOALRUN_NONCE_LEN 16
+#define SHOALRUN_MAC_LEN 16
+
+uint64_t shoalrun_siphash(const unsigned char key[16], const void *data,
+                          size_t len);
+/* MAC of (role, nonce, node) under secret; role 'C' child, 'P' parent. */
+void shoalrun_auth_mac(const unsigned char secret[SHOALRUN_SECRET_LEN],
+                       char role, const unsigned char nonce[SHOALRUN_NONCE_LEN],
+                       uint32_t node, unsigned char mac[SHOALRUN_MAC_LEN]);
+/* Compare without an early exit. */
+int shoalrun_auth_equal(const unsigned char *a, const unsigned char *b,
+                        size_t n);
+
+/* ---- frame.c ------------------------------------------------------------ */
+
+/* Frame types between shoalrun and its daemons (tree.c says who sends). */
+enum {
+    SHOALRUN_F_CHALLENGE = 1, /* P→C: nonce */
+    SHOALRUN_F_HELLO,         /* C→P: node, nonce, MAC of P's nonce */
+    SHOALRUN_F_WELCOME,       /* P→C: MAC of C's nonce */
+    SHOALRUN_F_JOB,           /* P→C: the job (daemon.c) */
+    SHOALRUN_F_FENCE_UP,      /* C→P: the subtree's new puts */
+    SHOALRUN_F_FENCE_DOWN,    /* P→C: every new put of the job */
+    SHOALRUN_F_OUTPUT,        /* C→P: rank, 1|2, bytes */
+    SHOALRUN_F_EXITED,        /* C→P: rank, pid, wait status */
+    SHOALRUN_F_ABORT,         /* C→P: rank, pid, code, message */
+    SHOALRUN_F_FAILED,        /* C→P: exit code, message */
+    SHOALRUN_F_SAY,           /* C→P: a line for the launcher's stderr */
+    SHOALRUN_F_LOST,          /* C→P: node, why */
+    SHOALRUN_F_DONE,          /* C→P: the subtree's ranks are all gone */
+    SHOALRUN_F_SIGNAL,        /* P→C: signal, to process groups or not */
+    SHOALRUN_F_STOP,          /* P→C: SIGTERM now, SIGKILL later */
+    SHOALRUN_F_KILL,          /* P→C: SIGKILL now */
+    SHOALRUN_F_PING,          /* both ways, once a second */
+    SHOALRUN_F_WAITING,       /* C→P: a rank entered a barrier */
+    SHOALRUN_F_LEFT,          /* C→P: rank, why: it can enter no barrier */
+    SHOALRUN_F_STDIN,         /* P→C: bytes for rank 0's stdin; none: EOF */
+    SHOALRUN_F_STDIN_ACK,     /* C→P: bytes written to rank 0's stdin */
+    SHOALRUN_F_MAX
+};
+
+typedef struct shoalrun_conn {
+    int fd;
+    char *in, *out;
+    size_t in_len, in_off, in_cap, out_len, out_cap;
+    uint32_t max_frame;
+    uint64_t last_rx, last_tx;
+    int broken;
+} shoalrun_conn_t;
+
+void shoalrun_conn_init(shoalrun_conn_t *c, int fd, uint32_t max_frame);
+void shoalrun_conn_fini(shoalrun_conn_t *c);
+/* Queue a frame and write what the socket takes; -1 if the peer is gone. */
+int shoalrun_conn_send(shoalrun_conn_t *c, int type, const void *p, size_t len);
+/* Queue bytes that are whole frames already (shoalrun_msg_frame). */
+int shoalrun_conn_send_raw(shoalrun_conn_t *c, const void *p, size_t len);
+int shoalrun_conn_flush(shoalrun_conn_t *c);
+/* Read what is there: 1 more may come, 0 at EOF or error. */
+int shoalrun_conn_read(shoalrun_conn_t *c);
+/* The next whole frame: 1, or 0 (not yet), or -1 (malformed). */
+int shoalrun_conn_next(shoalrun_conn_t *c, int *type, const char **p,
+                       uint32_t *len);
+
+struct shoalrun_msg {
+    char *buf;
+    size_t len, cap;
+    int nomem;
+};
+
+void shoalrun_msg_u32(shoalrun_msg_t *m, uint32_t v);
+void shoalrun_msg_u64(shoalrun_msg_t *m, uint64_t v);
+void shoalrun_msg_bytes(shoalrun_msg_t *m, const void *p, size_t n);
+void shoalrun_msg_str(shoalrun_msg_t *m, const char *s);
+void shoalrun_msg_raw(shoalrun_msg_t *m, const void *p, size_t n);
+/* Append a whole frame (header and payload). */
+void shoalrun_msg_frame(shoalrun_msg_t *m, int type, const void *p, size_t len);
+void shoalrun_msg_fini(shoalrun_msg_t *m);
+
+typedef struct shoalrun_rd {
+    const char *p;
+    size_t left;
+    int bad;
+} shoalrun_rd_t;
+
+uint32_t shoalrun_rd_u32(shoalrun_rd_t *r);
+uint64_t shoalrun_rd_u64(shoalrun_rd_t *r);
+const char *shoalrun_rd_bytes(shoalrun_rd_t *r, size_t *n_p);
+const char *shoalrun_rd_str(shoalrun_rd_t *r);
+
+/* ---- tree.c ------------------------------------------------------------- */
+
+/* What the job hears from the tree. */
+typedef struct shoalrun_tree_events {
+    void *ctx;
+    /* Launcher: OUTPUT, EXITED, ABORT, FAILED or SAY from below. */
+    void (*up)(void *ctx, int type, shoalrun_rd_t *r);
+    /* Daemon: SIGNAL, STOP or KILL from above. */
+    void (*down)(void *ctx, int type, shoalrun_rd_t *r);
+    /* Every rank of the job is in the fence: publish kv, release ours. */
+    void (*fence_done)(void *ctx, const char *kv, size_t len);
+    /* Launcher: node's daemon (and the subtree below it) is gone. */
+    void (*lost)(void *ctx, int node, const char *why);
+    /* Daemon: the connection to the parent is gone. */
+    void (*orphaned)(void *ctx, const char *why);
+} shoalrun_tree_events_t;
+
+/* How a tree node starts: the launcher fills it from args, a daemon from
+ * its parent's JOB frame (daemon.c). */
+typedef struct shoalrun_tree_conf {
+    unsigned char secret[SHOALRUN_SECRET_LEN];
+    int node;
+    int fanout;
+    uint64_t timeout_ns;
+    char **rsh; /* the remote-exec command's words */
+    int nrsh;
+    const char *self; /* the shoalrun to start on other hosts */
+    const shoalrun_hosts_t *hosts;
+    const char *job; /* the JOB payload for our children */
+    size_t job_len;
+    shoalrun_conn_t *parent; /* a daemon's authenticated connection */
+} shoalrun_tree_conf_t;
+
+typedef struct shoalrun_tree shoalrun_tree_t;
+
+int shoalrun_tree_start(shoalrun_tree_t **tp, const shoalrun_tree_conf_t *conf,
+                        shoalrun_loop_t *loop, const shoalrun_tree_events_t *ev,
+                        shoalrun_watchdog_t *wd);
+/* A daemon's message for the launcher (relayed by the daemons above). */
+void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len);
+/* The launcher's command for every daemon. */
+void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p,
+                        size_t len);
+/* Our ranks are all in the fence; kv holds their new puts. */
+void shoalrun_tree_fence(shoalrun_tree_t *t, const char *kv, size_t len);
+/* Every child daemon has reported DONE or was lost. */
+int shoalrun_tree_children_done(const shoalrun_tree_t *t);
+/* Heartbeats and time limits; returns ms until the next check. */
+int shoalrun_tree_timers(shoalrun_tree_t *t);
+/* pid (reaped, status) was one of our remote-exec commands? */
+int shoalrun_tree_reaped(shoalrun_tree_t *t, pid_t pid, int status);
+/* Daemon: tell the parent our subtree is done. */
+void shoalrun_tree_done(shoalrun_tree_t *t);
+/* Daemon: the parent has closed (or was never there). */
+int shoalrun_tree_orphaned(const shoalrun_tree_t *t);
+/* Is node in the subtree under top? */
+int shoalrun_tree_below(const shoalrun_tree_t *t, int node, int top);
+/* Close everything; wait a little for the remote-exec commands, then kill
+ * what is left of them. */
+void shoalrun_tree_fini(shoalrun_tree_t *t);
+
+/* ---- daemon.c ------------------------------------------------------------ */
+
+/* `shoalrun --daemon ADDR PORT NODE`; returns the exit status. */
+int shoalrun_daemon_main(int argc, char **argv);
+/* Launcher: the JOB payload for the daemons. */
+int shoalrun_daemon_job(const shoalrun_args_t *args, const char *kvsname,
+                        const char *self, shoalrun_msg_t *m);
+
 /* ---- job.c --------------------------------------------------------------- */
 
 /* Run the whole job; returns shoalrun's exit status. */
 int shoalrun_job_run(shoalrun_args_t *args);
+/* The same for a daemon: its ranks are first..first+nlocal-1 of args. */
+int shoalrun_job_run_daemon(shoalrun_args_t *args, const char *kvsname,
+                            const shoalrun_tree_conf_t *conf);
 
 #endif /* SHOALRUN_H */

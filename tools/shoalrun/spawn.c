@@ -55,12 +55,14 @@ static int choose_binding(shoalrun_launch_t *l, int asked)
 }
 
 int shoalrun_launch_init(shoalrun_launch_t *l, const shoalrun_args_t *args,
-                         const char *kvsname)
+                         const char *kvsname, int first, int nlocal)
 {
     memset(l, 0, sizeof(*l));
     l->path = args->path;
     l->argv = args->argv;
-    l->nranks = args->nranks;
+    l->nranks = nlocal;
+    l->size = args->nranks;
+    l->first = first;
     l->kvsname = kvsname;
     l->parent = getpid();
     l->stdin_fd = STDIN_FILENO;
@@ -87,9 +89,11 @@ static void child_env(const shoalrun_launch_t *l, int rank, int pmi_fd)
     setenv("PMI_FD", num, 1);
     snprintf(num, sizeof(num), "%d", rank);
     setenv("PMI_RANK", num, 1);
+    snprintf(num, sizeof(num), "%d", rank - l->first);
     setenv("MPI_LOCALRANKID", num, 1);
-    snprintf(num, sizeof(num), "%d", l->nranks);
+    snprintf(num, sizeof(num), "%d", l->size);
     setenv("PMI_SIZE", num, 1);
+    snprintf(num, sizeof(num), "%d", l->nranks);
     setenv("MPI_LOCALNRANKS", num, 1);
     setenv("PMI_JOBID", l->kvsname, 1);
     /* Left over from a launcher that started shoalrun itself. */
@@ -126,7 +130,7 @@ static void child_exec(const shoalrun_launch_t *l, int rank, int pmi_fd,
     fcntl(pmi_fd, F_SETFD, 0); /* the one fd of ours the rank keeps */
     child_env(l, rank, pmi_fd);
     if (l->bind == SHOALRUN_BIND_CORE)
-        shoalrun_bind_rank(rank, l->cpus, l->ncpus);
+        shoalrun_bind_rank(rank - l->first, l->cpus, l->ncpus);
     execv(l->path, l->argv);
     int err = errno;
     dprintf(STDERR_FILENO, "%s: rank %d: cannot execute '%s': %s\n",

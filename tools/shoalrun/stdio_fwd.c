@@ -85,6 +85,12 @@ static void stream_emit(shoalrun_stream_t *s, int flush)
 {
     size_t end = 0;
 
+    if (s->io->sink != NULL) { /* a daemon: the launcher cuts the lines */
+        if (s->len > 0)
+            s->io->sink(s->io->sink_ctx, s->rank, s->dest, s->buf, s->len);
+        s->len = 0;
+        return;
+    }
     for (size_t i = s->len; i > 0; i--)
         if (s->buf[i - 1] == '\n') {
             end = i;
@@ -102,15 +108,21 @@ static void stream_emit(shoalrun_stream_t *s, int flush)
     s->len -= end;
 }
 
-static void stream_close(shoalrun_stream_t *s)
+/* The stream ends: what is held goes out, and a tagged line is ended. */
+static void stream_finish(shoalrun_stream_t *s)
 {
-    if (s->fd < 0)
-        return;
     stream_emit(s, 1);
     if (s->io->tag && s->mid_line) {
         write_all(s->dest, "\n", 1);
         s->mid_line = 0;
     }
+}
+
+static void stream_close(shoalrun_stream_t *s)
+{
+    if (s->fd < 0)
+        return;
+    stream_finish(s);
     shoalrun_loop_remove(s->io->loop, s->fd);
     close(s->fd);
     s->fd = -1;
@@ -173,9 +185,31 @@ int shoalrun_stdio_init(shoalrun_stdio_t *io, shoalrun_loop_t *loop,
     io->streams = calloc(2 * (size_t)nranks, sizeof(*io->streams));
     if (io->streams == NULL)
         return base_err(SHOAL_ERR_NOMEM, "shoalrun: out of memory");
-    for (int i = 0; i < 2 * nranks; i++)
+    for (int i = 0; i < 2 * nranks; i++) {
         io->streams[i].fd = -1;
+        io->streams[i].io = io;
+        io->streams[i].rank = i / 2;
+        io->streams[i].dest = 1 + i % 2;
+    }
     return SHOAL_OK;
+}
+
+void shoalrun_stdio_data(shoalrun_stdio_t *io, int rank, int dest,
+                         const char *data, size_t len)
+{
+    if (rank < 0 || rank >= io->nranks || (dest != 1 && dest != 2))
+        return;
+    shoalrun_stream_t *s = &io->streams[2 * rank + dest - 1];
+    if (dest_broken[dest])
+        return;
+    if (stream_reserve(s, len) != 0) {
+        stream_emit(s, 1);
+        write_all(dest, data, len); /* unbuffered beats lost */
+        return;
+    }
+    memcpy(s->buf + s->len, data, len);
+    s->len += len;
+    stream_emit(s, 0);
 }
 
 static int stream_attach(shoalrun_stdio_t *io, shoalrun_stream_t *s, int rank,
@@ -246,6 +280,8 @@ static void stdin_on_write(void *ctx, int fd, short revents)
     if (n > 0) {
         memmove(io->in_buf, io->in_buf + n, io->in_len - (size_t)n);
         io->in_len -= (size_t)n;
+        if (io->fed != NULL) /* the launcher may send more */
+            io->fed(io->fed_ctx, (size_t)n);
     } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
         stdin_stop(io); /* rank 0 closed its stdin */
         return;
@@ -293,6 +329,48 @@ int shoalrun_stdio_stdin_for_rank0(shoalrun_stdio_t *io, int *child_fd_p)
     return SHOAL_OK;
 }
 
+int shoalrun_stdio_stdin_fed(shoalrun_stdio_t *io, int *child_fd_p)
+{
+    int p[2];
+
+    io->in_buf = malloc(STDIN_BUF);
+    if (io->in_buf == NULL || pipe2(p, O_CLOEXEC) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "stdin pipe: %s", strerror(errno));
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    io->to_rank0 = p[1];
+    if (shoalrun_loop_add(io->loop, io->to_rank0, 0, stdin_on_write, io)) {
+        close(p[0]);
+        stdin_stop(io);
+        return SHOAL_ERR_NOMEM;
+    }
+    *child_fd_p = p[0];
+    return SHOAL_OK;
+}
+
+void shoalrun_stdio_stdin_feed(shoalrun_stdio_t *io, const char *data,
+                               size_t len)
+{
+    if (io->to_rank0 < 0) { /* rank 0 is gone: take it as read */
+        if (io->fed != NULL && len > 0)
+            io->fed(io->fed_ctx, len);
+        return;
+    }
+    if (len == 0)
+        io->in_eof = 1;
+    else if (len > STDIN_BUF - io->in_len) {
+        shoalrun_say("internal error: stdin data beyond the window");
+        return;
+    }
+    memcpy(io->in_buf + io->in_len, data, len);
+    io->in_len += len;
+    stdin_update(io);
+}
+
+size_t shoalrun_stdio_stdin_window(void)
+{
+    return STDIN_BUF;
+}
+
 void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io)
 {
     stdin_stop(io);
@@ -302,6 +380,8 @@ void shoalrun_stdio_fini(shoalrun_stdio_t *io)
 {
     for (int i = 0; io->streams != NULL && i < 2 * io->nranks; i++) {
         stream_close(&io->streams[i]);
+        if (io->streams[i].len > 0 || io->streams[i].mid_line)
+            stream_finish(&io->streams[i]); /* a remote rank's last line */
         free(io->streams[i].buf);
     }
     free(io->streams);

@@ -1,0 +1,494 @@
+#!/bin/bash
+# shoalrun across hosts, one case per run:
+#   multihost_test.sh CASE SHOALRUN HELLO HELPER
+# Hosts are network namespaces ($P-h0, $P-h1, ...) with veth pairs to a
+# bridge in a namespace of their own ($P-sw), addresses 10.77.3.10+i/24;
+# the remote-exec command is `ip netns exec` and hosts are given as
+# NAME=ADDRESS (namespaces have no DNS).  Nothing touches the root
+# namespace's network, and every name carries this run's prefix, so runs
+# in parallel do not meet.  HELLO is mh_hello.c, HELPER is the launcher
+# tests' launcher_helper.c.  The trap kills whatever still runs in our
+# namespaces, deletes them and our /dev/shm objects.
+set -u
+case_name=$1
+SHOALRUN=$2
+HELLO=$3
+HELPER=$4
+P="shl-$$-$RANDOM"
+M="shoalmh-$$-$RANDOM-$case_name"
+tmp=$(mktemp -d)
+prefix=""
+rc=0
+made=""
+
+skip() {
+    echo "SKIP ($case_name): $*"
+    exit 77
+}
+
+cleanup() {
+    for ns in $made; do
+        for p in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -9 "$p" 2>/dev/null
+        done
+    done
+    for p in $(pgrep -f -- "$M"); do
+        kill -9 "$p" 2>/dev/null
+    done
+    for ns in $made; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    [ -n "$prefix" ] && rm -f /dev/shm/"$prefix"*
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/../launcher/test_lib.sh"
+
+count_out() { grep -c -E -- "$1" "$tmp/out"; }
+
+# ---- hosts -------------------------------------------------------------------
+
+# make_hosts N: namespaces $P-h0 .. $P-h(N-1) and $P-l (a login node for
+# the launcher, 10.77.3.2) on one bridge.
+make_hosts() {
+    local n=$1 i ns
+    ip netns add "$P-sw" || fail "ip netns add"
+    made="$P-sw"
+    ip -n "$P-sw" link add br0 type bridge
+    ip -n "$P-sw" link set br0 up
+    for i in $(seq 0 "$n") ; do
+        if [ "$i" -eq "$n" ]; then ns="$P-l"; addr=10.77.3.2; else
+            ns="$P-h$i"; addr=10.77.3.$((10 + i)); fi
+        ip netns add "$ns" || fail "ip netns add $ns"
+        made="$made $ns"
+        ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$P-sw" ||
+            fail "veth for $ns"
+        ip -n "$P-sw" link set "p$i" master br0 up
+        ip -n "$ns" addr add "$addr/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+    done
+}
+
+# host I [SLOTS]: the --host word of host I
+host() { echo "$P-h$1=10.77.3.$((10 + $1)):${2:-2}"; }
+
+# in NS CMD...: run CMD in namespace NS
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+# run NS ARGS...: shoalrun in namespace NS, output captured; sets rc.
+run() {
+    local ns=$1
+    shift
+    SHOAL_RSH="ip netns exec" in_ns "$ns" "$SHOALRUN" "$@" \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+}
+
+# run_within MS NS ARGS...: run, which must end within MS ms.
+run_within() {
+    local limit=$1 t0 took
+    shift
+    t0=$(now_ns)
+    run "$@"
+    took=$(ms_since "$t0")
+    [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
+}
+
+# fake_rsh BODY: $tmp/rsh, a remote-exec command running the sh code BODY.
+fake_rsh() {
+    printf '#!/bin/sh\n%s\n' "$1" >"$tmp/rsh"
+    chmod +x "$tmp/rsh"
+}
+
+# start NS ARGS...: the same in the background; sets pid.
+start() {
+    local ns=$1
+    shift
+    # ip netns exec becomes shoalrun: $! is the launcher's pid.
+    SHOAL_RSH="ip netns exec" ip netns exec "$ns" "$SHOALRUN" "$@" \
+        >"$tmp/out" 2>"$tmp/err" </dev/null &
+    pid=$!
+}
+
+# daemon_in NS: the pid of the daemon the launcher ($pid) started in NS
+# (ip netns exec became it; its watchdog is a fork of it, not our child).
+daemon_in() {
+    local p d=""
+    for p in $(ip netns pids "$1"); do
+        [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$pid" ] && d=$p
+    done
+    [ -n "$d" ] || fail "no daemon found in $1"
+    echo "$d"
+}
+
+# ends_within MS CMD...: run CMD; the job started by start() must end
+# within MS ms; sets rc.
+ends_within() {
+    local limit=$1 t0 took
+    shift
+    t0=$(now_ns)
+    "$@"
+    wait "$pid"
+    rc=$?
+    took=$(ms_since "$t0")
+    [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
+}
+
+# nothing_left [MS]: within MS ms (default 3000), no process in any of our
+# namespaces, none of the job's, no /dev/shm object of the job.
+nothing_left() {
+    local limit=${1:-3000} t0 left ns
+    t0=$(now_ns)
+    while :; do
+        left=""
+        for ns in $made; do
+            left="$left$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+        done
+        left="$left$(pgrep -f -- "$M" | tr '\n' ' ')"
+        if [ -n "$prefix" ] && ls /dev/shm/"$prefix"* >/dev/null 2>&1; then
+            left="$left shm"
+        fi
+        [ -z "${left// /}" ] && return 0
+        if [ "$(ms_since "$t0")" -gt "$limit" ]; then
+            fail "left behind after $limit ms: $left" \
+                "$(for p in $left; do ps -o pid=,ppid=,args= -p "$p"; done)"
+        fi
+        sleep 0.05
+    done
+}
+
+# ---- cases that need no namespaces ------------------------------------------
+
+if [ "$case_name" = bad_args ]; then
+    printf '# hosts\nnodeA slots=2\nnodeB:2 # two more\n\n' >"$tmp/hf"
+    "$SHOALRUN" -n 5 --hostfile "$tmp/hf" true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "5 ranks but only 4 slots on 2 hosts"
+    "$SHOALRUN" --host a:x true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "slots after ':' must be a number"
+    printf 'nodeA slot=2\n' >"$tmp/hf2"
+    "$SHOALRUN" --hostfile "$tmp/hf2" true >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "hf2:1: unknown word 'slot=2'"
+    "$SHOALRUN" --host localhost:2 --noise rank=0,busy true \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 2
+    expect_err "one host only"
+    # A host list of this machine only runs here, without any daemon.
+    "$SHOALRUN" --host localhost:2 --oversubscribe -n 3 sh -c \
+        'echo "r=$PMI_RANK s=$PMI_SIZE l=$MPI_LOCALRANKID/$MPI_LOCALNRANKS"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    expect_out "r=2 s=3 l=2/3"
+    # Hydra's spelling: -hosts with -ppn, and -f.
+    "$SHOALRUN" -hosts localhost -ppn 3 sh -c 'echo "s=$PMI_SIZE"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(grep -c '^s=3$' "$tmp/out")" -eq 3 ] || fail "-ppn 3: not 3 ranks"
+    echo "localhost:2" >"$tmp/hf3"
+    "$SHOALRUN" -f "$tmp/hf3" sh -c 'echo "s=$PMI_SIZE"' \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(grep -c '^s=2$' "$tmp/out")" -eq 2 ] || fail "-f: not 2 ranks"
+    # A daemon started by hand has no secret.
+    "$SHOALRUN" --daemon 127.0.0.1 1 1 </dev/null >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 125
+    expect_err "no job secret on stdin"
+    echo "PASS ($case_name)"
+    exit 0
+fi
+
+# ---- namespace hosts ----------------------------------------------------------
+
+[ "$(id -u)" -eq 0 ] || skip "network namespaces need root"
+command -v ip >/dev/null || skip "no ip command (iproute2)"
+ip netns list >/dev/null 2>&1 || skip "ip netns is not available"
+
+case $case_name in
+hello)
+    # 2 hosts x 2 ranks: the launcher's host runs 2 itself.
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" "$HELLO" 2,2
+    expect_rc 0
+    [ "$(count_out '^hello rank')" -eq 4 ] || fail "not 4 hello lines"
+    expect_out "hello rank 3 of 4 host 1 local 1 of 2"
+    expect_out "hello rank 0 of 4 host 0 local 0 of 2"
+    # Fewer ranks than slots fill the hosts in order...
+    run "$P-h0" --timeout 30 -n 3 --host localhost:2,"$(host 1)" "$HELLO" 2,1
+    expect_rc 0
+    expect_out "hello rank 2 of 3 host 1 local 0 of 1"
+    # ... more are spread evenly, when allowed.
+    run "$P-h0" --timeout 30 -n 6 --oversubscribe \
+        --host localhost:1,"$(host 1 1)" "$HELLO" 3,3
+    expect_rc 0
+    expect_out "hello rank 5 of 6 host 1 local 2 of 3"
+    nothing_left
+    ;;
+tree)
+    # 4 hosts x 2 ranks from a login node without ranks, fan-out 2: the
+    # launcher starts hosts 0 and 1, host 0's daemon starts 2 and 3.
+    make_hosts 4
+    for i in 0 1 2 3; do echo "$(host $i 2)" | sed 's/:2$/ slots=2/'; done \
+        >"$tmp/hosts"
+    run "$P-l" --timeout 30 --hostfile "$tmp/hosts" --fanout 2 \
+        --tag-output "$HELLO" 2,2,2,2
+    expect_rc 0
+    [ "$(count_out '^\[[0-7]\] hello rank')" -eq 8 ] || fail "not 8 hellos"
+    expect_out "^\[7\] hello rank 7 of 8 host 3 local 1 of 2"
+    # Each host's ranks share one network namespace, others not.
+    ns3=$(sed -n 's/^\[6\] .* ns //p' "$tmp/out")
+    ns0=$(sed -n 's/^\[0\] .* ns //p' "$tmp/out")
+    [ -n "$ns3" ] && [ "$ns3" != "$ns0" ] || fail "namespaces not told apart"
+    [ "$(sed -n 's/^\[7\] .* ns //p' "$tmp/out")" = "$ns3" ] ||
+        fail "ranks 6 and 7 in different namespaces"
+    nothing_left
+    ;;
+tree3)
+    # 7 hosts, fan-out 2: three levels of daemons (1-2, 3-6, 7).
+    make_hosts 7
+    run "$P-l" --timeout 60 --fanout 2 --host "$(host 0 1)","$(host 1 1)",\
+"$(host 2 1)","$(host 3 1)","$(host 4 1)","$(host 5 1)","$(host 6 1)" \
+        "$HELLO" 1,1,1,1,1,1,1
+    expect_rc 0
+    [ "$(count_out '^hello rank')" -eq 7 ] || fail "not 7 hello lines"
+    expect_out "hello rank 6 of 7 host 6 local 0 of 1"
+    nothing_left
+    ;;
+subtree_lost)
+    # A chain (fan-out 1): the launcher, h0, h1, h2.  Losing h0's daemon
+    # loses the two below it too; they kill their ranks by themselves.
+    make_hosts 3
+    start "$P-l" --timeout 60 --fanout 1 \
+        --host "$(host 0)","$(host 1)","$(host 2)" "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 6 "$tmp/out"
+    find_prefix
+    ends_within 5000 kill -9 "$(daemon_in "$P-h0")"
+    expect_rc 125
+    expect_err "host $P-h0 lost: its daemon's connection closed \(6 ranks there and on the hosts its daemon served\)"
+    nothing_left
+    ;;
+ssh_like)
+    # Like ssh: the remote command starts with an empty environment in
+    # another directory; the job's environment and directory still reach
+    # the remote ranks.
+    make_hosts 2
+    cd "$tmp" || fail "cd"
+    MH_VAR="a b" SHOAL_RSH="env -C / -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ip netns exec" \
+        ip netns exec "$P-h0" "$SHOALRUN" --timeout 30 \
+        --host localhost:1,"$(host 1)" sh -c \
+        'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    cd / || fail "cd"
+    expect_rc 0
+    expect_out "^rank 2 var=a b cwd=$tmp$"
+    nothing_left
+    ;;
+tag_output)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --tag-output --host localhost:1,"$(host 1)" \
+        "$HELPER" "$M" output 300000
+    expect_rc 0
+    expect_out "^\[2\] "
+    grep -E -- "^\[1\] " "$tmp/err" >/dev/null || fail "no tagged stderr"
+    # Every line of a remote rank arrives whole and tagged.
+    "$HELPER" "$M" gen-output 2 300000 | sed 's/^/[2] /' >"$tmp/want"
+    grep -E '^\[2\] ' "$tmp/out" | cmp -s - "$tmp/want" ||
+        fail "rank 2's stdout differs from what it wrote"
+    nothing_left
+    ;;
+stdin)
+    # The launcher runs no rank: rank 0's stdin comes down the tree, a
+    # window at a time (500 kB here); other ranks read /dev/null.
+    make_hosts 2
+    seq 1 80000 >"$tmp/in"
+    want=$(md5sum <"$tmp/in")
+    SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
+        --host "$(host 0 1)","$(host 1 1)" sh -c \
+        'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
+        <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    expect_out "^$want\$"
+    expect_out "^r1 eof\$"
+    # Rank 0 reads a little and exits: the job still ends at once.
+    SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
+        --host "$(host 0 1)" head -c 6 <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    [ "$(cat "$tmp/out")" = "$(head -c 6 "$tmp/in")" ] || fail "head -c 6"
+    nothing_left
+    ;;
+exit_status)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \
+        "$HELPER" "$M" exit-rank 3 7
+    expect_rc 7
+    expect_err "rank 3 \(pid [0-9]+\) on host $P-h1 exited with code 7; stopping the other 3 ranks"
+    nothing_left
+    ;;
+kill_rank)
+    make_hosts 2
+    run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \
+        "$HELPER" "$M" kill-rank 2 9
+    expect_rc 137
+    expect_err "rank 2 \(pid [0-9]+\) on host $P-h1 was killed by signal 9"
+    find_prefix
+    nothing_left
+    ;;
+signals)
+    make_hosts 2
+    start "$P-h0" --timeout 30 --host localhost:1,"$(host 1)" \
+        "$HELPER" "$M" signals
+    wait_for "^ready rank" 3 "$tmp/out"
+    kill -USR1 "$pid"
+    wait_for "got SIGUSR1" 3 "$tmp/out"
+    # (A background job of a script ignores SIGINT: TERM it is.)
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    expect_out "rank 2 got SIGTERM"
+    expect_out "rank 1 got SIGTERM"
+    expect_err "got SIGTERM; passing it to the ranks"
+    nothing_left
+    ;;
+host_lost)
+    make_hosts 3
+    start "$P-h0" --timeout 60 --host localhost:1,"$(host 1)","$(host 2)" \
+        "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 5 "$tmp/out"
+    find_prefix
+    # Its watchdog stays alive to clean up, as on a real host whose daemon
+    # crashed.
+    ends_within 5000 kill -9 "$(daemon_in "$P-h1")"
+    expect_rc 125
+    expect_err "host $P-h1 lost: its daemon's connection closed \(2 ranks\)"
+    nothing_left
+    ;;
+kill_launcher)
+    make_hosts 3
+    start "$P-l" --timeout 60 --host "$(host 0)","$(host 1)","$(host 2)" \
+        --fanout 1 "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 6 "$tmp/out"
+    find_prefix
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    nothing_left 5000
+    ;;
+wrong_secret)
+    make_hosts 2
+    SHOAL_LOG=debug start "$P-h0" --timeout 30 \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 3
+    wait_for "node 0 listens on port" 1 "$tmp/err"
+    port=$(sed -n 's/.*node 0 listens on port \([0-9]*\).*/\1/p' "$tmp/err")
+    # A stranger claiming to be node 1's daemon, with a made-up MAC.
+    hello='\x2c\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00'
+    hello="$hello\\x10\\x00\\x00\\x00$(printf '\\x41%.0s' $(seq 16))"
+    hello="$hello\\x10\\x00\\x00\\x00$(printf '\\x42%.0s' $(seq 16))"
+    in_ns "$P-h1" bash -c "exec 3<>/dev/tcp/10.77.3.10/$port &&
+        head -c 24 <&3 >/dev/null && printf '$hello' >&3 && sleep 0.3" ||
+        fail "could not connect to port $port"
+    # Garbage, and 20 strangers that connect and say nothing (more than
+    # the launcher keeps waiting for proof; the oldest are dropped).
+    in_ns "$P-h1" bash -c "exec 3<>/dev/tcp/10.77.3.10/$port &&
+        head -c 65536 /dev/urandom >&3; sleep 0.2" 2>/dev/null
+    strangers=""
+    for i in $(seq 20); do
+        ip netns exec "$P-h1" bash -c \
+            "exec 3<>/dev/tcp/10.77.3.10/$port; exec sleep 5" 2>/dev/null &
+        strangers="$strangers $!"
+    done
+    wait "$pid"
+    rc=$?
+    kill $strangers 2>/dev/null
+    expect_rc 0
+    expect_err "refused a daemon connection from 10.77.3.11: wrong secret"
+    expect_err "refused a daemon connection from 10.77.3.11: not a shoalrun daemon"
+    expect_err "refused a daemon connection from 10.77.3.11: silent while others wait"
+    [ "$(count_out '^ready rank')" -eq 3 ] || fail "the job was disturbed"
+    find_prefix
+    nothing_left
+    ;;
+stuck)
+    # Rank 1, alone on its host, finalizes; ranks 0 and 2, on two other
+    # hosts, wait in a barrier it will never enter.
+    make_hosts 3
+    run_within 5000 "$P-h0" --timeout 30 \
+        --host localhost:1,"$(host 1 1)","$(host 2 1)" \
+        "$HELPER" "$M" finalize-early
+    expect_rc 1
+    expect_err "^shoalrun: rank 1 on host $P-h1 called PMI finalize while other ranks wait in a PMI barrier it can no longer enter; stopping the job's [0-9] ranks$"
+    nothing_left
+    ;;
+link_down)
+    # No connection closes: only the heartbeats can tell.
+    make_hosts 2
+    SHOAL_HOST_TIMEOUT=1500ms start "$P-h0" --timeout 60 \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 60
+    wait_for "^ready rank" 3 "$tmp/out"
+    find_prefix
+    ends_within 5000 ip -n "$P-sw" link set p1 down
+    expect_rc 125
+    expect_err "host $P-h1 lost: no word from its daemon for 1.5 s"
+    # The daemon, as cut off, gives up on its own and kills its ranks.
+    nothing_left 5000
+    ;;
+mpi)
+    # A real MPI program across 2 hosts x 2 ranks: needs a network wire
+    # (shoal-info says tcp yes, or at least knows SHOAL_TCP_* settings).
+    { "${SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
+        "${SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
+        >/dev/null || skip "shoal-info reports no tcp wire in this build"
+    make_hosts 2
+    run "$P-h0" --timeout 60 --host localhost:2,"$(host 1)" "$MH_MPI"
+    expect_rc 0
+    [ "$(count_out '^mpi rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
+    nothing_left
+    ;;
+late_daemon)
+    # The job times out while a daemon is still on its way: when it
+    # connects it is told to stop at once, and nothing is left.
+    make_hosts 2
+    fake_rsh 'sleep 1; exec ip netns exec "$@"'
+    run_within 4000 "$P-h0" --timeout 0.3 --rsh "$tmp/rsh" \
+        --host localhost:1,"$(host 1)" "$HELPER" "$M" sleep 20
+    expect_rc 124
+    expect_err "job exceeded the 0.3 s timeout"
+    nothing_left
+    ;;
+no_connect)
+    # The remote-exec command runs but no daemon ever connects back (a
+    # firewall, a wrong address): lost after SHOAL_HOST_TIMEOUT, and the
+    # command is killed.
+    make_hosts 1
+    fake_rsh 'exec sleep 30'
+    SHOAL_HOST_TIMEOUT=1s run_within 5000 "$P-h0" --timeout 30 \
+        --rsh "$tmp/rsh" --host localhost:1,"$P-far=10.77.3.50:1" \
+        "$HELPER" "$M" sleep 20
+    expect_rc 125
+    expect_err "host $P-far lost: no daemon connected back within 1 s"
+    nothing_left
+    ;;
+unreachable)
+    make_hosts 1
+    run_within 5000 "$P-h0" --timeout 30 \
+        --host localhost:1,"$P-nosuch=10.77.3.99:1" "$HELPER" "$M" sleep 20
+    expect_rc 125
+    expect_err "host $P-nosuch lost: the remote-exec command exited with code [0-9]+ before a daemon connected back"
+    nothing_left
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS ($case_name)"

@@ -368,6 +368,14 @@ int mpi_coll_check_count(MPI_Comm comm, MPI_Count count, const char *fn,
     return MPI_SUCCESS;
 }
 
+/* The bytes one element of dt takes or covers, whichever is more. */
+static int64_t span(MPI_Datatype dt)
+{
+    int64_t ext = dt->extent < 0 ? -dt->extent : dt->extent;
+
+    return ext > dt->size ? ext : dt->size;
+}
+
 int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
                         MPI_Datatype dt, const char *fn, const char *what)
 {
@@ -382,6 +390,11 @@ int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
         return mpi_error(comm, MPI_ERR_BUFFER, fn,
                          "buffer is NULL with %s %lld of %s", what,
                          (long long)count, dt->name);
+    /* A _c form's count may be large enough to overflow byte offsets. */
+    if (rc == MPI_SUCCESS && count > 0 && span(dt) > INT64_MAX / count)
+        return mpi_error(
+            comm, MPI_ERR_COUNT, fn, "%s %lld of %s spans more than 2^63 bytes",
+            what, (long long)count, dt->name[0] ? dt->name : "(derived)");
     return rc;
 }
 

@@ -661,6 +661,8 @@ static void t_errors(MPI_Comm comm, int p, const tri_t *g)
     MT_ERR(MPI_ERR_COUNT, MPI_Ibcast_c(buf, BADC, MPI_INT, 0, comm, &req));
     MT_ERR(MPI_ERR_COUNT,
            MPI_Bcast_init_c(buf, BADC, MPI_INT, 0, comm, MPI_INFO_NULL, &req));
+    /* count * extent past 2^63 bytes */
+    MT_ERR(MPI_ERR_COUNT, MPI_Bcast_c(buf, INT64_MAX / 2, MPI_INT, 0, comm));
     MT_ERR(MPI_ERR_COUNT,
            MPI_Reduce_c(buf, buf + 4, BADC, MPI_INT, MPI_SUM, 0, comm));
     MT_ERR(MPI_ERR_COUNT,

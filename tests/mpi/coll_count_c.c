@@ -117,6 +117,18 @@ static int *ints(MPI_Count n)
     return b;
 }
 
+/* n blocks of cnt(from[j]) (from NULL: cnt(j)) elements in the layout
+ * above: the counts in *c, the displacements in *d (both to be freed), a
+ * buffer for it returned. */
+static int *vlayout(int n, const int *from, MPI_Count **c, MPI_Aint **d)
+{
+    *c = malloc(sizeof(MPI_Count) * (size_t)(n + 1));
+    *d = malloc(sizeof(MPI_Aint) * (size_t)(n + 1));
+    for (int j = 0; j < n; j++)
+        (*c)[j] = cnt(from != NULL ? from[j] : j);
+    return ints(layout(n, *c, *d, 1));
+}
+
 /* Block i (count c, at displ) of a received layout holds val(s, d, k). */
 static void check_block(const char *what, const run_t *x, const int *buf,
                         MPI_Aint displ, MPI_Count c, int s, int d)
@@ -180,13 +192,10 @@ static void t_gather(run_t *x, MPI_Comm comm, int p)
 
 static void t_gatherv(run_t *x, MPI_Comm comm, int p)
 {
-    MPI_Count *c = malloc(sizeof(MPI_Count) * (size_t)p);
-    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)p);
-    int root = p / 2, in[4], *out;
+    MPI_Count *c;
+    MPI_Aint *d;
+    int root = p / 2, in[4], *out = vlayout(p, NULL, &c, &d);
 
-    for (int q = 0; q < p; q++)
-        c[q] = cnt(q);
-    out = ints(layout(p, c, d, 1));
     for (int k = 0; k < 4; k++)
         in[k] = val(wrank, 0, k, x->it);
     CALL(x, Gatherv, Igatherv, in, cnt(wrank), MPI_INT, out, c, d, MPI_INT,
@@ -214,13 +223,10 @@ static void t_scatter(run_t *x, MPI_Comm comm, int p)
 
 static void t_scatterv(run_t *x, MPI_Comm comm, int p)
 {
-    MPI_Count *c = malloc(sizeof(MPI_Count) * (size_t)p);
-    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)p);
-    int root = 0, *in, out[5];
+    MPI_Count *c;
+    MPI_Aint *d;
+    int root = 0, *in = vlayout(p, NULL, &c, &d), out[5];
 
-    for (int q = 0; q < p; q++)
-        c[q] = cnt(q);
-    in = ints(layout(p, c, d, 1));
     for (int q = 0; q < p; q++)
         for (MPI_Count k = 0; k < c[q]; k++)
             in[d[q] + k] = val(root, q, (int)k, x->it);
@@ -336,13 +342,10 @@ static void t_allgather(run_t *x, MPI_Comm comm, int p)
 
 static void t_allgatherv(run_t *x, MPI_Comm comm, int p)
 {
-    MPI_Count *c = malloc(sizeof(MPI_Count) * (size_t)p);
-    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)p);
-    int in[4], *out;
+    MPI_Count *c;
+    MPI_Aint *d;
+    int in[4], *out = vlayout(p, NULL, &c, &d);
 
-    for (int q = 0; q < p; q++)
-        c[q] = cnt(q);
-    out = ints(layout(p, c, d, 1));
     for (int k = 0; k < 4; k++)
         in[k] = val(wrank, 0, k, x->it);
     CALL(x, Allgatherv, Iallgatherv, in, cnt(wrank), MPI_INT, out, c, d,
@@ -503,13 +506,10 @@ static void t_neighbor_allgather(run_t *x, const tri_t *g)
 
 static void t_neighbor_allgatherv(run_t *x, const tri_t *g)
 {
-    MPI_Count *c = malloc(sizeof(MPI_Count) * (size_t)(g->nin + 1));
-    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(g->nin + 1));
-    int in[4], *out;
+    MPI_Count *c;
+    MPI_Aint *d;
+    int in[4], *out = vlayout(g->nin, g->in, &c, &d);
 
-    for (int j = 0; j < g->nin; j++)
-        c[j] = cnt(g->in[j]);
-    out = ints(layout(g->nin, c, d, 1));
     for (int k = 0; k < 4; k++)
         in[k] = val(wrank, 0, k, x->it);
     CALL(x, Neighbor_allgatherv, Ineighbor_allgatherv, in, cnt(wrank), MPI_INT,

@@ -7,7 +7,9 @@
  * neighbourhood ones on a distributed graph whose in- and out-degrees
  * differ; argument errors under MPI_ERRORS_RETURN, among them counts whose
  * low 32 bits look valid, which only a 64-bit path reports; an int form
- * whose arrays are too long for the stack when widened.
+ * whose arrays are too long for the stack when widened; int and _c v and
+ * w forms across an intercommunicator, whose arrays cover the remote
+ * group.
  *
  * Counts over INT_MAX: a derived type of size 0 lets Bcast_c, Allgather_c,
  * Allgatherv_c (whose counts add up past INT_MAX) and Alltoall_c take such
@@ -611,6 +613,101 @@ static void t_int_wide(void)
     MT_OK(MPI_Comm_free(&g));
 }
 
+/* ---- across an intercommunicator ------------------------------------------
+ */
+
+/* dst[i] = (int)src[i], for the int forms. */
+#define NARROW(dst, src, n)                                                    \
+    do {                                                                       \
+        for (int i_ = 0; i_ < (n); i_++)                                       \
+            (dst)[i_] = (int)(src)[i_];                                        \
+    } while (0)
+
+/*
+ * The v and w forms between the lower and upper half of the world
+ * (groups of different sizes at odd sizes), where the arrays cover the
+ * remote group: Allgatherv in both forms, Alltoallv (int), Alltoallw_c
+ * and Scatterv (int) from the lower group's rank 0.
+ */
+static void t_inter(void)
+{
+    int lo = wsize / 2, low = wrank < lo, r, rsize, first, *rw;
+    int ci[8], di[8], sci[8], sdi[8], rci[8], rdi[8], in[4], *out;
+    run_t x = {BLOCK, 0, MPI_REQUEST_NULL};
+    MPI_Datatype t[8];
+    MPI_Comm half, inter;
+    MPI_Count *c;
+    MPI_Aint *d;
+    vside_t v;
+
+    if (wsize < 2 || wsize > 16)
+        return;
+    MT_OK(MPI_Comm_split(MPI_COMM_WORLD, low, wrank, &half));
+    MT_OK(
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? lo : 0, 9, &inter));
+    MT_OK(MPI_Comm_rank(inter, &r));
+    MT_OK(MPI_Comm_remote_size(inter, &rsize));
+    first = low ? lo : 0;
+    rw = malloc(sizeof(int) * (size_t)rsize);
+    for (int j = 0; j < rsize; j++) {
+        rw[j] = first + j; /* world rank of remote rank j */
+        t[j] = MPI_INT;
+    }
+    for (int k = 0; k < 4; k++)
+        in[k] = val(wrank, 0, k, 0);
+
+    out = vlayout(rsize, rw, &c, &d);
+    MT_OK(MPI_Allgatherv_c(in, cnt(wrank), MPI_INT, out, c, d, MPI_INT, inter));
+    for (int j = 0; j < rsize; j++)
+        check_block("inter Allgatherv_c", &x, out, d[j], c[j], rw[j], 0);
+    free(out);
+    out = vlayout(rsize, rw, &c, &d);
+    NARROW(ci, c, rsize);
+    NARROW(di, d, rsize);
+    MT_OK(MPI_Allgatherv(in, (int)cnt(wrank), MPI_INT, out, ci, di, MPI_INT,
+                         inter));
+    for (int j = 0; j < rsize; j++)
+        check_block("inter Allgatherv", &x, out, d[j], c[j], rw[j], 0);
+    free(out);
+    free(c);
+    free(d);
+
+    vside_make(&v, &x, rsize, rw, rsize, rw, 1);
+    NARROW(sci, v.sc, rsize);
+    NARROW(sdi, v.sd, rsize);
+    NARROW(rci, v.rc, rsize);
+    NARROW(rdi, v.rd, rsize);
+    MT_OK(MPI_Alltoallv(v.in, sci, sdi, MPI_INT, v.out, rci, rdi, MPI_INT,
+                        inter));
+    vside_check(&v, &x, rsize, rw, 1, "inter Alltoallv");
+    vside_make(&v, &x, rsize, rw, rsize, rw, sizeof(int));
+    MT_OK(MPI_Alltoallw_c(v.in, v.sc, v.sd, t, v.out, v.rc, v.rd, t, inter));
+    vside_check(&v, &x, rsize, rw, sizeof(int), "inter Alltoallw_c");
+
+    /* Scatterv from world rank 0 (the lower group's rank 0). */
+    if (low) {
+        int *sb = vlayout(rsize, rw, &c, &d);
+        for (int j = 0; r == 0 && j < rsize; j++)
+            for (MPI_Count k = 0; k < c[j]; k++)
+                sb[d[j] + k] = val(0, rw[j], (int)k, 0);
+        NARROW(ci, c, rsize);
+        NARROW(di, d, rsize);
+        MT_OK(MPI_Scatterv(sb, ci, di, MPI_INT, NULL, 0, MPI_INT,
+                           r == 0 ? MPI_ROOT : MPI_PROC_NULL, inter));
+        free(sb);
+        free(c);
+        free(d);
+    } else {
+        int rb[5] = {GAP, GAP, GAP, GAP, GAP};
+        MT_OK(MPI_Scatterv(NULL, NULL, NULL, MPI_INT, rb, (int)cnt(wrank),
+                           MPI_INT, 0, inter));
+        check_block("inter Scatterv", &x, rb, 0, cnt(wrank), 0, wrank);
+    }
+    free(rw);
+    MT_OK(MPI_Comm_free(&inter));
+    MT_OK(MPI_Comm_free(&half));
+}
+
 /* ---- counts over INT_MAX of a type of size 0 --------------------------------
  */
 
@@ -859,6 +956,7 @@ int main(int argc, char **argv)
     }
     t_reduce_local();
     t_int_wide();
+    t_inter();
     t_huge_counts(MPI_COMM_WORLD, wsize);
     t_errors(MPI_COMM_WORLD, wsize, &g);
     MT_OK(MPI_Comm_free(&g.comm));

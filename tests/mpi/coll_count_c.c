@@ -661,6 +661,8 @@ static void t_inter(void)
     for (int j = 0; j < rsize; j++)
         check_block("inter Allgatherv_c", &x, out, d[j], c[j], rw[j], 0);
     free(out);
+    free(c);
+    free(d);
     out = vlayout(rsize, rw, &c, &d);
     NARROW(ci, c, rsize);
     NARROW(di, d, rsize);

@@ -1043,6 +1043,9 @@ SHOAL_MPI_FN(int, Op_free, (MPI_Op *op))
 SHOAL_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
 SHOAL_MPI_FN(int, Reduce_local, (const void *inbuf, void *inoutbuf,
                                  int count, MPI_Datatype datatype, MPI_Op op))
+SHOAL_MPI_FN(int, Reduce_local_c,
+             (const void *inbuf, void *inoutbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op))
 
 /* collectives */
 SHOAL_MPI_FN(int, Barrier, (MPI_Comm comm))
@@ -1320,6 +1323,283 @@ SHOAL_MPI_FN(int, Neighbor_alltoallw_init,
               void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
               MPI_Request *request))
+
+/* large-count forms of the collectives (MPI 4.0): counts are MPI_Count,
+ * count arrays MPI_Count[] and displacement arrays MPI_Aint[] (those of
+ * MPI_Alltoallw_c in bytes, as in MPI_Alltoallw) */
+SHOAL_MPI_FN(int, Bcast_c,
+             (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Reduce_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+SHOAL_MPI_FN(int, Allreduce_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SHOAL_MPI_FN(int, Gather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm))
+SHOAL_MPI_FN(int, Gatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Scatter_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm))
+SHOAL_MPI_FN(int, Scatterv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Allgather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Allgatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Alltoall_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Alltoallv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Alltoallw_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Reduce_scatter_c,
+             (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SHOAL_MPI_FN(int, Reduce_scatter_block_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SHOAL_MPI_FN(int, Scan_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SHOAL_MPI_FN(int, Exscan_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+SHOAL_MPI_FN(int, Ibcast_c,
+             (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iallreduce_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Igather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Igatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iscatter_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iscatterv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iallgather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Iallgatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoall_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoallv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ialltoallw_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce_scatter_c,
+             (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ireduce_scatter_block_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iscan_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Iexscan_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Bcast_init_c,
+             (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_init_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Allreduce_init_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Gather_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Gatherv_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Scatter_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Scatterv_init_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int root,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Allgather_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Allgatherv_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoall_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoallv_init_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Alltoallw_init_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_scatter_init_c,
+             (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Reduce_scatter_block_init_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Scan_init_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Exscan_init_c,
+             (const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_allgather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_allgatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoall_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoallv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm))
+SHOAL_MPI_FN(int, Neighbor_alltoallw_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm))
+SHOAL_MPI_FN(int, Ineighbor_allgather_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_allgatherv_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoall_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoallv_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Ineighbor_alltoallw_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_allgather_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_allgatherv_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoall_init_c,
+             (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoallv_init_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+              MPI_Request *request))
+SHOAL_MPI_FN(int, Neighbor_alltoallw_init_c,
+             (const void *sendbuf, const MPI_Count sendcounts[],
+              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void *recvbuf, const MPI_Count recvcounts[],
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Info info, MPI_Request *request))
 
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))

@@ -137,34 +137,35 @@ int coll_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
 
 /*
  * The v-forms take per-rank counts and displacements (in elements of the
- * root's type); the plain forms are the v-forms with counts[i] = count and
- * displs[i] = i * count, which NULL arrays stand for.
+ * root's type), 64-bit as MPI's large-count forms give them; the plain
+ * forms are the v-forms with counts[i] = count and displs[i] = i * count,
+ * which NULL arrays stand for.
  */
 int coll_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
-                 void *rbuf, int64_t rcount, const int *rcounts,
-                 const int *displs, void *rdt, int root);
+                 void *rbuf, int64_t rcount, const int64_t *rcounts,
+                 const int64_t *displs, void *rdt, int root);
 int coll_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                  const int *scounts, const int *displs, void *sdt,
+                  const int64_t *scounts, const int64_t *displs, void *sdt,
                   void *rbuf, int64_t rcount, void *rdt, int root);
-int coll_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                    void *sdt, void *rbuf, int64_t rcount, const int *rcounts,
-                    const int *displs, void *rdt);
+int coll_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
+                    void *rbuf, int64_t rcount, const int64_t *rcounts,
+                    const int64_t *displs, void *rdt);
 
 /* All-to-all: the plain and v forms are built on the w form, whose
  * displacements are in bytes and types are per peer. */
 int coll_alltoall(coll_comm_t *c, const void *sbuf, int64_t scount,
                   void *sdt, void *rbuf, int64_t rcount, void *rdt);
-int coll_alltoallv(coll_comm_t *c, const void *sbuf, const int *scounts,
-                   const int *sdispls, void *sdt, void *rbuf,
-                   const int *rcounts, const int *rdispls, void *rdt);
-int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int *scounts,
-                   const int *sdispls, void *const *sdts, void *rbuf,
-                   const int *rcounts, const int *rdispls,
+int coll_alltoallv(coll_comm_t *c, const void *sbuf, const int64_t *scounts,
+                   const int64_t *sdispls, void *sdt, void *rbuf,
+                   const int64_t *rcounts, const int64_t *rdispls, void *rdt);
+int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int64_t *scounts,
+                   const int64_t *sdispls, void *const *sdts, void *rbuf,
+                   const int64_t *rcounts, const int64_t *rdispls,
                    void *const *rdts);
 
 /* rcounts NULL: every rank gets rcount elements (Reduce_scatter_block). */
 int coll_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
-                        int64_t rcount, const int *rcounts, void *dt,
+                        int64_t rcount, const int64_t *rcounts, void *dt,
                         void *op);
 int coll_scan(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
               void *dt, void *op);
@@ -213,21 +214,23 @@ int coll_inter_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
                          int64_t count, void *dt, void *op);
 int coll_inter_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
                        void *sdt, void *rbuf, int64_t rcount,
-                       const int *rcounts, const int *displs, void *rdt,
+                       const int64_t *rcounts, const int64_t *displs, void *rdt,
                        int root);
 int coll_inter_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                        const int *scounts, const int *displs, void *sdt,
-                        void *rbuf, int64_t rcount, void *rdt, int root);
+                        const int64_t *scounts, const int64_t *displs,
+                        void *sdt, void *rbuf, int64_t rcount, void *rdt,
+                        int root);
 int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
                           void *sdt, void *rbuf, int64_t rcount,
-                          const int *rcounts, const int *displs, void *rdt);
+                          const int64_t *rcounts, const int64_t *displs,
+                          void *rdt);
 /* rcounts (over the local group) NULL: rcount each. */
 int coll_inter_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
-                              int64_t rcount, const int *rcounts, void *dt,
+                              int64_t rcount, const int64_t *rcounts, void *dt,
                               void *op);
 int coll_inter_alltoallw(coll_comm_t *c, const void *sbuf,
-                         const int *scounts, const int *sdispls,
-                         void *const *sdts, void *rbuf, const int *rcounts,
-                         const int *rdispls, void *const *rdts);
+                         const int64_t *scounts, const int64_t *sdispls,
+                         void *const *sdts, void *rbuf, const int64_t *rcounts,
+                         const int64_t *rdispls, void *const *rdts);
 
 #endif /* SHOAL_COLL_H */

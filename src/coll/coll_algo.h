@@ -149,7 +149,7 @@ typedef struct coll_ag {
     coll_sched_t *s;
     void *rbuf, *dt;
     int64_t count;
-    const int *counts, *displs;
+    const int64_t *counts, *displs;
 } coll_ag_t;
 void coll_allgather_bruck(const coll_ag_t *a);
 /* Uniform, contiguous blocks and a power-of-two size only. */

@@ -57,8 +57,8 @@ static void set_aside(coll_sched_t *s, blk_t *out, const blk_t *in, int n)
 typedef struct form {
     const void *buf;
     int64_t count;     /* plain form */
-    const int *counts; /* v and w forms */
-    const int *displs; /* elements (v) or bytes (w) */
+    const int64_t *counts; /* v and w forms */
+    const int64_t *displs; /* elements (v) or bytes (w) */
     void *dt;          /* plain and v forms */
     void *const *dts;  /* w form */
 } form_t;
@@ -218,18 +218,18 @@ int coll_alltoall(coll_comm_t *c, const void *sbuf, int64_t scount,
     return coll_sched_finish(&s);
 }
 
-int coll_alltoallv(coll_comm_t *c, const void *sbuf, const int *scounts,
-                   const int *sdispls, void *sdt, void *rbuf,
-                   const int *rcounts, const int *rdispls, void *rdt)
+int coll_alltoallv(coll_comm_t *c, const void *sbuf, const int64_t *scounts,
+                   const int64_t *sdispls, void *sdt, void *rbuf,
+                   const int64_t *rcounts, const int64_t *rdispls, void *rdt)
 {
     form_t out = {sbuf, 0, scounts, sdispls, sdt, NULL};
     form_t in = {rbuf, 0, rcounts, rdispls, rdt, NULL};
     return run(c, &out, &in);
 }
 
-int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int *scounts,
-                   const int *sdispls, void *const *sdts, void *rbuf,
-                   const int *rcounts, const int *rdispls,
+int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int64_t *scounts,
+                   const int64_t *sdispls, void *const *sdts, void *rbuf,
+                   const int64_t *rcounts, const int64_t *rdispls,
                    void *const *rdts)
 {
     form_t out = {sbuf, 0, scounts, sdispls, NULL, sdts};
@@ -238,9 +238,9 @@ int coll_alltoallw(coll_comm_t *c, const void *sbuf, const int *scounts,
 }
 
 int coll_inter_alltoallw(coll_comm_t *c, const void *sbuf,
-                         const int *scounts, const int *sdispls,
-                         void *const *sdts, void *rbuf, const int *rcounts,
-                         const int *rdispls, void *const *rdts)
+                         const int64_t *scounts, const int64_t *sdispls,
+                         void *const *sdts, void *rbuf, const int64_t *rcounts,
+                         const int64_t *rdispls, void *const *rdts)
 {
     return coll_alltoallw(c, sbuf, scounts, sdispls, sdts, rbuf, rcounts,
                           rdispls, rdts);

@@ -13,14 +13,14 @@
 
 /* Block i of a v-form buffer. */
 static void *block(const coll_comm_t *c, const void *buf, void *dt,
-                   int64_t count, const int *displs, int i)
+                   int64_t count, const int64_t *displs, int i)
 {
     return coll_elem(c, buf, dt, coll_vdispl(displs, count, i));
 }
 
 int coll_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
-                 void *rbuf, int64_t rcount, const int *rcounts,
-                 const int *displs, void *rdt, int root)
+                 void *rbuf, int64_t rcount, const int64_t *rcounts,
+                 const int64_t *displs, void *rdt, int root)
 {
     coll_sched_t s;
 
@@ -41,8 +41,9 @@ int coll_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
 }
 
 void coll_build_scatterv(coll_sched_t *s, const void *sbuf, int64_t scount,
-                         const int *scounts, const int *displs, void *sdt,
-                         void *rbuf, int64_t rcount, void *rdt, int root)
+                         const int64_t *scounts, const int64_t *displs,
+                         void *sdt, void *rbuf, int64_t rcount, void *rdt,
+                         int root)
 {
     coll_comm_t *c = s->comm;
 
@@ -61,7 +62,7 @@ void coll_build_scatterv(coll_sched_t *s, const void *sbuf, int64_t scount,
 }
 
 int coll_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                  const int *scounts, const int *displs, void *sdt,
+                  const int64_t *scounts, const int64_t *displs, void *sdt,
                   void *rbuf, int64_t rcount, void *rdt, int root)
 {
     coll_sched_t s;
@@ -181,9 +182,9 @@ void coll_allgather_bruck(const coll_ag_t *a)
     }
 }
 
-int coll_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                    void *sdt, void *rbuf, int64_t rcount, const int *rcounts,
-                    const int *displs, void *rdt)
+int coll_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount, void *sdt,
+                    void *rbuf, int64_t rcount, const int64_t *rcounts,
+                    const int64_t *displs, void *rdt)
 {
     coll_sched_t s;
     coll_ag_t a = {&s, rbuf, rdt, rcount, rcounts, displs};

@@ -99,7 +99,7 @@ int coll_inter_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
 
 int coll_inter_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
                        void *sdt, void *rbuf, int64_t rcount,
-                       const int *rcounts, const int *displs, void *rdt,
+                       const int64_t *rcounts, const int64_t *displs, void *rdt,
                        int root)
 {
     coll_sched_t s;
@@ -118,8 +118,9 @@ int coll_inter_gatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
 }
 
 int coll_inter_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
-                        const int *scounts, const int *displs, void *sdt,
-                        void *rbuf, int64_t rcount, void *rdt, int root)
+                        const int64_t *scounts, const int64_t *displs,
+                        void *sdt, void *rbuf, int64_t rcount, void *rdt,
+                        int root)
 {
     coll_sched_t s;
 
@@ -138,7 +139,8 @@ int coll_inter_scatterv(coll_comm_t *c, const void *sbuf, int64_t scount,
 
 int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
                           void *sdt, void *rbuf, int64_t rcount,
-                          const int *rcounts, const int *displs, void *rdt)
+                          const int64_t *rcounts, const int64_t *displs,
+                          void *rdt)
 {
     coll_sched_t s;
 
@@ -161,7 +163,7 @@ int coll_inter_allgatherv(coll_comm_t *c, const void *sbuf, int64_t scount,
  * this file.
  */
 int coll_inter_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
-                              int64_t rcount, const int *rcounts, void *dt,
+                              int64_t rcount, const int64_t *rcounts, void *dt,
                               void *op)
 {
     coll_sched_t s;

@@ -88,7 +88,7 @@ typedef struct rs {
     const void *in; /* the input vector, blocks in rank order */
     void *rbuf, *dt;
     int64_t rcount;
-    const int *rcounts;
+    const int64_t *rcounts;
     int64_t *displ; /* p + 1 offsets of the blocks in the input */
     int pof2, rem;
 } rs_t;
@@ -155,7 +155,7 @@ static void hand_out(const rs_t *x, void *acc, const int64_t *seg, int i)
  * order is kept (coll_halving_reduce_scatter), so any op will do.
  */
 int coll_reduce_scatter(coll_comm_t *c, const void *sbuf, void *rbuf,
-                        int64_t rcount, const int *rcounts, void *dt,
+                        int64_t rcount, const int64_t *rcounts, void *dt,
                         void *op)
 {
     coll_sched_t s;

@@ -111,11 +111,11 @@ static inline void *coll_elem(const coll_comm_t *c, const void *buf,
 }
 
 /* Count and displacement of block i of a v-form (NULL arrays: uniform). */
-static inline int64_t coll_vcount(const int *counts, int64_t count, int i)
+static inline int64_t coll_vcount(const int64_t *counts, int64_t count, int i)
 {
     return counts ? counts[i] : count;
 }
-static inline int64_t coll_vdispl(const int *displs, int64_t count, int i)
+static inline int64_t coll_vdispl(const int64_t *displs, int64_t count, int i)
 {
     return displs ? displs[i] : (int64_t)i * count;
 }
@@ -155,7 +155,8 @@ int coll_shm_allreduce(coll_sched_t *s, const void *sbuf, void *rbuf,
 void coll_build_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                        int64_t count, void *dt, void *op, int root);
 void coll_build_scatterv(coll_sched_t *s, const void *sbuf, int64_t scount,
-                         const int *scounts, const int *displs, void *sdt,
-                         void *rbuf, int64_t rcount, void *rdt, int root);
+                         const int64_t *scounts, const int64_t *displs,
+                         void *sdt, void *rbuf, int64_t rcount, void *rdt,
+                         int root);
 
 #endif /* SHOAL_COLL_SCHED_H */

@@ -359,15 +359,24 @@ int mpi_coll_check_root(MPI_Comm comm, int root, const char *fn)
                      root, comm->remote_size);
 }
 
-int mpi_coll_check_count(MPI_Comm comm, int count, const char *fn,
+int mpi_coll_check_count(MPI_Comm comm, MPI_Count count, const char *fn,
                          const char *what)
 {
     if (count < 0)
-        return mpi_error(comm, MPI_ERR_COUNT, fn, "%s is %d", what, count);
+        return mpi_error(comm, MPI_ERR_COUNT, fn, "%s is %lld", what,
+                         (long long)count);
     return MPI_SUCCESS;
 }
 
-int mpi_coll_check_data(MPI_Comm comm, const void *buf, int count,
+/* The bytes one element of dt takes or covers, whichever is more. */
+static int64_t span(MPI_Datatype dt)
+{
+    int64_t ext = dt->extent < 0 ? -dt->extent : dt->extent;
+
+    return ext > dt->size ? ext : dt->size;
+}
+
+int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
                         MPI_Datatype dt, const char *fn, const char *what)
 {
     int rc = mpi_coll_check_count(comm, count, fn, what);
@@ -379,22 +388,50 @@ int mpi_coll_check_data(MPI_Comm comm, const void *buf, int count,
     if (rc == MPI_SUCCESS && buf == NULL && count > 0 &&
         (dt->flags & MPI_DT_PREDEF) && dt->size > 0)
         return mpi_error(comm, MPI_ERR_BUFFER, fn,
-                         "buffer is NULL with %s %d of %s", what, count,
-                         dt->name);
+                         "buffer is NULL with %s %lld of %s", what,
+                         (long long)count, dt->name);
+    /* A _c form's count may be large enough to overflow byte offsets. */
+    if (rc == MPI_SUCCESS && count > 0 && span(dt) > INT64_MAX / count)
+        return mpi_error(
+            comm, MPI_ERR_COUNT, fn, "%s %lld of %s spans more than 2^63 bytes",
+            what, (long long)count, dt->name[0] ? dt->name : "(derived)");
     return rc;
 }
 
-int mpi_coll_check_counts(MPI_Comm comm, int n, const int *counts,
-                          const int *displs, const char *fn,
-                          const char *what)
+int mpi_coll_check_counts(MPI_Comm comm, int n, const int64_t *counts,
+                          const char *fn, const char *what)
 {
     if (counts == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "%s is NULL", what);
     for (int i = 0; i < n; i++)
         if (counts[i] < 0)
-            return mpi_error(comm, MPI_ERR_COUNT, fn, "%s[%d] is %d", what, i,
-                             counts[i]);
-    (void)displs;
+            return mpi_error(comm, MPI_ERR_COUNT, fn, "%s[%d] is %lld", what, i,
+                             (long long)counts[i]);
+    return MPI_SUCCESS;
+}
+
+int mpi_widen(MPI_Comm comm, mpi_wide_t *w, int m, const int *const in[],
+              const int n[], const int64_t *out[], const char *fn)
+{
+    size_t total = 0;
+    int64_t *at = w->local;
+
+    w->heap = NULL;
+    for (int k = 0; k < m; k++)
+        total += in[k] != NULL ? (size_t)n[k] : 0;
+    if (total > MPI_WIDE_LOCAL) {
+        at = w->heap = malloc(total * sizeof(int64_t));
+        if (at == NULL)
+            return mpi_error(comm, MPI_ERR_NO_MEM, fn,
+                             "no memory to widen %zu counts and "
+                             "displacements",
+                             total);
+    }
+    for (int k = 0; k < m; k++) {
+        out[k] = in[k] != NULL ? at : NULL;
+        for (int i = 0; in[k] != NULL && i < n[k]; i++)
+            *at++ = in[k][i];
+    }
     return MPI_SUCCESS;
 }
 

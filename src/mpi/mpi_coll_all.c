@@ -5,13 +5,14 @@
  * serves the three forms (mpi_coll_nb.h): arguments are checked as the
  * standard defines them, then the call goes to the collective layer.
  * MPI_IN_PLACE is accepted on intracommunicators only, where the standard
- * allows it.
+ * allows it.  The int and large-count (_c) forms share the functions:
+ * counts are MPI_Count and arrays 64-bit (mpi_coll.h).
  */
 #include "mpi_coll_nb.h"
 #include "mpi_p2p.h"
 
 /* The sending side, or MPI_IN_PLACE where allowed. */
-static int check_send(MPI_Comm comm, const void *sendbuf, int sendcount,
+static int check_send(MPI_Comm comm, const void *sendbuf, MPI_Count sendcount,
                       MPI_Datatype sendtype, const char *fn)
 {
     if (sendbuf != MPI_IN_PLACE)
@@ -71,7 +72,7 @@ SHOAL_MPI_WEAK(Barrier_init)
 
 /* count, datatype, op, and the two buffers of a reduction. */
 static int reduce_checks(MPI_Comm comm, const void *sendbuf, void *recvbuf,
-                         int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                          const char *fn)
 {
     TRY(mpi_coll_check_data(comm, recvbuf, count, datatype, fn, "count"));
@@ -82,7 +83,7 @@ static int reduce_checks(MPI_Comm comm, const void *sendbuf, void *recvbuf,
     return check_send(comm, sendbuf, count, datatype, fn);
 }
 
-static int allreduce(const void *sendbuf, void *recvbuf, int count,
+static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                      mpi_nb_t *nb, const char *fn)
 {
@@ -101,41 +102,21 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
-                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Allreduce");
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL,
-                     "MPI_Allreduce");
-}
-SHOAL_MPI_WEAK(Allreduce)
+/* The parameters of Allreduce, Scan and Exscan. */
+#define REDUCE_PARAMS(C, CV, DV)                                               \
+    (const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype,       \
+     MPI_Op op, MPI_Comm comm)
+#define REDUCE_ARGS (sendbuf, recvbuf, count, datatype, op, comm)
 
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
-                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Iallreduce");
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm,
-                     MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iallreduce");
-}
-SHOAL_MPI_WEAK(Iallreduce)
-
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Allreduce_init");
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm,
-                     MPI_NB(request, 1, info), "MPI_Allreduce_init");
-}
-SHOAL_MPI_WEAK(Allreduce_init)
+MPI_COLL_PAIR(Allreduce, Iallreduce, REDUCE_PARAMS, allreduce, allreduce,
+              REDUCE_ARGS)
 
 typedef int scan_fn(coll_comm_t *c, const void *sbuf, void *rbuf,
                     int64_t count, void *dt, void *op);
 
-static int scan(const void *sendbuf, void *recvbuf, int count,
-                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                scan_fn *algo, mpi_nb_t *nb, const char *fn)
+static int scan_any(const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    scan_fn *algo, mpi_nb_t *nb, const char *fn)
 {
     int rc;
 
@@ -150,85 +131,42 @@ static int scan(const void *sendbuf, void *recvbuf, int count,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
-              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static int scan(const void *sendbuf, void *recvbuf, MPI_Count count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Scan");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_scan, NULL,
-                "MPI_Scan");
+    return scan_any(sendbuf, recvbuf, count, datatype, op, comm, coll_scan, nb,
+                    fn);
 }
-SHOAL_MPI_WEAK(Scan)
 
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-               MPI_Request *request)
+static int exscan(const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                  const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Iscan");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_scan,
-                MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iscan");
+    return scan_any(sendbuf, recvbuf, count, datatype, op, comm, coll_exscan,
+                    nb, fn);
 }
-SHOAL_MPI_WEAK(Iscan)
 
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count,
-                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                   MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Scan_init");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_scan,
-                MPI_NB(request, 1, info), "MPI_Scan_init");
-}
-SHOAL_MPI_WEAK(Scan_init)
+MPI_COLL_PAIR(Scan, Iscan, REDUCE_PARAMS, scan, scan, REDUCE_ARGS)
+MPI_COLL_PAIR(Exscan, Iexscan, REDUCE_PARAMS, exscan, exscan, REDUCE_ARGS)
 
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
-                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* rcounts NULL: the block form, recvcount for every rank. */
+static int reduce_scatter(const void *sendbuf, void *recvbuf,
+                          MPI_Count recvcount, const int64_t *rcounts,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Exscan");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_exscan,
-                NULL, "MPI_Exscan");
-}
-SHOAL_MPI_WEAK(Exscan)
-
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
-                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Iexscan");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_exscan,
-                MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iexscan");
-}
-SHOAL_MPI_WEAK(Iexscan)
-
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count,
-                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Exscan_init");
-    return scan(sendbuf, recvbuf, count, datatype, op, comm, coll_exscan,
-                MPI_NB(request, 1, info), "MPI_Exscan_init");
-}
-SHOAL_MPI_WEAK(Exscan_init)
-
-/* vform 0: the block form with recvcount per rank (rcounts unused). */
-static int reduce_scatter(const void *sendbuf, void *recvbuf, int recvcount,
-                          const int *rcounts, MPI_Datatype datatype,
-                          MPI_Op op, MPI_Comm comm, int vform, mpi_nb_t *nb,
-                          const char *fn)
-{
-    int64_t total = 0;
+    MPI_Count total = 0;
     int rc;
 
-    TRY(mpi_nb_check(comm, nb, fn));
-    if (vform)
-        TRY(mpi_coll_check_counts(comm, comm->size, rcounts, NULL, fn,
-                                  "recvcounts"));
-    else
-        rcounts = NULL;
-    for (int i = 0; i < comm->size; i++)
-        total += rcounts ? rcounts[i] : recvcount;
-    if (total > INT32_MAX)
-        return mpi_error(comm, MPI_ERR_COUNT, fn,
-                         "the counts add up to %lld, over the int range",
-                         (long long)total);
+    for (int i = 0; i < comm->size; i++) {
+        MPI_Count n = rcounts ? rcounts[i] : recvcount;
+        if (n > 0 && total > INT64_MAX - n)
+            return mpi_error(comm, MPI_ERR_COUNT, fn,
+                             "the counts add up to more than %lld",
+                             (long long)INT64_MAX);
+        total += n > 0 ? n : 0;
+    }
     TRY(mpi_coll_check_data(comm, recvbuf,
                             rcounts ? rcounts[comm->rank] : recvcount,
                             datatype, fn, "recvcount"));
@@ -236,7 +174,7 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int recvcount,
     if (recvbuf == MPI_IN_PLACE)
         return mpi_coll_bad_in_place(comm, fn, "recvbuf",
                                      "(only sendbuf may be)");
-    TRY(check_send(comm, sendbuf, (int)total, datatype, fn));
+    TRY(check_send(comm, sendbuf, total, datatype, fn));
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, op, fn));
     if (comm->is_inter)
         rc = coll_inter_reduce_scatter(mpi_coll_of(comm), sendbuf, recvbuf,
@@ -247,86 +185,83 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int recvcount,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
-                        const int recvcounts[], MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm)
+/* Reduce_scatter: recvcounts of the local group. */
+static int reduce_scatter_v(const void *sendbuf, void *recvbuf,
+                            const int64_t *recvcounts, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                            const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Reduce_scatter");
-    return reduce_scatter(sendbuf, recvbuf, 0, recvcounts, datatype, op,
-                          comm, 1, NULL, "MPI_Reduce_scatter");
+    TRY(mpi_nb_check(comm, nb, fn));
+    TRY(mpi_coll_check_counts(comm, comm->size, recvcounts, fn, "recvcounts"));
+    return reduce_scatter(sendbuf, recvbuf, 0, recvcounts, datatype, op, comm,
+                          nb, fn);
 }
-SHOAL_MPI_WEAK(Reduce_scatter)
 
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
-                         const int recvcounts[], MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int reduce_scatter_int(const void *sendbuf, void *recvbuf,
+                              const int *recvcounts, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                              const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Ireduce_scatter");
-    return reduce_scatter(sendbuf, recvbuf, 0, recvcounts, datatype, op,
-                          comm, 1, MPI_NB(request, 0, MPI_INFO_NULL),
-                          "MPI_Ireduce_scatter");
-}
-SHOAL_MPI_WEAK(Ireduce_scatter)
+    const int *in[1] = {recvcounts};
+    int n[1] = {mpi_comm_ok(comm) ? comm->size : 0};
+    const int64_t *v[1];
+    mpi_wide_t w;
+    int rc = mpi_widen(comm, &w, 1, in, n, v, fn);
 
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf,
-                             const int recvcounts[], MPI_Datatype datatype,
-                             MPI_Op op, MPI_Comm comm, MPI_Info info,
-                             MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Reduce_scatter_init");
-    return reduce_scatter(sendbuf, recvbuf, 0, recvcounts, datatype, op,
-                          comm, 1, MPI_NB(request, 1, info),
-                          "MPI_Reduce_scatter_init");
+    if (rc == MPI_SUCCESS)
+        rc = reduce_scatter_v(sendbuf, recvbuf, v[0], datatype, op, comm, nb,
+                              fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Reduce_scatter_init)
 
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
-                              int recvcount, MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm)
+static int reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                            const MPI_Count *recvcounts, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                            const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Reduce_scatter_block");
-    return reduce_scatter(sendbuf, recvbuf, recvcount, NULL, datatype, op,
-                          comm, 0, NULL, "MPI_Reduce_scatter_block");
+    return reduce_scatter_v(sendbuf, recvbuf, mpi_count64(recvcounts), datatype,
+                            op, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Reduce_scatter_block)
 
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
-                               int recvcount, MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
+static int reduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm, mpi_nb_t *nb,
+                                const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Ireduce_scatter_block");
-    return reduce_scatter(sendbuf, recvbuf, recvcount, NULL, datatype, op,
-                          comm, 0, MPI_NB(request, 0, MPI_INFO_NULL),
-                          "MPI_Ireduce_scatter_block");
+    TRY(mpi_nb_check(comm, nb, fn));
+    return reduce_scatter(sendbuf, recvbuf, recvcount, NULL, datatype, op, comm,
+                          nb, fn);
 }
-SHOAL_MPI_WEAK(Ireduce_scatter_block)
 
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
-                                   int recvcount, MPI_Datatype datatype,
-                                   MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Reduce_scatter_block_init");
-    return reduce_scatter(sendbuf, recvbuf, recvcount, NULL, datatype, op,
-                          comm, 0, MPI_NB(request, 1, info),
-                          "MPI_Reduce_scatter_block_init");
-}
-SHOAL_MPI_WEAK(Reduce_scatter_block_init)
+#define REDUCE_SCATTER_PARAMS(C, CV, DV)                                       \
+    (const void *sendbuf, void *recvbuf, const CV recvcounts[],                \
+     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+#define REDUCE_SCATTER_BLOCK_PARAMS(C, CV, DV)                                 \
+    (const void *sendbuf, void *recvbuf, C recvcount, MPI_Datatype datatype,   \
+     MPI_Op op, MPI_Comm comm)
+
+MPI_COLL_PAIR(Reduce_scatter, Ireduce_scatter, REDUCE_SCATTER_PARAMS,
+              reduce_scatter_int, reduce_scatter_c,
+              (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+MPI_COLL_PAIR(Reduce_scatter_block, Ireduce_scatter_block,
+              REDUCE_SCATTER_BLOCK_PARAMS, reduce_scatter_block,
+              reduce_scatter_block,
+              (sendbuf, recvbuf, recvcount, datatype, op, comm))
 
 /* ---- allgather ------------------------------------------------------------------ */
 
-static int allgather(const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     const int *rcounts, const int *displs,
-                     MPI_Datatype recvtype, MPI_Comm comm, int vform,
-                     mpi_nb_t *nb, const char *fn)
+/* rcounts NULL: the plain form with recvcount (displs unused). */
+static int allgather(const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     const int64_t *rcounts, const int64_t *displs,
+                     MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                     const char *fn)
 {
     coll_comm_t *c;
     int rc;
 
-    TRY(mpi_nb_check(comm, nb, fn));
-    if (vform) {
+    if (rcounts != NULL) {
         TRY(mpi_coll_check_side(comm, comm->remote_size, rcounts, displs, fn,
                                 "recvcounts", "displs"));
         TRY(mpi_dt_check(comm, recvtype, fn));
@@ -347,81 +282,72 @@ static int allgather(const void *sendbuf, int sendcount,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   MPI_Comm comm)
+static int allgather_plain(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Allgather");
+    TRY(mpi_nb_check(comm, nb, fn));
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0, NULL, "MPI_Allgather");
+                     NULL, recvtype, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Allgather)
 
-int PMPI_Iallgather(const void *sendbuf, int sendcount,
-                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                    MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request)
+/* Allgatherv: NULL recvcounts are reported, not taken for the plain
+ * form. */
+static int allgatherv(const void *sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, void *recvbuf,
+                      const int64_t *recvcounts, const int64_t *displs,
+                      MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                      const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Iallgather");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0,
-                     MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iallgather");
-}
-SHOAL_MPI_WEAK(Iallgather)
-
-int PMPI_Allgather_init(const void *sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Allgather_init");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0, MPI_NB(request, 1, info),
-                     "MPI_Allgather_init");
-}
-SHOAL_MPI_WEAK(Allgather_init)
-
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, const int recvcounts[], const int displs[],
-                    MPI_Datatype recvtype, MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Allgatherv");
+    TRY(mpi_nb_check(comm, nb, fn));
+    if (recvcounts == NULL)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
     return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1, NULL, "MPI_Allgatherv");
+                     displs, recvtype, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Allgatherv)
 
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[],
-                     MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request)
+static int allgatherv_int(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          const int *recvcounts, const int *displs,
+                          MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                          const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Iallgatherv");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1,
-                     MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iallgatherv");
-}
-SHOAL_MPI_WEAK(Iallgatherv)
+    const int *in[2] = {recvcounts, displs};
+    int n = mpi_comm_ok(comm) ? comm->remote_size : 0;
+    const int64_t *v[2];
+    mpi_wide_t w;
+    int rc = mpi_widen(comm, &w, 2, in, (const int[]){n, n}, v, fn);
 
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount,
-                         MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Allgatherv_init");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1, MPI_NB(request, 1, info),
-                     "MPI_Allgatherv_init");
+    if (rc == MPI_SUCCESS)
+        rc = allgatherv(sendbuf, sendcount, sendtype, recvbuf, v[0], v[1],
+                        recvtype, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Allgatherv_init)
+
+static int allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count *recvcounts, const MPI_Aint *displs,
+                        MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                        const char *fn)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                      mpi_count64(recvcounts), mpi_aint64(displs), recvtype,
+                      comm, nb, fn);
+}
+
+MPI_COLL_PAIR(Allgather, Iallgather, MPI_PLAIN_PARAMS, allgather_plain,
+              allgather_plain, MPI_PLAIN_ARGS)
+MPI_COLL_PAIR(Allgatherv, Iallgatherv, MPI_ALLGATHERV_PARAMS, allgatherv_int,
+              allgatherv_c, MPI_ALLGATHERV_ARGS)
 
 /* ---- all-to-all ----------------------------------------------------------------- */
 
-static int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                    MPI_Comm comm, mpi_nb_t *nb, const char *fn)
+static int alltoall(const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                    const char *fn)
 {
     int rc;
 
@@ -436,54 +362,40 @@ static int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Alltoall");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, NULL, "MPI_Alltoall");
-}
-SHOAL_MPI_WEAK(Alltoall)
+MPI_COLL_PAIR(Alltoall, Ialltoall, MPI_PLAIN_PARAMS, alltoall, alltoall,
+              MPI_PLAIN_ARGS)
 
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   MPI_Comm comm, MPI_Request *request)
+int mpi_coll_check_side(MPI_Comm comm, int n, const int64_t *counts,
+                        const void *displs, const char *fn, const char *cname,
+                        const char *dname)
 {
-    MPI_CHECK_INIT("MPI_Ialltoall");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, MPI_NB(request, 0, MPI_INFO_NULL),
-                    "MPI_Ialltoall");
-}
-SHOAL_MPI_WEAK(Ialltoall)
-
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Alltoall_init");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, MPI_NB(request, 1, info),
-                    "MPI_Alltoall_init");
-}
-SHOAL_MPI_WEAK(Alltoall_init)
-
-int mpi_coll_check_side(MPI_Comm comm, int n, const int *counts,
-                        const void *displs, const char *fn,
-                        const char *cname, const char *dname)
-{
-    TRY(mpi_coll_check_counts(comm, n, counts, displs, fn, cname));
+    TRY(mpi_coll_check_counts(comm, n, counts, fn, cname));
     if (displs == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "%s is NULL", dname);
     return MPI_SUCCESS;
 }
 
-static int alltoallv(const void *sendbuf, const int *sendcounts,
-                     const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                     const int *recvcounts, const int *rdispls,
-                     MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
-                     const char *fn)
+/*
+ * The four arrays of an int-form all-to-all (v or w), widened for the
+ * calls: sendcounts, sdispls, recvcounts, rdispls, of the remote group's
+ * size each; the send side's not at all in place, where it is not
+ * significant.
+ */
+static int widen_alltoall(MPI_Comm comm, mpi_wide_t *w, const void *sendbuf,
+                          const int *const in[4], const int64_t *out[4],
+                          const char *fn)
+{
+    int n = mpi_comm_ok(comm) ? comm->remote_size : 0;
+    int ns = sendbuf == MPI_IN_PLACE ? 0 : n;
+
+    return mpi_widen(comm, w, 4, in, (const int[]){ns, ns, n, n}, out, fn);
+}
+
+static int alltoallv(const void *sendbuf, const int64_t *sendcounts,
+                     const int64_t *sdispls, MPI_Datatype sendtype,
+                     void *recvbuf, const int64_t *recvcounts,
+                     const int64_t *rdispls, MPI_Datatype recvtype,
+                     MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     int n, rc;
 
@@ -507,45 +419,39 @@ static int alltoallv(const void *sendbuf, const int *sendcounts,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
-                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int rdispls[],
-                   MPI_Datatype recvtype, MPI_Comm comm)
+static int alltoallv_int(const void *sendbuf, const int *sendcounts,
+                         const int *sdispls, MPI_Datatype sendtype,
+                         void *recvbuf, const int *recvcounts,
+                         const int *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Alltoallv");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm, NULL,
-                     "MPI_Alltoallv");
-}
-SHOAL_MPI_WEAK(Alltoallv)
+    const int *in[4] = {sendcounts, sdispls, recvcounts, rdispls};
+    const int64_t *v[4];
+    mpi_wide_t w;
+    int rc = widen_alltoall(comm, &w, sendbuf, in, v, fn);
 
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
-                    const int sdispls[], MPI_Datatype sendtype,
-                    void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request *request)
+    if (rc == MPI_SUCCESS)
+        rc = alltoallv(sendbuf, v[0], v[1], sendtype, recvbuf, v[2], v[3],
+                       recvtype, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
+}
+
+static int alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts,
+                       const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count *recvcounts,
+                       const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                       MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Ialltoallv");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm,
-                     MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Ialltoallv");
+    return alltoallv(sendbuf, mpi_count64(sendcounts), mpi_aint64(sdispls),
+                     sendtype, recvbuf, mpi_count64(recvcounts),
+                     mpi_aint64(rdispls), recvtype, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Ialltoallv)
 
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[],
-                        const int sdispls[], MPI_Datatype sendtype,
-                        void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Alltoallv_init");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm,
-                     MPI_NB(request, 1, info), "MPI_Alltoallv_init");
-}
-SHOAL_MPI_WEAK(Alltoallv_init)
+MPI_COLL_PAIR(Alltoallv, Ialltoallv, MPI_ALLTOALLV_PARAMS, alltoallv_int,
+              alltoallv_c, MPI_ALLTOALLV_ARGS)
 
-int mpi_coll_check_types(MPI_Comm comm, int n, const int *counts,
+int mpi_coll_check_types(MPI_Comm comm, int n, const int64_t *counts,
                          const MPI_Datatype *types, const char *fn,
                          const char *tname)
 {
@@ -557,10 +463,11 @@ int mpi_coll_check_types(MPI_Comm comm, int n, const int *counts,
     return MPI_SUCCESS;
 }
 
-static int alltoallw(const void *sendbuf, const int *sendcounts,
-                     const int *sdispls, const MPI_Datatype *sendtypes,
-                     void *recvbuf, const int *recvcounts,
-                     const int *rdispls, const MPI_Datatype *recvtypes,
+/* Displacements in bytes. */
+static int alltoallw(const void *sendbuf, const int64_t *sendcounts,
+                     const int64_t *sdispls, const MPI_Datatype *sendtypes,
+                     void *recvbuf, const int64_t *recvcounts,
+                     const int64_t *rdispls, const MPI_Datatype *recvtypes,
                      MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     int n, rc;
@@ -588,40 +495,41 @@ static int alltoallw(const void *sendbuf, const int *sendcounts,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
-                   const int sdispls[], const MPI_Datatype sendtypes[],
-                   void *recvbuf, const int recvcounts[], const int rdispls[],
-                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+static int alltoallw_int(const void *sendbuf, const int *sendcounts,
+                         const int *sdispls, const MPI_Datatype *sendtypes,
+                         void *recvbuf, const int *recvcounts,
+                         const int *rdispls, const MPI_Datatype *recvtypes,
+                         MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Alltoallw");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm, NULL,
-                     "MPI_Alltoallw");
-}
-SHOAL_MPI_WEAK(Alltoallw)
+    const int *in[4] = {sendcounts, sdispls, recvcounts, rdispls};
+    const int64_t *v[4];
+    mpi_wide_t w;
+    int rc = widen_alltoall(comm, &w, sendbuf, in, v, fn);
 
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
-                    const int sdispls[], const MPI_Datatype sendtypes[],
-                    void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[],
-                    MPI_Comm comm, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ialltoallw");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm,
-                     MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Ialltoallw");
+    if (rc == MPI_SUCCESS)
+        rc = alltoallw(sendbuf, v[0], v[1], sendtypes, recvbuf, v[2], v[3],
+                       recvtypes, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Ialltoallw)
 
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[],
-                        const int sdispls[], const MPI_Datatype sendtypes[],
-                        void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[],
-                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts,
+                       const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                       void *recvbuf, const MPI_Count *recvcounts,
+                       const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                       MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Alltoallw_init");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm,
-                     MPI_NB(request, 1, info), "MPI_Alltoallw_init");
+    return alltoallw(sendbuf, mpi_count64(sendcounts), mpi_aint64(sdispls),
+                     sendtypes, recvbuf, mpi_count64(recvcounts),
+                     mpi_aint64(rdispls), recvtypes, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Alltoallw_init)
+
+#define ALLTOALLW_PARAMS(C, CV, DV)                                            \
+    (const void *sendbuf, const CV sendcounts[], const DV sdispls[],           \
+     const MPI_Datatype sendtypes[], void *recvbuf, const CV recvcounts[],     \
+     const DV rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+
+MPI_COLL_PAIR(Alltoallw, Ialltoallw, ALLTOALLW_PARAMS, alltoallw_int,
+              alltoallw_c,
+              (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+               rdispls, recvtypes, comm))

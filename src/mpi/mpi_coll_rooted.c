@@ -6,7 +6,8 @@
  * gather only at the root, ...), then the call goes to the collective
  * layer.  On intercommunicators root is MPI_ROOT at the root,
  * MPI_PROC_NULL at the rest of its group and the root's rank in the other
- * group.
+ * group.  The int and large-count (_c) forms share the functions: counts
+ * are MPI_Count and arrays 64-bit (mpi_coll.h).
  */
 #include "mpi_coll_nb.h"
 
@@ -47,7 +48,7 @@ static int check_root_in_place(MPI_Comm comm, const char *fn,
 
 /* ---- bcast ----------------------------------------------------------------------- */
 
-static int bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+static int bcast(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                  MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     coll_comm_t *c;
@@ -70,35 +71,15 @@ static int bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-               MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Bcast");
-    return bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast");
-}
-SHOAL_MPI_WEAK(Bcast)
+#define BCAST_PARAMS(C, CV, DV)                                                \
+    (void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm)
 
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                MPI_Comm comm, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ibcast");
-    return bcast(buffer, count, datatype, root, comm,
-                 MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Ibcast");
-}
-SHOAL_MPI_WEAK(Ibcast)
-
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root,
-                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Bcast_init");
-    return bcast(buffer, count, datatype, root, comm,
-                 MPI_NB(request, 1, info), "MPI_Bcast_init");
-}
-SHOAL_MPI_WEAK(Bcast_init)
+MPI_COLL_PAIR(Bcast, Ibcast, BCAST_PARAMS, bcast, bcast,
+              (buffer, count, datatype, root, comm))
 
 /* ---- reduce ---------------------------------------------------------------------- */
 
-static int reduce_checks(const void *sendbuf, void *recvbuf, int count,
+static int reduce_checks(const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, int root,
                          MPI_Comm comm, const char *fn)
 {
@@ -116,7 +97,7 @@ static int reduce_checks(const void *sendbuf, void *recvbuf, int count,
     return MPI_SUCCESS;
 }
 
-static int reduce(const void *sendbuf, void *recvbuf, int count,
+static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                   mpi_nb_t *nb, const char *fn)
 {
@@ -144,34 +125,12 @@ static int reduce(const void *sendbuf, void *recvbuf, int count,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
-                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Reduce");
-    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL,
-                  "MPI_Reduce");
-}
-SHOAL_MPI_WEAK(Reduce)
+#define REDUCE_PARAMS(C, CV, DV)                                               \
+    (const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype,       \
+     MPI_Op op, int root, MPI_Comm comm)
 
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
-                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ireduce");
-    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm,
-                  MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Ireduce");
-}
-SHOAL_MPI_WEAK(Ireduce)
-
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count,
-                     MPI_Datatype datatype, MPI_Op op, int root,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Reduce_init");
-    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm,
-                  MPI_NB(request, 1, info), "MPI_Reduce_init");
-}
-SHOAL_MPI_WEAK(Reduce_init)
+MPI_COLL_PAIR(Reduce, Ireduce, REDUCE_PARAMS, reduce, reduce,
+              (sendbuf, recvbuf, count, datatype, op, root, comm))
 
 /* ---- gather and scatter ---------------------------------------------------------- */
 
@@ -179,8 +138,8 @@ SHOAL_MPI_WEAK(Reduce_init)
  * and displs in the v forms), a member's one block. */
 typedef struct side {
     const void *buf;
-    int count;
-    const int *counts, *displs;
+    MPI_Count count;
+    const int64_t *counts, *displs;
     MPI_Datatype dt;
 } side_t;
 
@@ -256,163 +215,138 @@ static int rooted(side_t *many, side_t *one, int root, MPI_Comm comm,
     return mpi_nb_end(comm, rc, nb, fn);
 }
 
-/* rcounts NULL with vform 0: the plain form with recvcount. */
-static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, const int *rcounts,
-                  const int *displs, MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, int vform, mpi_nb_t *nb, const char *fn)
+/*
+ * The root's counts and displacements of an int-form Gatherv or Scatterv,
+ * widened: significant at the root only (elsewhere they may be anything),
+ * of the remote group's size.
+ */
+static int widen_root(MPI_Comm comm, int root, mpi_wide_t *w, const int *counts,
+                      const int *displs, const int64_t *out[2], const char *fn)
 {
-    side_t many = {recvbuf, recvcount, rcounts, displs, recvtype};
+    int n = mpi_comm_ok(comm) && at_root(comm, root) ? comm->remote_size : 0;
+
+    return mpi_widen(comm, w, 2, (const int *const[]){counts, displs},
+                     (const int[]){n, n}, out, fn);
+}
+
+static int gather(const void *sendbuf, MPI_Count sendcount,
+                  MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, mpi_nb_t *nb,
+                  const char *fn)
+{
+    side_t many = {recvbuf, recvcount, NULL, NULL, recvtype};
     side_t one = {sendbuf, sendcount, NULL, NULL, sendtype};
 
-    return rooted(&many, &one, root, comm, 1, vform, nb, fn);
+    return rooted(&many, &one, root, comm, 1, 0, nb, fn);
 }
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
+static int gatherv(const void *sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void *recvbuf,
+                   const int64_t *recvcounts, const int64_t *displs,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, mpi_nb_t *nb,
+                   const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Gather");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                  NULL, recvtype, root, comm, 0, NULL, "MPI_Gather");
-}
-SHOAL_MPI_WEAK(Gather)
+    side_t many = {recvbuf, 0, recvcounts, displs, recvtype};
+    side_t one = {sendbuf, sendcount, NULL, NULL, sendtype};
 
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm, MPI_Request *request)
+    return rooted(&many, &one, root, comm, 1, 1, nb, fn);
+}
+
+static int gatherv_int(const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf,
+                       const int *recvcounts, const int *displs,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Igather");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                  NULL, recvtype, root, comm, 0,
-                  MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Igather");
-}
-SHOAL_MPI_WEAK(Igather)
+    const int64_t *v[2];
+    mpi_wide_t w;
+    int rc = widen_root(comm, root, &w, recvcounts, displs, v, fn);
 
-int PMPI_Gather_init(const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    if (rc == MPI_SUCCESS)
+        rc = gatherv(sendbuf, sendcount, sendtype, recvbuf, v[0], v[1],
+                     recvtype, root, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
+}
+
+static int gatherv_c(const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count *recvcounts, const MPI_Aint *displs,
                      MPI_Datatype recvtype, int root, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *request)
+                     mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Gather_init");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                  NULL, recvtype, root, comm, 0, MPI_NB(request, 1, info),
-                  "MPI_Gather_init");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                   mpi_count64(recvcounts), mpi_aint64(displs), recvtype, root,
+                   comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Gather_init)
 
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, const int recvcounts[], const int displs[],
-                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int scatter(const void *sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, mpi_nb_t *nb,
+                   const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Gatherv");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                  displs, recvtype, root, comm, 1, NULL, "MPI_Gatherv");
-}
-SHOAL_MPI_WEAK(Gatherv)
-
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, const int recvcounts[], const int displs[],
-                  MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Igatherv");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                  displs, recvtype, root, comm, 1,
-                  MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Igatherv");
-}
-SHOAL_MPI_WEAK(Igatherv)
-
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[],
-                      MPI_Datatype recvtype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Gatherv_init");
-    return gather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                  displs, recvtype, root, comm, 1, MPI_NB(request, 1, info),
-                  "MPI_Gatherv_init");
-}
-SHOAL_MPI_WEAK(Gatherv_init)
-
-/* scounts NULL with vform 0: the plain form with sendcount. */
-static int scatter(const void *sendbuf, int sendcount, const int *scounts,
-                   const int *displs, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm, int vform, mpi_nb_t *nb, const char *fn)
-{
-    side_t many = {sendbuf, sendcount, scounts, displs, sendtype};
+    side_t many = {sendbuf, sendcount, NULL, NULL, sendtype};
     side_t one = {recvbuf, recvcount, NULL, NULL, recvtype};
 
-    return rooted(&many, &one, root, comm, 0, vform, nb, fn);
+    return rooted(&many, &one, root, comm, 0, 0, nb, fn);
 }
 
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
+static int scatterv(const void *sendbuf, const int64_t *sendcounts,
+                    const int64_t *displs, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Scatter");
-    return scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 0, NULL, "MPI_Scatter");
-}
-SHOAL_MPI_WEAK(Scatter)
+    side_t many = {sendbuf, 0, sendcounts, displs, sendtype};
+    side_t one = {recvbuf, recvcount, NULL, NULL, recvtype};
 
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Iscatter");
-    return scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 0,
-                   MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iscatter");
+    return rooted(&many, &one, root, comm, 0, 1, nb, fn);
 }
-SHOAL_MPI_WEAK(Iscatter)
 
-int PMPI_Scatter_init(const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request)
+static int scatterv_int(const void *sendbuf, const int *sendcounts,
+                        const int *displs, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Scatter_init");
-    return scatter(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 0,
-                   MPI_NB(request, 1, info), "MPI_Scatter_init");
-}
-SHOAL_MPI_WEAK(Scatter_init)
+    const int64_t *v[2];
+    mpi_wide_t w;
+    int rc = widen_root(comm, root, &w, sendcounts, displs, v, fn);
 
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
-                  const int displs[], MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root,
-                  MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Scatterv");
-    return scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 1, NULL, "MPI_Scatterv");
+    if (rc == MPI_SUCCESS)
+        rc = scatterv(sendbuf, v[0], v[1], sendtype, recvbuf, recvcount,
+                      recvtype, root, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Scatterv)
 
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
-                   const int displs[], MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm, MPI_Request *request)
+static int scatterv_c(const void *sendbuf, const MPI_Count *sendcounts,
+                      const MPI_Aint *displs, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Iscatterv");
-    return scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 1,
-                   MPI_NB(request, 0, MPI_INFO_NULL), "MPI_Iscatterv");
+    return scatterv(sendbuf, mpi_count64(sendcounts), mpi_aint64(displs),
+                    sendtype, recvbuf, recvcount, recvtype, root, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Iscatterv)
 
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[],
-                       const int displs[], MPI_Datatype sendtype,
-                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Scatterv_init");
-    return scatter(sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                   recvcount, recvtype, root, comm, 1,
-                   MPI_NB(request, 1, info), "MPI_Scatterv_init");
-}
-SHOAL_MPI_WEAK(Scatterv_init)
+/* The parameters of Gather and Scatter. */
+#define ROOTED_PARAMS(C, CV, DV)                                               \
+    (const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf,   \
+     C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+#define ROOTED_ARGS                                                            \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+#define GATHERV_PARAMS(C, CV, DV)                                              \
+    (const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf,   \
+     const CV recvcounts[], const DV displs[], MPI_Datatype recvtype,          \
+     int root, MPI_Comm comm)
+#define SCATTERV_PARAMS(C, CV, DV)                                             \
+    (const void *sendbuf, const CV sendcounts[], const DV displs[],            \
+     MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
+     int root, MPI_Comm comm)
+
+MPI_COLL_PAIR(Gather, Igather, ROOTED_PARAMS, gather, gather, ROOTED_ARGS)
+MPI_COLL_PAIR(Gatherv, Igatherv, GATHERV_PARAMS, gatherv_int, gatherv_c,
+              (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+               recvtype, root, comm))
+MPI_COLL_PAIR(Scatter, Iscatter, ROOTED_PARAMS, scatter, scatter, ROOTED_ARGS)
+MPI_COLL_PAIR(Scatterv, Iscatterv, SCATTERV_PARAMS, scatterv_int, scatterv_c,
+              (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+               recvtype, root, comm))

@@ -15,6 +15,10 @@
  * other way round (MPI 4.1, 8.6).  That matters where both neighbours of
  * a dimension are one process (periodic, 1 or 2 processes long), so the
  * two receive blocks of each dimension go to the layer swapped.
+ *
+ * The int and large-count (_c) forms share the functions: counts are
+ * MPI_Count and arrays 64-bit (mpi_coll.h); the int forms' arrays are
+ * widened to the degrees of the topology.
  */
 #include <stdlib.h>
 
@@ -46,9 +50,10 @@ enum { PLAIN, VFORM, WFORM };
 typedef struct side {
     int form;
     const void *buf;
-    int count, stride;
-    const int *counts, *displs;
-    const MPI_Aint *bdispls;
+    MPI_Count count;
+    int stride;
+    const int64_t *counts, *displs;
+    const int64_t *bdispls;
     MPI_Datatype dt;
     const MPI_Datatype *dts;
     const char *const *names;
@@ -64,9 +69,8 @@ static int check_side_args(MPI_Comm comm, const side_t *s, int n,
         return mpi_coll_check_data(comm, s->buf, s->count, s->dt, fn,
                                    s->names[1]);
     TRY(mpi_coll_check_side(comm, n, s->counts,
-                            s->form == WFORM ? (const void *)s->bdispls
-                                             : s->displs,
-                            fn, s->names[2], s->names[3]));
+                            s->form == WFORM ? s->bdispls : s->displs, fn,
+                            s->names[2], s->names[3]));
     if (s->form == VFORM)
         return mpi_dt_check(comm, s->dt, fn);
     return mpi_coll_check_types(comm, n, s->counts, s->dts, fn, s->names[4]);
@@ -77,14 +81,14 @@ static void blocks(const side_t *s, int n, const int *peers, coll_block_t *b)
     for (int k = 0; k < n; k++) {
         int64_t count = s->form == PLAIN ? s->count : s->counts[k];
         MPI_Datatype dt = s->form == WFORM ? s->dts[k] : s->dt;
-        MPI_Aint off;
+        int64_t off;
 
         if (s->form == WFORM)
             off = s->bdispls[k];
         else if (s->form == VFORM)
-            off = (MPI_Aint)s->displs[k] * dt->extent;
+            off = s->displs[k] * dt->extent;
         else
-            off = (MPI_Aint)k * s->stride * s->count * dt->extent;
+            off = (int64_t)k * s->stride * s->count * dt->extent;
         /* Integer arithmetic: buf may be MPI_BOTTOM (NULL). */
         b[k] = (coll_block_t){peers[k], (void *)((uintptr_t)s->buf + off),
                               count, count > 0 ? dt : NULL};
@@ -157,12 +161,29 @@ static int neighbor(MPI_Comm comm, const side_t *out, const side_t *in,
     return rc;
 }
 
+/*
+ * The int forms' arrays, widened: in[0] and in[1] (sendcounts and sdispls,
+ * NULL for the allgathers) of the out-degree, in[2] and in[3] of the
+ * in-degree.  No topology (or no valid communicator): empty arrays, the
+ * call reports that.
+ */
+static int widen_sides(MPI_Comm comm, mpi_wide_t *w, const int *const in[4],
+                       const int64_t *out[4], const char *fn)
+{
+    int indeg = 0, outdeg = 0;
+
+    if (mpi_comm_ok(comm))
+        mpi_topo_degrees(comm, &indeg, &outdeg);
+    return mpi_widen(comm, w, 4, in,
+                     (const int[]){outdeg, outdeg, indeg, indeg}, out, fn);
+}
+
 /* ---- allgather ------------------------------------------------------------------ */
 
-/* vform 0: the plain form with recvcount (rcounts and displs unused). */
-static int allgather(const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     const int *rcounts, const int *displs,
+/* rcounts NULL: the plain form with recvcount (displs unused). */
+static int allgather(const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     const int64_t *rcounts, const int64_t *displs,
                      MPI_Datatype recvtype, MPI_Comm comm, int vform,
                      mpi_nb_t *nb, const char *fn)
 {
@@ -176,86 +197,53 @@ static int allgather(const void *sendbuf, int sendcount,
     return neighbor(comm, &out, &in, nb, fn);
 }
 
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf,
-                            int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm)
+static int allgather_plain(const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Neighbor_allgather");
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0, NULL, "MPI_Neighbor_allgather");
+                     NULL, recvtype, comm, 0, nb, fn);
 }
-SHOAL_MPI_WEAK(Neighbor_allgather)
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
-                             MPI_Datatype sendtype, void *recvbuf,
-                             int recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request)
+static int allgatherv_int(const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf,
+                          const int *recvcounts, const int *displs,
+                          MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                          const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Ineighbor_allgather");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0,
-                     MPI_NB(request, 0, MPI_INFO_NULL),
-                     "MPI_Ineighbor_allgather");
-}
-SHOAL_MPI_WEAK(Ineighbor_allgather)
+    const int *in[4] = {NULL, NULL, recvcounts, displs};
+    const int64_t *v[4];
+    mpi_wide_t w;
+    int rc = widen_sides(comm, &w, in, v, fn);
 
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount,
-                                 MPI_Datatype sendtype, void *recvbuf,
-                                 int recvcount, MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Neighbor_allgather_init");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm, 0, MPI_NB(request, 1, info),
-                     "MPI_Neighbor_allgather_init");
+    if (rc == MPI_SUCCESS)
+        rc = allgather(sendbuf, sendcount, sendtype, recvbuf, 0, v[2], v[3],
+                       recvtype, comm, 1, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Neighbor_allgather_init)
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
-                             MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
+static int allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count *recvcounts, const MPI_Aint *displs,
+                        MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
+                        const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Neighbor_allgatherv");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1, NULL,
-                     "MPI_Neighbor_allgatherv");
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0,
+                     mpi_count64(recvcounts), mpi_aint64(displs), recvtype,
+                     comm, 1, nb, fn);
 }
-SHOAL_MPI_WEAK(Neighbor_allgatherv)
 
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
-                              MPI_Datatype sendtype, void *recvbuf,
-                              const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ineighbor_allgatherv");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1,
-                     MPI_NB(request, 0, MPI_INFO_NULL),
-                     "MPI_Ineighbor_allgatherv");
-}
-SHOAL_MPI_WEAK(Ineighbor_allgatherv)
-
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
-                                  MPI_Datatype sendtype, void *recvbuf,
-                                  const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm,
-                                  MPI_Info info, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Neighbor_allgatherv_init");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm, 1, MPI_NB(request, 1, info),
-                     "MPI_Neighbor_allgatherv_init");
-}
-SHOAL_MPI_WEAK(Neighbor_allgatherv_init)
+MPI_COLL_PAIR(Neighbor_allgather, Ineighbor_allgather, MPI_PLAIN_PARAMS,
+              allgather_plain, allgather_plain, MPI_PLAIN_ARGS)
+MPI_COLL_PAIR(Neighbor_allgatherv, Ineighbor_allgatherv, MPI_ALLGATHERV_PARAMS,
+              allgatherv_int, allgatherv_c, MPI_ALLGATHERV_ARGS)
 
 /* ---- all-to-all ----------------------------------------------------------------- */
 
-static int alltoall(const void *sendbuf, int sendcount,
-                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+static int alltoall(const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
                     const char *fn)
 {
@@ -267,47 +255,14 @@ static int alltoall(const void *sendbuf, int sendcount,
     return neighbor(comm, &out, &in, nb, fn);
 }
 
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
-                           MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype,
-                           MPI_Comm comm)
-{
-    MPI_CHECK_INIT("MPI_Neighbor_alltoall");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, NULL, "MPI_Neighbor_alltoall");
-}
-SHOAL_MPI_WEAK(Neighbor_alltoall)
+MPI_COLL_PAIR(Neighbor_alltoall, Ineighbor_alltoall, MPI_PLAIN_PARAMS, alltoall,
+              alltoall, MPI_PLAIN_ARGS)
 
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf,
-                            int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm, MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ineighbor_alltoall");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, MPI_NB(request, 0, MPI_INFO_NULL),
-                    "MPI_Ineighbor_alltoall");
-}
-SHOAL_MPI_WEAK(Ineighbor_alltoall)
-
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount,
-                                MPI_Datatype sendtype, void *recvbuf,
-                                int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Info info,
-                                MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Neighbor_alltoall_init");
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, MPI_NB(request, 1, info),
-                    "MPI_Neighbor_alltoall_init");
-}
-SHOAL_MPI_WEAK(Neighbor_alltoall_init)
-
-static int alltoallv(const void *sendbuf, const int *sendcounts,
-                     const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                     const int *recvcounts, const int *rdispls,
-                     MPI_Datatype recvtype, MPI_Comm comm, mpi_nb_t *nb,
-                     const char *fn)
+static int alltoallv(const void *sendbuf, const int64_t *sendcounts,
+                     const int64_t *sdispls, MPI_Datatype sendtype,
+                     void *recvbuf, const int64_t *recvcounts,
+                     const int64_t *rdispls, MPI_Datatype recvtype,
+                     MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     side_t out = {.form = VFORM, .buf = sendbuf, .counts = sendcounts,
                   .displs = sdispls, .dt = sendtype, .names = send_names};
@@ -317,101 +272,96 @@ static int alltoallv(const void *sendbuf, const int *sendcounts,
     return neighbor(comm, &out, &in, nb, fn);
 }
 
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
-                            const int sdispls[], MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype,
-                            MPI_Comm comm)
+static int alltoallv_int(const void *sendbuf, const int *sendcounts,
+                         const int *sdispls, MPI_Datatype sendtype,
+                         void *recvbuf, const int *recvcounts,
+                         const int *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Neighbor_alltoallv");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm, NULL,
-                     "MPI_Neighbor_alltoallv");
-}
-SHOAL_MPI_WEAK(Neighbor_alltoallv)
+    const int *in[4] = {sendcounts, sdispls, recvcounts, rdispls};
+    const int64_t *v[4];
+    mpi_wide_t w;
+    int rc = widen_sides(comm, &w, in, v, fn);
 
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
-                             const int sdispls[], MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request)
+    if (rc == MPI_SUCCESS)
+        rc = alltoallv(sendbuf, v[0], v[1], sendtype, recvbuf, v[2], v[3],
+                       recvtype, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
+}
+
+static int alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts,
+                       const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count *recvcounts,
+                       const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                       MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Ineighbor_alltoallv");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm,
-                     MPI_NB(request, 0, MPI_INFO_NULL),
-                     "MPI_Ineighbor_alltoallv");
+    return alltoallv(sendbuf, mpi_count64(sendcounts), mpi_aint64(sdispls),
+                     sendtype, recvbuf, mpi_count64(recvcounts),
+                     mpi_aint64(rdispls), recvtype, comm, nb, fn);
 }
-SHOAL_MPI_WEAK(Ineighbor_alltoallv)
 
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                 const int sdispls[], MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Neighbor_alltoallv_init");
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm,
-                     MPI_NB(request, 1, info), "MPI_Neighbor_alltoallv_init");
-}
-SHOAL_MPI_WEAK(Neighbor_alltoallv_init)
+MPI_COLL_PAIR(Neighbor_alltoallv, Ineighbor_alltoallv, MPI_ALLTOALLV_PARAMS,
+              alltoallv_int, alltoallv_c, MPI_ALLTOALLV_ARGS)
 
-static int alltoallw(const void *sendbuf, const int *sendcounts,
+/* Displacements in bytes, MPI_Aint in both forms. */
+static int alltoallw(const void *sendbuf, const int64_t *sendcounts,
                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
-                     void *recvbuf, const int *recvcounts,
+                     void *recvbuf, const int64_t *recvcounts,
                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
                      MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    side_t out = {.form = WFORM, .buf = sendbuf, .counts = sendcounts,
-                  .bdispls = sdispls, .dts = sendtypes, .names = send_names};
-    side_t in = {.form = WFORM, .buf = recvbuf, .counts = recvcounts,
-                 .bdispls = rdispls, .dts = recvtypes, .names = recv_names};
+    side_t out = {.form = WFORM,
+                  .buf = sendbuf,
+                  .counts = sendcounts,
+                  .bdispls = mpi_aint64(sdispls),
+                  .dts = sendtypes,
+                  .names = send_names};
+    side_t in = {.form = WFORM,
+                 .buf = recvbuf,
+                 .counts = recvcounts,
+                 .bdispls = mpi_aint64(rdispls),
+                 .dts = recvtypes,
+                 .names = recv_names};
 
     return neighbor(comm, &out, &in, nb, fn);
 }
 
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                            const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf,
-                            const int recvcounts[], const MPI_Aint rdispls[],
-                            const MPI_Datatype recvtypes[], MPI_Comm comm)
+static int alltoallw_int(const void *sendbuf, const int *sendcounts,
+                         const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                         void *recvbuf, const int *recvcounts,
+                         const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                         MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Neighbor_alltoallw");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm, NULL,
-                     "MPI_Neighbor_alltoallw");
-}
-SHOAL_MPI_WEAK(Neighbor_alltoallw)
+    const int *in[4] = {sendcounts, NULL, recvcounts, NULL};
+    const int64_t *v[4];
+    mpi_wide_t w;
+    int rc = widen_sides(comm, &w, in, v, fn);
 
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                             const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf,
-                             const int recvcounts[], const MPI_Aint rdispls[],
-                             const MPI_Datatype recvtypes[], MPI_Comm comm,
-                             MPI_Request *request)
-{
-    MPI_CHECK_INIT("MPI_Ineighbor_alltoallw");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm,
-                     MPI_NB(request, 0, MPI_INFO_NULL),
-                     "MPI_Ineighbor_alltoallw");
+    if (rc == MPI_SUCCESS)
+        rc = alltoallw(sendbuf, v[0], sdispls, sendtypes, recvbuf, v[2],
+                       rdispls, recvtypes, comm, nb, fn);
+    mpi_wide_free(&w);
+    return rc;
 }
-SHOAL_MPI_WEAK(Ineighbor_alltoallw)
 
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[],
-                                 const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[],
-                                 const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[],
-                                 MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
+static int alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts,
+                       const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                       void *recvbuf, const MPI_Count *recvcounts,
+                       const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                       MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
-    MPI_CHECK_INIT("MPI_Neighbor_alltoallw_init");
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm,
-                     MPI_NB(request, 1, info), "MPI_Neighbor_alltoallw_init");
+    return alltoallw(sendbuf, mpi_count64(sendcounts), sdispls, sendtypes,
+                     recvbuf, mpi_count64(recvcounts), rdispls, recvtypes, comm,
+                     nb, fn);
 }
-SHOAL_MPI_WEAK(Neighbor_alltoallw_init)
+
+#define ALLTOALLW_PARAMS(C, CV, DV)                                            \
+    (const void *sendbuf, const CV sendcounts[], const MPI_Aint sdispls[],     \
+     const MPI_Datatype sendtypes[], void *recvbuf, const CV recvcounts[],     \
+     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+
+MPI_COLL_PAIR(Neighbor_alltoallw, Ineighbor_alltoallw, ALLTOALLW_PARAMS,
+              alltoallw_int, alltoallw_c,
+              (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+               rdispls, recvtypes, comm))

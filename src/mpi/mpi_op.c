@@ -457,15 +457,15 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
 }
 SHOAL_MPI_WEAK(Op_commutative)
 
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op)
+/* MPI_Reduce_local and MPI_Reduce_local_c. */
+static int reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op, const char *fn)
 {
-    const char *fn = "MPI_Reduce_local";
     int rc;
 
-    MPI_CHECK_INIT("MPI_Reduce_local");
     if (count < 0)
-        return mpi_error(NULL, MPI_ERR_COUNT, fn, "count is %d", count);
+        return mpi_error(NULL, MPI_ERR_COUNT, fn, "count is %lld",
+                         (long long)count);
     rc = mpi_dt_check(NULL, datatype, fn);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -482,4 +482,21 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
                          inbuf == NULL ? "inbuf" : "inoutbuf");
     return mpi_op_apply(op, inbuf, inoutbuf, count, datatype);
 }
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op)
+{
+    MPI_CHECK_INIT("MPI_Reduce_local");
+    return reduce_local(inbuf, inoutbuf, count, datatype, op,
+                        "MPI_Reduce_local");
+}
 SHOAL_MPI_WEAK(Reduce_local)
+
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
+{
+    MPI_CHECK_INIT("MPI_Reduce_local_c");
+    return reduce_local(inbuf, inoutbuf, count, datatype, op,
+                        "MPI_Reduce_local_c");
+}
+SHOAL_MPI_WEAK(Reduce_local_c)

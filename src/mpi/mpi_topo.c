@@ -557,24 +557,38 @@ int mpi_topo_neighbors(MPI_Comm comm, int *indegree, int *outdegree,
 
     if (t == NULL)
         return MPI_ERR_TOPOLOGY;
+    mpi_topo_degrees(comm, indegree, outdegree);
     if (t->kind == MPI_CART) {
         for (int d = 0; d < t->ndims; d++) {
             cart_src[2 * d] = cart_step(t, comm->rank, d, -1);
             cart_src[2 * d + 1] = cart_step(t, comm->rank, d, 1);
         }
         memcpy(cart_dst, cart_src, 2 * (size_t)t->ndims * sizeof(int));
-        *indegree = *outdegree = 2 * t->ndims;
         *sources = cart_src;
         *dests = cart_dst;
     } else if (t->kind == MPI_GRAPH) {
         int first = comm->rank > 0 ? t->index[comm->rank - 1] : 0;
-        *indegree = *outdegree = t->index[comm->rank] - first;
         *sources = *dests = t->edges + first;
     } else {
-        *indegree = t->indegree;
-        *outdegree = t->outdegree;
         *sources = t->sources;
         *dests = t->dests;
     }
     return MPI_SUCCESS;
+}
+
+void mpi_topo_degrees(MPI_Comm comm, int *indegree, int *outdegree)
+{
+    struct mpi_topo *t = comm->topo;
+
+    if (t == NULL) {
+        *indegree = *outdegree = 0;
+    } else if (t->kind == MPI_CART) {
+        *indegree = *outdegree = 2 * t->ndims;
+    } else if (t->kind == MPI_GRAPH) {
+        int first = comm->rank > 0 ? t->index[comm->rank - 1] : 0;
+        *indegree = *outdegree = t->index[comm->rank] - first;
+    } else {
+        *indegree = t->indegree;
+        *outdegree = t->outdegree;
+    }
 }

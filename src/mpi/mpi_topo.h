@@ -37,4 +37,7 @@ int mpi_topo_neighbors(MPI_Comm comm, int *indegree, int *outdegree,
                        const int **sources, const int **dests, int *cart_src,
                        int *cart_dst);
 
+/* The two degrees alone (0 and 0 when comm has no topology). */
+void mpi_topo_degrees(MPI_Comm comm, int *indegree, int *outdegree);
+
 #endif /* SHOAL_MPI_TOPO_H */

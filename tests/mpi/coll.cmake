@@ -11,8 +11,15 @@ endforeach()
 shoal_mpi_test(coll_errors SOURCES coll_errors.c NP 1 2 3 8)
 # Split, dup and intercommunicators (needs two ranks for the latter).
 shoal_mpi_test(coll_comms SOURCES coll_comms.c NP 1 2 3 4 5 8)
+# The large-count (_c) collectives, all three forms, and their errors;
+# then (one rank, argument "large") one reduction of 2^31 + 16 bytes,
+# skipped without the memory for it.
+shoal_mpi_test(coll_count_c SOURCES coll_count_c.c NP 1 2 3 4 5)
+shoal_mp_test(mpi.coll_count_c_large PROGRAM mpi_coll_count_c NP 1
+              ARGS large LABELS mpi coll)
 # `ctest -L coll` runs all of these too.
-foreach(t coll_basic coll_reduce coll_ops coll_vector coll_errors coll_comms)
+foreach(t coll_basic coll_reduce coll_ops coll_vector coll_errors coll_comms
+          coll_count_c)
     foreach(np ${coll_np})
         if(TEST mp.mpi.${t}.np${np})
             set_property(TEST mp.mpi.${t}.np${np} APPEND PROPERTY LABELS coll)

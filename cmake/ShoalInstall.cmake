@@ -39,9 +39,16 @@ else()
          /prefix/${CMAKE_INSTALL_LIBDIR})
     set(SHOAL_TOOL_RPATH "$ORIGIN/${bin_to_lib}")
 endif()
+# Only tools that link libshoal.so get a run path: CMake pads a build-tree
+# run path with empty entries up to the install one's length, and an empty
+# entry makes the loader search the current directory (shoalrun, started
+# from anywhere, links the static library and must not do that).
 foreach(tool shoalrun shoal-info shoal-bench)
     if(TARGET ${tool})
-        set_target_properties(${tool} PROPERTIES INSTALL_RPATH "${SHOAL_TOOL_RPATH}")
+        get_target_property(tool_libs ${tool} LINK_LIBRARIES)
+        if("shoal" IN_LIST tool_libs)
+            set_target_properties(${tool} PROPERTIES INSTALL_RPATH "${SHOAL_TOOL_RPATH}")
+        endif()
         install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     endif()
 endforeach()

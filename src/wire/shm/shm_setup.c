@@ -255,6 +255,7 @@ err_state:
 
 static void shm_fini(void)
 {
+    shm_doorbell_fini();
     state_free();
 }
 

@@ -121,6 +121,17 @@ typedef int (*am_ready_fn_t)(void *arg, int handled);
 int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns);
 
+/*
+ * Sleeping on every wire, for a thread of a layer above that waits on its
+ * own terms (the MPI progress thread): am_sleep_arm() returns 1 when work
+ * waits already (then do not sleep); am_sleep(nap) blocks until a frame,
+ * a doorbell or nap ns; am_sleep_disarm() ends the sequence (always call
+ * it).  Arm and disarm under the caller's engine lock; sleep outside it.
+ */
+int am_sleep_arm(void);
+void am_sleep(uint64_t nap);
+void am_sleep_disarm(void);
+
 /* ---- sending (am_send.c) ------------------------------------------------- */
 
 /* The wire that reaches rank best (NULL: none does). */

@@ -98,7 +98,30 @@ static void sleep_wires(uint64_t nap)
     if (!am.tcp_wake && nap > TCP_BLIND_NAP_NS)
         nap = TCP_BLIND_NAP_NS;
     wire_tcp_ops.sleep(nap);
-    am.tcp_countdown = 0; /* look at the sockets on the next progress */
+}
+
+static void disarm(void)
+{
+    wire_shm_ops.disarm();
+    if (am.tcp_on) {
+        wire_tcp_ops.disarm();
+        am.tcp_countdown = 0; /* look at the sockets on the next progress */
+    }
+}
+
+int am_sleep_arm(void)
+{
+    return !arm(NULL);
+}
+
+void am_sleep(uint64_t nap)
+{
+    sleep_wires(nap);
+}
+
+void am_sleep_disarm(void)
+{
+    disarm();
 }
 
 /*
@@ -122,9 +145,7 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
             sleep_wires(nap);
         }
     }
-    wire_shm_ops.disarm();
-    if (am.tcp_on)
-        wire_tcp_ops.disarm();
+    disarm();
     return r;
 }
 

@@ -17,3 +17,6 @@ shoal_mp_test(mpi.tcp.p2p_flood PROGRAM mpi_p2p_flood NP 2 ENV ${tcp_env} LABELS
 shoal_mp_test(mpi.tcp.nocma.p2p_basic_push PROGRAM mpi_p2p_basic NP 2
               ENV ${tcp_nocma} SHOAL_MPI_RNDV=push LABELS mpi)
 shoal_mp_test(mpi.tcp.coll_reduce PROGRAM mpi_coll_reduce NP 5 ENV ${tcp_env} LABELS mpi)
+# The progress thread sleeps on every wire (am_sleep), sockets included.
+shoal_mp_test(mpi.tcp.nocma.progress_thread PROGRAM mpi_progress_thread NP 2
+              ENV ${tcp_nocma} SHOAL_PROGRESS=thread LABELS mpi thread)

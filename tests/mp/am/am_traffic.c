@@ -16,6 +16,8 @@
  *                                  it must have opened exactly one connection
  *                                  (every peer's with SHOAL_CONNECT=all; two
  *                                  with SHOAL_WIRES=tcp, see connections())
+ *   am_traffic connections_a2a     each rank sends to every rank: one
+ *                                  connection per peer, whatever the wire
  *
  * Every message carries (source, per-destination sequence number); the
  * receiver checks it arrives exactly once and in order, payloads are
@@ -404,6 +406,24 @@ static void connections(void)
     finish(100);
 }
 
+/* On demand, an all-to-all exchange opens a connection to every peer:
+ * N over shared memory (its own ring included), N-1 sockets over TCP plus
+ * the rank's own ring. */
+static void connections_a2a(void)
+{
+    shoal_stats_t st;
+
+    setup(0);
+    for (int i = 0; i < 10; i++)
+        for (int d = 0; d < nranks; d++)
+            send_seq((me + d) % nranks, H_SEQ);
+    T_OK(SHOAL_WAIT_UNTIL(ep, received == (uint64_t)(10 * nranks)));
+    T_OK(shoal_barrier(ep));
+    T_OK(shoal_stats_get(&st));
+    T_EQ(st.connections, (uint64_t)nranks);
+    finish((uint64_t)(10 * nranks));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all_to_all";
@@ -425,6 +445,8 @@ int main(int argc, char **argv)
         flood(count);
     else if (strcmp(mode, "connections") == 0)
         connections();
+    else if (strcmp(mode, "connections_a2a") == 0)
+        connections_a2a();
     else
         T_FAIL("unknown mode %s", mode);
     return 0;

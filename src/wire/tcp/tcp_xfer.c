@@ -380,16 +380,23 @@ static int rx_peer(tcp_peer_t *p, int budget)
                     deliver(p, &p->cur, start, p->cur_ok);
                     n++;
                 }
+                if ((size_t)got < want)
+                    break; /* drained: save the recv that says EAGAIN */
                 continue;
             }
         } else {
             if (p->rx_len == p->rx_cap)
                 break; /* only complete frames: the budget stopped us */
-            got = recv(s->fd, p->rx + p->rx_len, p->rx_cap - p->rx_len,
-                       MSG_DONTWAIT);
+            size_t room = p->rx_cap - p->rx_len;
+            got = recv(s->fd, p->rx + p->rx_len, room, MSG_DONTWAIT);
             if (got > 0) {
                 p->rx_len += (size_t)got;
                 n += rx_process(p, budget - n);
+                /* A short read drained the socket (level-triggered epoll
+                 * reports what comes later): skip the recv that would
+                 * only say EAGAIN, a system call per message. */
+                if ((size_t)got < room && p->cur_left == 0)
+                    break;
                 continue;
             }
         }

@@ -130,6 +130,7 @@ typedef struct tcp_peer {
     tcp_sock_t *sock; /* the open connection, or NULL */
     tcp_sock_t *out;  /* our connection attempt while it handshakes */
     int wanted;       /* the layer above asked for this peer */
+    int attempts;     /* our connections it closed during the handshake */
     int dead;         /* reported through peer_failed */
     int bye;          /* the peer said it closes: EOF is not a death */
     int pollout;      /* EPOLLOUT armed on sock */

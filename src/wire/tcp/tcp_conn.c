@@ -33,6 +33,9 @@
 /* How long connect waits for the connection to complete before it goes
  * on without (the handshake then starts from progress). */
 #define CONNECT_WAIT_MS 10
+/* Connections to one peer closed during their handshake before it is
+ * reported unreachable. */
+#define TCP_CONNECT_ATTEMPTS 3
 /* Once a peer said a valid HELLO, it may take this many times longer:
  * it is probably a rank busy elsewhere, not a prober. */
 #define HS_HELLO_GRACE 10
@@ -354,6 +357,31 @@ void tcp_accept_all(void)
 
 /* ---- the handshake ------------------------------------------------------------------ */
 
+/*
+ * Our connection closed before its handshake ended: the peer timed it out
+ * while we did not poll, or had too many handshakes at once.  Try again, a
+ * few times, unless another connection to the peer is open or coming; the
+ * frames wait in the queue meanwhile.
+ */
+static void initiator_closed(tcp_sock_t *s)
+{
+    tcp_state_t *t = &tcp_state;
+    tcp_peer_t *p = &t->peers[s->peer];
+    char why[128];
+
+    tcp_sock_close(s);
+    if (p->sock != NULL || p->out != NULL || p->dead)
+        return;
+    if (++p->attempts <= TCP_CONNECT_ATTEMPTS && start_connect(p) == SHOAL_OK)
+        return;
+    snprintf(why, sizeof(why), "cannot connect to rank %d: it closed the "
+             "connection during the handshake %d times",
+             p->base.rank, p->attempts);
+    p->dead = 1;
+    t->up.peer_failed(t->up.arg, p->base.rank, SHOAL_ERR_PEER_UNREACHABLE,
+                      why);
+}
+
 /* Read the rest of one handshake message: 1 complete, 0 not yet, -1 the
  * socket was closed here. */
 static int hs_read(tcp_sock_t *s, tcp_hs_t *h)
@@ -371,10 +399,8 @@ static int hs_read(tcp_sock_t *s, tcp_hs_t *h)
         sock_who(s, who, sizeof(who));
         base_debug("tcp", "connection %s %s closed during the handshake",
                    s->initiator ? "to" : "from", who);
-        if (s->initiator && s->state == TCP_S_VERDICT)
-            tcp_sock_close(s); /* refused without a verdict */
-        else if (s->initiator)
-            sock_drop(s, "closed by the other side during the handshake");
+        if (s->initiator)
+            initiator_closed(s);
         else
             tcp_sock_close(s);
         return -1;

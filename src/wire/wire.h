@@ -214,5 +214,8 @@ extern volatile int wire_tcp_kick;
 int wire_tcp_busy(void);
 /* Peers asked for whose connection is not open yet. */
 int wire_tcp_connecting(void);
+/* Whether this process could listen for TCP peers, and on what (for
+ * shoal-info); reads SHOAL_TCP_ADDR and SHOAL_TCP_IF. */
+int wire_tcp_probe(char *why, size_t cap);
 
 #endif /* SHOAL_WIRE_H */

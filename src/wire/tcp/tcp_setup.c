@@ -29,7 +29,8 @@ static char listen_tag, wake_tag;
 
 /* ---- addresses --------------------------------------------------------------- */
 
-static int pick_addr(struct in_addr *a)
+/* The address to listen on, and (for shoal-info) where it came from. */
+static int pick_addr(struct in_addr *a, char *from, size_t cap)
 {
     const char *addr = base_cfg.TCP_ADDR, *want = base_cfg.TCP_IF;
     struct ifaddrs *ifs, *i;
@@ -39,6 +40,7 @@ static int pick_addr(struct in_addr *a)
         if (inet_pton(AF_INET, addr, a) != 1)
             return base_err(SHOAL_ERR_CONFIG,
                             "SHOAL_TCP_ADDR=%s is not an IPv4 address", addr);
+        snprintf(from, cap, "SHOAL_TCP_ADDR");
         return SHOAL_OK;
     }
     if (getifaddrs(&ifs) != 0)
@@ -51,6 +53,7 @@ static int pick_addr(struct in_addr *a)
                             : (i->ifa_flags & IFF_LOOPBACK) != 0)
             continue;
         *a = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+        snprintf(from, cap, "%s", i->ifa_name);
         found = 1;
     }
     freeifaddrs(ifs);
@@ -59,8 +62,10 @@ static int pick_addr(struct in_addr *a)
                         "SHOAL_TCP_IF=%s: no such interface with an IPv4 "
                         "address that is up",
                         want);
-    if (!found)
+    if (!found) {
         a->s_addr = htonl(INADDR_LOOPBACK); /* one host, no network */
+        snprintf(from, cap, "loopback: no other interface is up");
+    }
     return SHOAL_OK;
 }
 
@@ -68,8 +73,8 @@ static int listen_open(char *text, size_t cap)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t len = sizeof(sa);
-    char ip[INET_ADDRSTRLEN];
-    int status = pick_addr(&sa.sin_addr);
+    char ip[INET_ADDRSTRLEN], from[64];
+    int status = pick_addr(&sa.sin_addr, from, sizeof(from));
     int fd;
 
     if (status != SHOAL_OK)
@@ -89,6 +94,31 @@ static int listen_open(char *text, size_t cap)
     snprintf(text, cap, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
     tcp_state.lfd = fd;
     return SHOAL_OK;
+}
+
+int wire_tcp_probe(char *why, size_t cap)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char ip[INET_ADDRSTRLEN], from[64];
+    int fd, ok;
+
+    if (pick_addr(&sa.sin_addr, from, sizeof(from)) != SHOAL_OK) {
+        snprintf(why, cap, "%s", shoal_error_detail());
+        return 0;
+    }
+    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+         listen(fd, 1) == 0;
+    if (ok)
+        snprintf(why, cap, "listens on %s (%s); ranks of other hosts, or "
+                 "all with SHOAL_WIRES=tcp", ip, from);
+    else
+        snprintf(why, cap, "cannot listen on %s (%s): %s", ip, from,
+                 strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return ok;
 }
 
 /* ---- start and stop ------------------------------------------------------------------ */

@@ -79,7 +79,8 @@ static int connect_all(void)
 /*
  * TCP comes up when some rank runs on another host (then every rank sees
  * one, so all decide alike and the collective start-up matches), or for
- * every job of more than one rank with SHOAL_WIRES=tcp.
+ * every job of more than one rank with SHOAL_WIRES=tcp or pretend hosts
+ * (SHOAL_WIRES_FAKE_HOSTS).
  */
 static int tcp_start(const wire_upcalls_t *up)
 {
@@ -92,7 +93,8 @@ static int tcp_start(const wire_upcalls_t *up)
                       "unreachable");
         return SHOAL_OK;
     }
-    if (!remote && !(base_cfg.WIRES == WIRES_TCP && am.job->size > 1))
+    if (!remote && !(base_cfg.WIRES == WIRES_TCP && am.job->size > 1) &&
+        !(base_cfg.WIRES_FAKE_HOSTS > 1 && am.job->size > 1))
         return SHOAL_OK;
     status = wire_tcp_ops.init(am.job, up);
     if (status != SHOAL_OK)

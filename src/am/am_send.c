@@ -14,12 +14,20 @@
 #define AM_WIRES_SHM_TCP 0
 #define AM_WIRES_TCP 1
 
+/* SHOAL_WIRES_FAKE_HOSTS=K puts rank r on pretend host r * K / size. */
+static int fake_host(int rank)
+{
+    return (int)((int64_t)rank * base_cfg.WIRES_FAKE_HOSTS / am.job->size);
+}
+
 const wire_ops_t *am_wire_for(int rank)
 {
     /* A rank reaches itself through its own rings, whatever is forced. */
     if (rank == am.job->rank)
         return &wire_shm_ops;
-    if (am.tcp_on && base_cfg.WIRES == AM_WIRES_TCP)
+    if (am.tcp_on && (base_cfg.WIRES == AM_WIRES_TCP ||
+                      (base_cfg.WIRES_FAKE_HOSTS > 1 &&
+                       fake_host(rank) != fake_host(am.job->rank))))
         return &wire_tcp_ops;
     if (wire_shm_ops.reaches(rank))
         return &wire_shm_ops;

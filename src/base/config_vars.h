@@ -54,6 +54,8 @@ BASE_CONFIG_VAR(AM_WINDOW, INT, "64", "1:65536", "library",
                 "Requests a rank may have outstanding to one peer before it must wait for credits")
 BASE_CONFIG_VAR(WIRES, ENUM, "shm,tcp", "shm,tcp|tcp|shm", "library",
                 "Wires for peers: shared memory on the same host and TCP to others, TCP for every other rank (a test of TCP on one host), or shared memory only")
+BASE_CONFIG_VAR(WIRES_FAKE_HOSTS, INT, "0", "0:65536", "library",
+                "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over TCP, as across real hosts; 0 uses the real placement")
 BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",
                 "Open connections to peers on first use, or to every peer during initialization")
 BASE_CONFIG_VAR(WAIT, ENUM, "adaptive", "adaptive|poll|block", "library",

@@ -20,3 +20,8 @@ shoal_mp_test(mpi.tcp.coll_reduce PROGRAM mpi_coll_reduce NP 5 ENV ${tcp_env} LA
 # The progress thread sleeps on every wire (am_sleep), sockets included.
 shoal_mp_test(mpi.tcp.nocma.progress_thread PROGRAM mpi_progress_thread NP 2
               ENV ${tcp_nocma} SHOAL_PROGRESS=thread LABELS mpi thread)
+# Two pretend hosts: shm within, TCP between, hierarchical collectives.
+set(mixed_env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_COLL_FAKE_HOSTS=2)
+foreach(p p2p_basic coll_basic coll_reduce nbc_coll)
+    shoal_mp_test(mpi.mixed.${p} PROGRAM mpi_${p} NP 5 ENV ${mixed_env} LABELS mpi)
+endforeach()

@@ -176,6 +176,7 @@ typedef struct tcp_state {
     tcp_sock_t *graveyard; /* closed sockets to free */
     uint32_t q_cap;
     uint64_t hs_timeout_ns;
+    uint64_t nap_max; /* longest sleep, set by arm */
     /* Segments published here. */
     wire_segment_t my_segs[WIRE_MAX_EPS];
 } tcp_state_t;

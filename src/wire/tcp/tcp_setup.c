@@ -186,6 +186,7 @@ static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
     t->up = *up;
     t->q_cap = (uint32_t)base_cfg.TCP_QUEUE;
     t->hs_timeout_ns = (uint64_t)base_cfg.TCP_HANDSHAKE_TIMEOUT;
+    t->nap_max = UINT64_MAX;
     if (!base_is_pow2(t->q_cap))
         return base_err(SHOAL_ERR_CONFIG,
                         "SHOAL_TCP_QUEUE=%u must be a power of two",

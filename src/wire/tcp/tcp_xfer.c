@@ -485,6 +485,8 @@ int wire_tcp_busy(void)
 
 int tcp_arm(void)
 {
+    /* Decided here, under the caller's lock: sleep may run outside it. */
+    tcp_state.nap_max = tcp_state.nhs > 0 ? HS_NAP_NS : UINT64_MAX;
     return tcp_state.nbacklog > 0;
 }
 
@@ -502,8 +504,8 @@ int tcp_sleep(uint64_t timeout_ns)
     struct epoll_event ev;
     int ms;
 
-    if (tcp_state.nhs > 0 && timeout_ns > HS_NAP_NS)
-        timeout_ns = HS_NAP_NS;
+    if (timeout_ns > tcp_state.nap_max)
+        timeout_ns = tcp_state.nap_max; /* a handshake may time out */
     ms = (int)((timeout_ns + 999999) / 1000000);
     wire_stats.sleeps++;
     if (epoll_wait(tcp_state.epfd, &ev, 1, ms) < 0 && errno != EINTR)

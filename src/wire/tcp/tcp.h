@@ -177,6 +177,8 @@ typedef struct tcp_state {
     uint32_t q_cap;
     uint64_t hs_timeout_ns;
     uint64_t nap_max; /* longest sleep, set by arm */
+    tcp_peer_t *hot;    /* the peer we sent to last */
+    uint32_t hot_polls; /* polls since hot was set (see tcp_poll) */
     /* Segments published here. */
     wire_segment_t my_segs[WIRE_MAX_EPS];
 } tcp_state_t;

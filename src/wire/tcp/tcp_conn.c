@@ -109,6 +109,8 @@ void tcp_sock_close(tcp_sock_t *s)
     if (s->peer >= 0 && t->peers[s->peer].sock == s) {
         tcp_peer_t *p = &t->peers[s->peer];
         p->sock = NULL;
+        if (t->hot == p)
+            t->hot = NULL;
         t->npollout -= p->pollout;
         t->nbacklog -= p->backlog;
         p->pollout = p->backlog = 0;

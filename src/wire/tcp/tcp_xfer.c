@@ -21,6 +21,8 @@
 #include "tcp.h"
 
 #define POLL_EVENTS 64
+/* While a peer is hot, polls between two looks at every socket. */
+#define HOT_EPOLL_EVERY 8
 /* Longest sleep while a handshake may time out. */
 #define HS_NAP_NS 100000000ull
 
@@ -174,6 +176,7 @@ int tcp_send(wire_conn_t *conn, const wire_msg_t *m)
     if (BASE_LIKELY(status == SHOAL_OK)) {
         p->noreply_sent = f.credits;
         wire_tcp_kick = 1; /* an answer may come soon: poll often */
+        tcp_state.hot = p;
     }
     return status;
 }
@@ -436,11 +439,36 @@ static void drain_wake(void)
         ;
 }
 
+/*
+ * The peer we sent to last usually answers next: while it is known, most
+ * polls read its socket directly, one system call where epoll_wait and
+ * recv take two; every HOT_EPOLL_EVERY-th poll, and any poll with other
+ * work in hand, asks epoll about every socket.
+ */
+static int poll_hot(tcp_state_t *t, int budget)
+{
+    tcp_peer_t *p = t->hot;
+
+    if (p == NULL || p->sock == NULL || ++t->hot_polls % HOT_EPOLL_EVERY == 0 ||
+        t->nhs > 0 || t->nbacklog > 0 || t->ndue > 0 || p->pollout)
+        return -1;
+    return rx_peer(p, budget);
+}
+
 int tcp_poll(int budget)
 {
     tcp_state_t *t = &tcp_state;
     struct epoll_event ev[POLL_EVENTS];
-    int n = 0, nev = epoll_wait(t->epfd, ev, POLL_EVENTS, 0);
+    int n = poll_hot(t, budget), nev;
+
+    if (n >= 0) {
+        if (t->ndue > 0)
+            send_credits();
+        tcp_reap();
+        return n;
+    }
+    n = 0;
+    nev = epoll_wait(t->epfd, ev, POLL_EVENTS, 0);
 
     for (int i = 0; i < nev; i++) {
         void *tag = ev[i].data.ptr;

@@ -89,6 +89,11 @@ typedef struct am_state {
     int deaths;            /* peer deaths seen, ever (collectives check) */
     uint64_t last_peer_check;
     shoal_stats_t stats;
+    /* TCP, when some peer is reached through it: polled every tcp_every-th
+     * progress call while quiet (see am_progress.c). */
+    int tcp_on;
+    int tcp_wake; /* shm doorbells wake a sleep in the TCP wire */
+    uint32_t tcp_every, tcp_countdown;
 } am_state_t;
 
 extern am_state_t am;
@@ -97,6 +102,9 @@ extern am_state_t am;
 
 /* Deliver arrived frames and flush queued ones; returns handlers run. */
 int am_progress(void);
+
+/* Poll TCP now, or count down to its next turn while it is quiet. */
+void am_progress_tcp(void);
 
 /* The wires' deliver upcall: run the handler of one frame. */
 int am_deliver(void *arg, int src, const wire_msg_t *msg);
@@ -113,7 +121,21 @@ typedef int (*am_ready_fn_t)(void *arg, int handled);
 int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns);
 
+/*
+ * Sleeping on every wire, for a thread of a layer above that waits on its
+ * own terms (the MPI progress thread): am_sleep_arm() returns 1 when work
+ * waits already (then do not sleep); am_sleep(nap) blocks until a frame,
+ * a doorbell or nap ns; am_sleep_disarm() ends the sequence (always call
+ * it).  Arm and disarm under the caller's engine lock; sleep outside it.
+ */
+int am_sleep_arm(void);
+void am_sleep(uint64_t nap);
+void am_sleep_disarm(void);
+
 /* ---- sending (am_send.c) ------------------------------------------------- */
+
+/* The wire that reaches rank best (NULL: none does). */
+const wire_ops_t *am_wire_for(int rank);
 
 /* The peer's connection, opened on first use. */
 int am_peer_get(int rank, am_peer_t **peer_p);

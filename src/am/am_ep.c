@@ -46,6 +46,13 @@ static int install_handlers(shoal_ep_t *ep, const shoal_handler_entry_t *t,
     return SHOAL_OK;
 }
 
+static void unpublish(unsigned index)
+{
+    wire_shm_ops.publish_segment(index, NULL, 0);
+    if (am.tcp_on)
+        wire_tcp_ops.publish_segment(index, NULL, 0);
+}
+
 static int attach_segment(shoal_ep_t *ep, void *base, size_t size,
                           const char *fn)
 {
@@ -54,7 +61,12 @@ static int attach_segment(shoal_ep_t *ep, void *base, size_t size,
                         fn, size);
     ep->seg = size > 0 ? base : NULL;
     ep->seg_size = ep->seg != NULL ? size : 0;
-    return wire_shm_ops.publish_segment(ep->index, ep->seg, ep->seg_size);
+    int status =
+        wire_shm_ops.publish_segment(ep->index, ep->seg, ep->seg_size);
+    if (status == SHOAL_OK && am.tcp_on)
+        status = wire_tcp_ops.publish_segment(ep->index, ep->seg,
+                                              ep->seg_size);
+    return status;
 }
 
 int shoal_ep_create(const shoal_ep_params_t *params, shoal_ep_t **ep_p)
@@ -102,7 +114,7 @@ int shoal_ep_create(const shoal_ep_params_t *params, shoal_ep_t **ep_p)
     status = am_barrier_run(AM_SYSTEM_EP);
     if (status != SHOAL_OK) {
         set_ep(index, NULL);
-        wire_shm_ops.publish_segment(ep->index, NULL, 0);
+        unpublish(ep->index);
         free(ep);
         return status;
     }
@@ -120,7 +132,7 @@ int shoal_ep_destroy(shoal_ep_t *ep)
         return base_err(SHOAL_ERR_INVALID, "shoal_ep_destroy: not an endpoint");
     status = am_quiesce(ep->index);
     set_ep((int)ep->index, NULL);
-    wire_shm_ops.publish_segment(ep->index, NULL, 0);
+    unpublish(ep->index);
     free(ep);
     return status;
 }

@@ -66,6 +66,34 @@ int am_deliver(void *arg, int src, const wire_msg_t *m)
                                          : WIRE_DELIVERED;
 }
 
+/*
+ * Polling two wires (multi-protocol AM-II): an epoll_wait costs hundreds
+ * of times a look at the shared-memory rings (docs/TCP.md has numbers), so
+ * while TCP is quiet it is polled every tcp_every-th call only, the
+ * interval doubling up to SHOAL_TCP_POLL_MAX; frames arriving, bytes
+ * waiting to go out, or a frame just sent (whose answer may come soon)
+ * bring it back to every call.
+ */
+void am_progress_tcp(void)
+{
+    uint32_t max = (uint32_t)base_cfg.TCP_POLL_MAX;
+
+    if (wire_tcp_kick) {
+        wire_tcp_kick = 0;
+        am.tcp_every = 1;
+        am.tcp_countdown = 0;
+    }
+    if (am.tcp_countdown > 1) {
+        am.tcp_countdown--;
+        return;
+    }
+    if (wire_tcp_ops.poll(AM_POLL_BUDGET) > 0 || wire_tcp_busy())
+        am.tcp_every = 1;
+    else if (am.tcp_every < max)
+        am.tcp_every = am.tcp_every * 2 < max ? am.tcp_every * 2 : max;
+    am.tcp_countdown = am.tcp_every;
+}
+
 int am_progress(void)
 {
     uint64_t before = am.stats.messages_handled;
@@ -73,6 +101,8 @@ int am_progress(void)
     if (BASE_UNLIKELY(!base_list_empty(&am.pending_peers)))
         am_flush_deferred();
     wire_shm_ops.poll(AM_POLL_BUDGET);
+    if (BASE_UNLIKELY(am.tcp_on))
+        am_progress_tcp();
     return (int)(am.stats.messages_handled - before);
 }
 

@@ -10,6 +10,30 @@
 
 /* ---- peers ----------------------------------------------------------------- */
 
+/* SHOAL_WIRES choices, in config_vars.h order. */
+#define AM_WIRES_SHM_TCP 0
+#define AM_WIRES_TCP 1
+
+/* SHOAL_WIRES_FAKE_HOSTS=K puts rank r on pretend host r * K / size. */
+static int fake_host(int rank)
+{
+    return (int)((int64_t)rank * base_cfg.WIRES_FAKE_HOSTS / am.job->size);
+}
+
+const wire_ops_t *am_wire_for(int rank)
+{
+    /* A rank reaches itself through its own rings, whatever is forced. */
+    if (rank == am.job->rank)
+        return &wire_shm_ops;
+    if (am.tcp_on && (base_cfg.WIRES == AM_WIRES_TCP ||
+                      (base_cfg.WIRES_FAKE_HOSTS > 1 &&
+                       fake_host(rank) != fake_host(am.job->rank))))
+        return &wire_tcp_ops;
+    if (wire_shm_ops.reaches(rank))
+        return &wire_shm_ops;
+    return am.tcp_on ? &wire_tcp_ops : NULL;
+}
+
 int am_peer_get(int rank, am_peer_t **peer_p)
 {
     am_peer_t *p = &am.peers[rank];
@@ -19,14 +43,16 @@ int am_peer_get(int rank, am_peer_t **peer_p)
         *peer_p = p;
         return SHOAL_OK;
     }
+    const wire_ops_t *w;
+
     if (p->dead)
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", rank);
-    if (!wire_shm_ops.reaches(rank))
+    w = am_wire_for(rank);
+    if (w == NULL)
         return base_err(SHOAL_ERR_PEER_UNREACHABLE,
-                        "rank %d runs on another host and this build has no "
-                        "network wire yet",
+                        "rank %d runs on another host and SHOAL_WIRES=shm",
                         rank);
-    status = wire_shm_ops.connect(rank, &p->conn);
+    status = w->connect(rank, &p->conn);
     if (status != SHOAL_OK)
         return status;
     *peer_p = p;
@@ -71,6 +97,42 @@ static int check_args(const uint64_t *args, unsigned nargs, const void *payload,
     return SHOAL_OK;
 }
 
+typedef struct seg_wait {
+    am_peer_t *peer;
+    unsigned ep;
+    wire_segment_t *seg;
+} seg_wait_t;
+
+static int segment_known(void *arg, int handled)
+{
+    seg_wait_t *w = arg;
+    int status = w->peer->conn->ops->peer_segment(w->peer->conn, w->ep,
+                                                  w->seg);
+
+    (void)handled;
+    return status == SHOAL_ERR_AGAIN ? 0 : status == SHOAL_OK ? 1 : status;
+}
+
+/*
+ * The destination's segment, waiting for a network wire to learn it while
+ * the connection opens.  A handler may not wait: it sends unchecked, and
+ * the receiver drops what does not fit.
+ */
+static int peer_segment(am_peer_t *p, unsigned ep, wire_segment_t *seg)
+{
+    seg_wait_t w = {p, ep, seg};
+    int status = p->conn->ops->peer_segment(p->conn, ep, seg);
+
+    if (BASE_LIKELY(status != SHOAL_ERR_AGAIN))
+        return status;
+    if (am.in_handler) {
+        seg->base = 0;
+        seg->size = UINT64_MAX;
+        return SHOAL_OK;
+    }
+    return am_block(segment_known, &w, NULL, 0, -1);
+}
+
 /* Size and range checks that need the connection to the destination. */
 static int check_payload(am_peer_t *p, unsigned ep, unsigned cat, size_t len,
                          uint64_t offset, const char *fn)
@@ -86,7 +148,7 @@ static int check_payload(am_peer_t *p, unsigned ep, unsigned cat, size_t len,
                             fn, len, max);
     } else if (cat == WIRE_CAT_LONG) {
         wire_segment_t seg = {0, 0};
-        int status = p->conn->ops->peer_segment(p->conn, ep, &seg);
+        int status = peer_segment(p, ep, &seg);
         if (status != SHOAL_OK)
             return status;
         if (seg.size == 0)

@@ -57,10 +57,16 @@ static wait_plan_t plan(void)
     return p;
 }
 
+/* Without the wake-up socket, shared-memory doorbells cannot end a
+ * sleep in the TCP wire: nap briefly instead. */
+#define TCP_BLIND_NAP_NS 1000000ull
+
 static void check_peers_now(uint64_t now)
 {
     am.last_peer_check = now;
     wire_shm_ops.check_peers();
+    if (am.tcp_on)
+        wire_tcp_ops.check_peers();
 }
 
 /* Arm the doorbells; 1 when we may sleep, 0 when there is work already. */
@@ -68,15 +74,54 @@ static int arm(wire_conn_t *blocked)
 {
     if (wire_shm_ops.arm())
         return 0;
-    if (blocked != NULL && wire_shm_ops.want_space(blocked))
+    if (am.tcp_on && wire_tcp_ops.arm())
+        return 0;
+    if (blocked != NULL && blocked->ops->want_space(blocked))
         return 0;
     for (base_list_t *e = am.pending_peers.next; e != &am.pending_peers;
          e = e->next) {
         am_peer_t *p = BASE_CONTAINER_OF(e, am_peer_t, pending_link);
-        if (wire_shm_ops.want_space(p->conn))
+        if (p->conn->ops->want_space(p->conn))
             return 0;
     }
     return 1;
+}
+
+/* Sleep on every wire at once: with TCP up, in its epoll, which also
+ * watches the shared-memory doorbell's socket. */
+static void sleep_wires(uint64_t nap)
+{
+    if (!am.tcp_on) {
+        wire_shm_ops.sleep(nap);
+        return;
+    }
+    if (!am.tcp_wake && nap > TCP_BLIND_NAP_NS)
+        nap = TCP_BLIND_NAP_NS;
+    wire_tcp_ops.sleep(nap);
+}
+
+static void disarm(void)
+{
+    wire_shm_ops.disarm();
+    if (am.tcp_on) {
+        wire_tcp_ops.disarm();
+        am.tcp_countdown = 0; /* look at the sockets on the next progress */
+    }
+}
+
+int am_sleep_arm(void)
+{
+    return !arm(NULL);
+}
+
+void am_sleep(uint64_t nap)
+{
+    sleep_wires(nap);
+}
+
+void am_sleep_disarm(void)
+{
+    disarm();
 }
 
 /*
@@ -97,10 +142,10 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         r = ready(arg, 0);
         if (r == 0) {
             am.stats.sleeps++;
-            wire_shm_ops.sleep(nap);
+            sleep_wires(nap);
         }
     }
-    wire_shm_ops.disarm();
+    disarm();
     return r;
 }
 

@@ -35,11 +35,27 @@ BASE_CONFIG_VAR(SHM_CMA_MIN, SIZE, "16k", "0:1g", "library",
 BASE_CONFIG_VAR(SHM_FENCE, ENUM, "auto", "auto|full", "library",
                 "Doorbell ordering: auto moves the fence to sleeping ranks with membarrier when every rank can; full fences every message")
 
+/* wire/tcp */
+BASE_CONFIG_VAR(TCP_ADDR, STRING, "", "", "library",
+                "IPv4 address this rank listens on for TCP peers; empty picks SHOAL_TCP_IF's or the first non-loopback interface's")
+BASE_CONFIG_VAR(TCP_IF, STRING, "", "", "library",
+                "Network interface (e.g. eth0) whose IPv4 address TCP listens on, when SHOAL_TCP_ADDR is empty")
+BASE_CONFIG_VAR(TCP_QUEUE, SIZE, "512k", "16k:256m", "library",
+                "Bytes of each TCP connection's send queue (a power of two); frames and long fragments are at most half of it")
+BASE_CONFIG_VAR(TCP_HANDSHAKE_TIMEOUT, DURATION, "10s", "1ms:1000s", "library",
+                "A TCP connection that has not proved the job's secret within this time is closed")
+BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
+                "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this")
+
 /* am */
 BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
                 "Largest medium payload; at most half of SHOAL_SHM_BULK")
 BASE_CONFIG_VAR(AM_WINDOW, INT, "64", "1:65536", "library",
                 "Requests a rank may have outstanding to one peer before it must wait for credits")
+BASE_CONFIG_VAR(WIRES, ENUM, "shm,tcp", "shm,tcp|tcp|shm", "library",
+                "Wires for peers: shared memory on the same host and TCP to others, TCP for every other rank (a test of TCP on one host), or shared memory only")
+BASE_CONFIG_VAR(WIRES_FAKE_HOSTS, INT, "0", "0:65536", "library",
+                "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over TCP, as across real hosts; 0 uses the real placement")
 BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",
                 "Open connections to peers on first use, or to every peer during initialization")
 BASE_CONFIG_VAR(WAIT, ENUM, "adaptive", "adaptive|poll|block", "library",

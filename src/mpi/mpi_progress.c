@@ -8,8 +8,9 @@
  * The thread takes the engine lock for each round, so MPI_Init turns the
  * lock on (mpi.mt) even for single-threaded programs.  When rounds find
  * nothing it polls a little, yields a little, and then sleeps on this
- * process's doorbell like any waiting rank: arriving frames, and peers
- * that set shared-memory flags, ring it (wire_shm_wake).  The
+ * process's doorbell like any waiting rank (on every wire: TCP sockets
+ * too when TCP is up): arriving frames, and peers that set shared-memory
+ * flags, ring it (wire_shm_wake).  The
  * application's own waits never sleep on that doorbell while the thread
  * runs (mpi_wait_until polls and naps instead), so it has one sleeper.
  */
@@ -43,12 +44,12 @@ static void doze(void)
     mpi_lock();
     if (!mpi_progress_idle())
         nap = RETRY_NAP_NS;
-    ready = wire_shm_ops.arm();
+    ready = am_sleep_arm();
     mpi_unlock();
     if (!ready && !atomic_load_explicit(&stopping, memory_order_acquire))
-        wire_shm_ops.sleep(nap);
+        am_sleep(nap);
     mpi_lock();
-    wire_shm_ops.disarm();
+    am_sleep_disarm();
     mpi_unlock();
 }
 

@@ -108,7 +108,9 @@ typedef struct wire_ops {
     size_t (*max_payload)(wire_conn_t *conn, unsigned cat);
     /* Cumulative count of our requests the peer finished without reply. */
     uint64_t (*credits)(wire_conn_t *conn);
-    /* The peer's segment for endpoint ep (size 0 when it has none). */
+    /* The peer's segment for endpoint ep (size 0 when it has none);
+     * SHOAL_ERR_AGAIN while the wire has not learnt it yet (the connection
+     * is still opening): retry after progress. */
     int (*peer_segment)(wire_conn_t *conn, unsigned ep, wire_segment_t *seg);
     /* Tell peers where this process's segment for ep is (NULL: none). */
     int (*publish_segment)(unsigned ep, const void *base, size_t size);
@@ -135,6 +137,7 @@ typedef struct wire_ops {
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;
+extern const wire_ops_t wire_tcp_ops;
 
 /* Counters kept by the wires (process-wide, single-threaded updates). */
 typedef struct wire_stats {
@@ -192,5 +195,27 @@ int wire_shm_local_pid(int rank);
 void wire_shm_wake(int rank);
 /* Wake this process's own sleeper (another thread of it) if it sleeps. */
 void wire_shm_wake_self(void);
+
+/*
+ * Sleeping on shared memory and sockets at once.  wire_shm_wake_fd() makes
+ * this rank's doorbell a datagram socket instead of a futex from now on
+ * (local senders that find it asleep send a byte there) and returns the
+ * socket, for the TCP wire to watch with wire_tcp_watch_fd(): a sleep in
+ * the TCP wire then wakes for both.  -1 when it cannot be created.
+ */
+int wire_shm_wake_fd(void);
+void wire_tcp_watch_fd(int fd);
+
+/* Set by the TCP wire when it sent a frame (an answer may follow soon);
+ * the layer above polls TCP at once again and clears it. */
+extern volatile int wire_tcp_kick;
+/* The TCP wire has work in hand (handshakes, queued bytes, unread frames,
+ * credits to return): poll it often. */
+int wire_tcp_busy(void);
+/* Peers asked for whose connection is not open yet. */
+int wire_tcp_connecting(void);
+/* Whether this process could listen for TCP peers, and on what (for
+ * shoal-info); reads SHOAL_TCP_ADDR and SHOAL_TCP_IF. */
+int wire_tcp_probe(char *why, size_t cap);
 
 #endif /* SHOAL_WIRE_H */

@@ -446,8 +446,8 @@ link_down)
 mpi)
     # A real MPI program across 2 hosts x 2 ranks: needs a network wire
     # (shoal-info says tcp yes, or at least knows SHOAL_TCP_* settings).
-    { "${SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
-        "${SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
+    { "${MH_SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
+        "${MH_SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
         >/dev/null || skip "shoal-info reports no tcp wire in this build"
     make_hosts 2
     run "$P-h0" --timeout 60 --host localhost:2,"$(host 1)" "$MH_MPI"

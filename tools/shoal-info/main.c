@@ -112,7 +112,7 @@ static int probe_memfd(char *why, size_t cap)
 static void print_info(void)
 {
     char why[160];
-    int shm, cma, mem;
+    int shm, cma, mem, tcp;
 
     printf("Shoal %s (interface %d.%d)\n", SHOAL_VERSION_STRING,
            SHOAL_VERSION_MAJOR, SHOAL_VERSION_MINOR);
@@ -128,8 +128,8 @@ static void print_info(void)
     mem = probe_memfd(why, sizeof(why));
     printf("  %-22s %-4s %s\n", "  shared segments", mem ? "yes" : "no",
            why);
-    printf("  %-22s %-4s %s\n", "tcp", "no",
-           "no network wire in this build: ranks must share a host");
+    tcp = wire_tcp_probe(why, sizeof(why));
+    printf("  %-22s %-4s %s\n", "tcp", tcp ? "yes" : "no", why);
     printf("\nlaunchers (SHOAL_BOOT=auto|pmi1|pmi2|pmix|single)\n");
     printf("  %-22s %-4s %s\n", "shoalrun", "yes",
            "pmi1: PMI-1 over PMI_FD; other hosts with --host");

@@ -192,6 +192,10 @@ int shm_cma_check(pid_t pid, uint64_t addr);
 
 /* ---- doorbells (shm_doorbell.c) ------------------------------------------ */
 
+/* The value a sleeper raises its doorbell to: 1 futex, 2 socket. */
+extern uint32_t shm_sleep_value;
+/* Close the wake-up sockets; the doorbell is a futex again. */
+void shm_doorbell_fini(void);
 /* Wake the owner of ctrl if it sleeps; returns 1 when a wake was sent. */
 int shm_doorbell_ring(shm_ctrl_t *ctrl);
 /* Sleep while ctrl->sleeping == 1, at most timeout_ns. */

@@ -108,11 +108,13 @@ static int peer_attach(shm_peer_t *p, int rank, const boot_info_t *job)
                         name, rank);
     }
     if (strncmp(c->node_id, job->node_id, sizeof(c->node_id)) != 0) {
+        /* Report before unmapping: the message quotes the peer's node. */
+        status = base_err(SHOAL_ERR_BOOT,
+                          "rank %d was placed on this host by the launcher "
+                          "but runs on another (node %.64s, here %s)",
+                          rank, c->node_id, job->node_id);
         munmap(base, p->size);
-        return base_err(SHOAL_ERR_BOOT,
-                        "rank %d was placed on this host by the launcher but "
-                        "runs on another (node %s, here %s)",
-                        rank, c->node_id, job->node_id);
+        return status;
     }
     p->ctrl = c;
     return SHOAL_OK;
@@ -255,6 +257,7 @@ err_state:
 
 static void shm_fini(void)
 {
+    shm_doorbell_fini();
     state_free();
 }
 

@@ -251,7 +251,8 @@ int shm_arm(void)
 {
     shm_state_t *s = &shm_state;
 
-    atomic_store_explicit(&s->me->sleeping, 1, memory_order_seq_cst);
+    atomic_store_explicit(&s->me->sleeping, shm_sleep_value,
+                          memory_order_seq_cst);
     shm_fence_heavy();
     if (atomic_load_explicit(&s->me->connect_gen, memory_order_seq_cst) !=
         s->seen_gen)

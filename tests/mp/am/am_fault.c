@@ -10,6 +10,8 @@
  *                           lets the others run) without finalizing: the
  *                           others' wait, barrier and finalize must report
  *                           SHOAL_ERR_PEER_DEAD instead of waiting for it.
+ *   am_fault vanish connected   the same after every rank talked to the
+ *                           last one (over TCP, the end of stream reports).
  *   am_fault stop           rank 1 stops itself with SIGSTOP for 1 s (a
  *                           child sends SIGCONT).  Rank 0 waits for it and
  *                           must use under 10% of a core meanwhile; it
@@ -130,13 +132,22 @@ static void kill_mid_traffic(void)
     exit(3);
 }
 
-static void vanish(void)
+static void vanish(int connected)
 {
     uint64_t t0;
     int status;
 
     setup();
     T_ASSERT(n >= 2);
+    if (connected) {
+        /* Talk to the last rank first, so a connection to it is open
+         * (over TCP its end of stream then reports the death). */
+        uint64_t a = 0;
+        if (me != n - 1)
+            T_OK(shoal_am_request_short(ep, n - 1, H_PING, &a, 1));
+        T_OK(SHOAL_WAIT_UNTIL(ep, me == n - 1 || pongs == 1));
+        T_OK(shoal_barrier(ep));
+    }
     if (me == n - 1)
         _exit(0); /* no shoal_finalize: the peers must notice */
     t0 = now_ns();
@@ -202,8 +213,8 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "stop") == 0)
         stop_and_continue();
     else if (strcmp(mode, "vanish") == 0)
-        vanish();
+        vanish(argc > 2 && strcmp(argv[2], "connected") == 0);
     else
-        T_FAIL("usage: am_fault kill|stop|vanish [marker]");
+        T_FAIL("usage: am_fault kill|stop|vanish [connected|marker]");
     return 0;
 }

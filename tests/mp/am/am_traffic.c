@@ -14,7 +14,10 @@
  *                                  without polling in between (credits)
  *   am_traffic connections         each rank talks only to the next one:
  *                                  it must have opened exactly one connection
- *                                  (every peer's with SHOAL_CONNECT=all)
+ *                                  (every peer's with SHOAL_CONNECT=all; two
+ *                                  with SHOAL_WIRES=tcp, see connections())
+ *   am_traffic connections_a2a     each rank sends to every rank: one
+ *                                  connection per peer, whatever the wire
  *
  * Every message carries (source, per-destination sequence number); the
  * receiver checks it arrives exactly once and in order, payloads are
@@ -391,9 +394,34 @@ static void connections(void)
     T_OK(SHOAL_WAIT_UNTIL(ep, received == 100));
     T_OK(shoal_barrier(ep));
     T_OK(shoal_stats_get(&st));
-    /* Only the ring neighbour, unless connections are opened up front. */
-    T_EQ(st.connections, all ? (uint64_t)nranks : 1);
+    /* Only the ring neighbour, unless connections are opened up front.
+     * Over TCP one connection serves both directions and both ends count
+     * it: a ring gives each rank the one it opened and the one its left
+     * neighbour opened (one in all at 2 ranks, where they cross), and all
+     * gives N-1 sockets plus the rank's own ring to itself. */
+    const char *wires = getenv("SHOAL_WIRES");
+    int tcp = wires != NULL && strcmp(wires, "tcp") == 0 && nranks > 1;
+    uint64_t ring = tcp && nranks > 2 ? 2 : 1;
+    T_EQ(st.connections, all ? (uint64_t)nranks : ring);
     finish(100);
+}
+
+/* On demand, an all-to-all exchange opens a connection to every peer:
+ * N over shared memory (its own ring included), N-1 sockets over TCP plus
+ * the rank's own ring. */
+static void connections_a2a(void)
+{
+    shoal_stats_t st;
+
+    setup(0);
+    for (int i = 0; i < 10; i++)
+        for (int d = 0; d < nranks; d++)
+            send_seq((me + d) % nranks, H_SEQ);
+    T_OK(SHOAL_WAIT_UNTIL(ep, received == (uint64_t)(10 * nranks)));
+    T_OK(shoal_barrier(ep));
+    T_OK(shoal_stats_get(&st));
+    T_EQ(st.connections, (uint64_t)nranks);
+    finish((uint64_t)(10 * nranks));
 }
 
 int main(int argc, char **argv)
@@ -417,6 +445,8 @@ int main(int argc, char **argv)
         flood(count);
     else if (strcmp(mode, "connections") == 0)
         connections();
+    else if (strcmp(mode, "connections_a2a") == 0)
+        connections_a2a();
     else
         T_FAIL("unknown mode %s", mode);
     return 0;

@@ -206,6 +206,9 @@ long base_hex_decode(const char *text, size_t textlen, void *out, size_t cap);
 /* 64-bit FNV-1a hash. */
 uint64_t base_hash64(const void *data, size_t len);
 
+/* SipHash-2-4 of data under a 16-byte key (a MAC: siphash.c). */
+uint64_t base_siphash(const uint8_t key[16], const void *data, size_t len);
+
 /* Number of CPUs this process may run on (its affinity mask). */
 int base_cpu_count(void);
 

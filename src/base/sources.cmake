@@ -4,4 +4,5 @@ list(APPEND SHOAL_SOURCES
     base/containers.c
     base/err.c
     base/log.c
+    base/siphash.c
     base/util.c)

@@ -29,9 +29,9 @@ static void test_siphash(void)
     for (int i = 0; i < 64; i++)
         msg[i] = (unsigned char)i;
     /* From the SipHash paper's reference implementation (vectors.h). */
-    T_EQ(shoalrun_siphash(key, msg, 0), 0x726fdb47dd0e0e31ull);
-    T_EQ(shoalrun_siphash(key, msg, 1), 0x74f839c593dc67fdull);
-    T_EQ(shoalrun_siphash(key, msg, 15), 0xa129ca6149be45e5ull);
+    T_EQ(base_siphash(key, msg, 0), 0x726fdb47dd0e0e31ull);
+    T_EQ(base_siphash(key, msg, 1), 0x74f839c593dc67fdull);
+    T_EQ(base_siphash(key, msg, 15), 0xa129ca6149be45e5ull);
 }
 
 static void test_mac(void)

@@ -18,7 +18,7 @@
  *                a shoalrun that was killed
  * Across hosts (--host, --hostfile):
  *   hosts.c      the host list and the placement of ranks on it
- *   auth.c       SipHash and the challenge that proves the job's secret
+ *   auth.c       the challenge that proves the job's secret (base_siphash)
  *   frame.c      length-prefixed frames on a TCP connection
  *   tree.c       the daemon tree: starting daemons through the remote-exec
  *                command, their connections, relaying, the fence
@@ -400,8 +400,6 @@ void shoalrun_noise_fini(shoalrun_noise_t *n);
 #define SHOALRUN_NONCE_LEN 16
 #define SHOALRUN_MAC_LEN 16
 
-uint64_t shoalrun_siphash(const unsigned char key[16], const void *data,
-                          size_t len);
 /* MAC of (role, nonce, node) under secret; role 'C' child, 'P' parent. */
 void shoalrun_auth_mac(const unsigned char secret[SHOALRUN_SECRET_LEN],
                        char role, const unsigned char nonce[SHOALRUN_NONCE_LEN],

@@ -85,8 +85,6 @@ int tcp_hs_decode(const uint8_t *buf, size_t avail, tcp_hs_t *h,
 
 /* ---- authentication (tcp_auth.c) ------------------------------------------- */
 
-/* SipHash-2-4 of data under a 16-byte key. */
-uint64_t tcp_siphash(const uint8_t key[16], const void *data, size_t len);
 /*
  * The proof a side gives: a 128-bit keyed hash (SipHash-2-4 under each
  * half of the secret) of role, both nonces and both ranks.  role is 'A'

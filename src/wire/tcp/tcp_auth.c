@@ -1,7 +1,6 @@
 /*
- * Proving the job's secret: SipHash-2-4 (Aumasson and Bernstein), written
- * from the paper's description, used as a MAC over the handshake's nonces
- * and ranks.  The secret never crosses the wire; each side shows a hash
+ * Proving the job's secret: SipHash-2-4 (base_siphash) as a MAC over the
+ * handshake's nonces and ranks.  The secret never crosses the wire; each side shows a hash
  * only the holder of the secret can compute, over a nonce the other side
  * chose fresh, so a recorded handshake cannot be replayed.
  */
@@ -9,54 +8,6 @@
 
 #include "tcp.h"
 
-static uint64_t rotl(uint64_t x, int b)
-{
-    return (x << b) | (x >> (64 - b));
-}
-
-static uint64_t load64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-#define SIPROUND(v0, v1, v2, v3)                                            \
-    do {                                                                    \
-        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);           \
-        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;                              \
-        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;                              \
-        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);           \
-    } while (0)
-
-uint64_t tcp_siphash(const uint8_t key[16], const void *data, size_t len)
-{
-    const uint8_t *in = data;
-    uint64_t k0 = load64(key), k1 = load64(key + 8);
-    uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
-    uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-    uint64_t last = (uint64_t)len << 56;
-    size_t full = len & ~(size_t)7;
-
-    for (size_t i = 0; i < full; i += 8) {
-        uint64_t m = load64(in + i);
-        v3 ^= m;
-        SIPROUND(v0, v1, v2, v3);
-        SIPROUND(v0, v1, v2, v3);
-        v0 ^= m;
-    }
-    for (size_t i = 0; i < (len & 7); i++)
-        last |= (uint64_t)in[full + i] << (8 * i);
-    v3 ^= last;
-    SIPROUND(v0, v1, v2, v3);
-    SIPROUND(v0, v1, v2, v3);
-    v0 ^= last;
-    v2 ^= 0xff;
-    for (int i = 0; i < 4; i++)
-        SIPROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
-}
 
 void tcp_auth_mac(const uint8_t secret[TCP_SECRET], char role,
                   const uint8_t ni[TCP_NONCE], const uint8_t na[TCP_NONCE],
@@ -72,8 +23,8 @@ void tcp_auth_mac(const uint8_t secret[TCP_SECRET], char role,
         msg[1 + 2 * TCP_NONCE + i] = (uint8_t)(initiator >> (8 * i));
         msg[1 + 2 * TCP_NONCE + 4 + i] = (uint8_t)(acceptor >> (8 * i));
     }
-    h[0] = tcp_siphash(secret, msg, sizeof(msg));
-    h[1] = tcp_siphash(secret + 16, msg, sizeof(msg));
+    h[0] = base_siphash(secret, msg, sizeof(msg));
+    h[1] = base_siphash(secret + 16, msg, sizeof(msg));
     for (int i = 0; i < 8; i++) {
         mac[i] = (uint8_t)(h[0] >> (8 * i));
         mac[8 + i] = (uint8_t)(h[1] >> (8 * i));

@@ -18,8 +18,8 @@ static void test_siphash_vectors(void)
     for (int i = 0; i < 64; i++)
         msg[i] = (uint8_t)i;
     /* From the SipHash paper (appendix A) and its reference vectors. */
-    T_ASSERT(tcp_siphash(key, msg, 15) == 0xa129ca6149be45e5ull);
-    T_ASSERT(tcp_siphash(key, msg, 0) == 0x726fdb47dd0e0e31ull);
+    T_ASSERT(base_siphash(key, msg, 15) == 0xa129ca6149be45e5ull);
+    T_ASSERT(base_siphash(key, msg, 0) == 0x726fdb47dd0e0e31ull);
 }
 
 static void test_mac(void)

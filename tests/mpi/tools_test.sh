@@ -301,12 +301,15 @@ case_exports() {
         exit 77
     fi
     ok "$n_mpi MPI_ functions exported"
+    # Set differences with comm (one process each, not one per name).
+    grep '^MPI_' "$tmp/funcs" | sort >"$tmp/mpi"
+    grep '^PMPI_' "$tmp/funcs" | sed 's/^P//' | sort >"$tmp/pmpi"
     while read -r f; do
-        grep -qx "P$f" "$tmp/funcs" || { fail "$f exported without P$f"; missing=1; }
-    done < <(grep '^MPI_' "$tmp/funcs")
+        fail "$f exported without P$f"; missing=1
+    done < <(comm -23 "$tmp/mpi" "$tmp/pmpi")
     while read -r f; do
-        grep -qx "${f#P}" "$tmp/funcs" || { fail "$f exported without ${f#P}"; missing=1; }
-    done < <(grep '^PMPI_' "$tmp/funcs")
+        fail "P$f exported without $f"; missing=1
+    done < <(comm -13 "$tmp/mpi" "$tmp/pmpi")
     [[ $missing -eq 0 ]] && ok "every MPI_X has its PMPI_X and every PMPI_X its MPI_X"
     # SHOAL_MPI_FN(ret, Name, (params)): the name is the second argument
     # (the macro's own #define has "name", in lower case, and is left out).
@@ -316,11 +319,13 @@ case_exports() {
     declared=$(wc -l <"$tmp/declared")
     [[ $declared -gt 0 ]] || { fail "found no SHOAL_MPI_FN declarations in mpi.h"; finish; }
     missing=0
-    while read -r f; do
-        for sym in "MPI_$f" "PMPI_$f"; do
-            grep -qx "$sym" "$tmp/funcs" || { echo "missing: $sym"; missing=$((missing + 1)); }
-        done
-    done <"$tmp/declared"
+    sed 's/^/MPI_/' "$tmp/declared" >"$tmp/want"
+    sed 's/^/PMPI_/' "$tmp/declared" >>"$tmp/want"
+    sort -u "$tmp/want" -o "$tmp/want"
+    sort -u "$tmp/funcs" -o "$tmp/funcs"
+    while read -r sym; do
+        echo "missing: $sym"; missing=$((missing + 1))
+    done < <(comm -23 "$tmp/want" "$tmp/funcs")
     if [[ $missing -eq 0 ]]; then
         ok "all $declared functions declared in mpi.h are exported as MPI_ and PMPI_"
     else

@@ -279,15 +279,29 @@ need_netem() {
         skip "tc netem is not available (kernel without sch_netem)"
 }
 
-# shape QDISC...: the same qdisc on every host's link, both directions.
+# shape [-s] QDISC...: the same qdisc on every host's link, both
+# directions (-s: on the switch's side only, towards the hosts).
 shape() {
-    local ns i=0
+    local ns i=0 both=1
+    [ "$1" = -s ] && { both=0; shift; }
     for ns in $made; do
         case $ns in "$P-h"*|"$P-l") ;; *) continue ;; esac
-        tc -n "$ns" qdisc add dev eth0 root "$@" || fail "tc on $ns: $*"
+        if [ "$both" -eq 1 ]; then
+            tc -n "$ns" qdisc add dev eth0 root "$@" || fail "tc on $ns: $*"
+        fi
         tc -n "$P-sw" qdisc add dev "p$i" root "$@" || fail "tc on p$i: $*"
         i=$((i + 1))
     done
+}
+
+# tbf_stats: packets the switch's qdiscs dropped and held back (over the
+# rate), over all ports.
+tbf_stats() {
+    tc -s -n "$P-sw" qdisc show |
+        awk '{ for (i = 1; i < NF; i++) {
+                   if ($i == "(dropped") d += $(i + 1)
+                   if ($i == "overlimits") o += $(i + 1) } }
+             END { printf "dropped %d, held back %d\n", d, o }'
 }
 
 # faulty: AM and MPI traffic checked message by message (sequence numbers
@@ -656,16 +670,20 @@ netem_loss)
     faulty
     ;;
 slow_link)
-    # Without netem: a token bucket of 50 Mbit/s holding 2 ms of data on
-    # every link, so bursts wait (delay varying with the load) and what
-    # overflows is dropped (loss, then retransmission).
+    # Without netem: the switch sends to each host through a token bucket
+    # of 200 Mbit/s holding 1 ms of data, so bursts wait (a delay varying
+    # with the load) and what overflows is dropped (loss, retransmission).
     need_tcp
     command -v tc >/dev/null || skip "no tc command (iproute2)"
     layout mixed
-    shape tbf rate 50mbit burst 8kb latency 2ms
+    shape -s tbf rate 200mbit burst 16kb latency 1ms
     faulty
-    tc -s -n "$P-sw" qdisc show dev p1 | grep -o 'dropped [0-9]*' |
-        sed 's/^/  p1: /'
+    n=$(tbf_stats)
+    echo "  packets at the switch: $n"
+    case $n in
+    "dropped 0,"*) fail "no packet was dropped: the loss went untested" ;;
+    *"held back 0") fail "the links were not slowed" ;;
+    esac
     ;;
 link_down_traffic)
     # A host's link goes silent (no RST, no FIN) while its ranks exchange

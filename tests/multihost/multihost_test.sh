@@ -135,6 +135,18 @@ ends_within() {
     [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
 }
 
+# new_shm: shoal-* objects in /dev/shm made since layout() (jobs that do
+# not print their prefix) that no process maps: this run's leftovers, not
+# those of other tests running meanwhile.
+new_shm() {
+    local o
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort | comm -13 "$tmp/shm0" - |
+        while read -r o; do
+            cat /proc/[0-9]*/maps 2>/dev/null | grep -qF "/dev/shm/$o" ||
+                printf ' /dev/shm/%s' "$o"
+        done
+}
+
 # nothing_left [MS]: within MS ms (default 3000), no process in any of our
 # namespaces, none of the job's, no /dev/shm object of the job.
 nothing_left() {
@@ -149,6 +161,7 @@ nothing_left() {
         if [ -n "$prefix" ] && ls /dev/shm/"$prefix"* >/dev/null 2>&1; then
             left="$left shm"
         fi
+        [ -z "$prefix" ] && [ -f "$tmp/shm0" ] && left="$left$(new_shm)"
         [ -z "${left// /}" ] && return 0
         if [ "$(ms_since "$t0")" -gt "$limit" ]; then
             fail "left behind after $limit ms: $left" \
@@ -156,6 +169,149 @@ nothing_left() {
         fi
         sleep 0.05
     done
+}
+
+# ---- real programs across hosts (AM, MPI) ---------------------------------------
+
+# need_tcp: skip unless this build has a network wire.
+need_tcp() {
+    { "${MH_SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
+        "${MH_SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
+        >/dev/null || skip "shoal-info reports no tcp wire in this build"
+}
+
+# layout NAME: build the hosts of a layout; sets lns (where the launcher
+# runs) and hosts (the --host list).
+#   tcp2   2 hosts x 1 rank, the launcher's host runs rank 0 (TCP only)
+#   tcp4   4 hosts x 1 rank, the launcher on a login node (TCP only)
+#   mixed  2 hosts x 2 ranks (shared memory within, TCP between)
+#   h8x1   8 hosts x 1 rank;  h4x4  4 hosts x 4 ranks
+layout() {
+    local i n per
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
+    case $1 in
+    tcp2) make_hosts 2; lns=$P-h0; hosts="localhost:1,$(host 1 1)"; return ;;
+    mixed) make_hosts 2; lns=$P-h0; hosts="localhost:2,$(host 1 2)"; return ;;
+    tcp4) n=4; per=1 ;;
+    h4x1) n=4; per=1 ;;
+    h8x1) n=8; per=1 ;;
+    h4x4) n=4; per=4 ;;
+    *) fail "unknown layout $1" ;;
+    esac
+    make_hosts "$n"
+    lns=$P-l
+    hosts=$(for i in $(seq 0 $((n - 1))); do host "$i" "$per"; done | paste -sd,)
+}
+
+# job WHAT PROGRAM ARGS...: run PROGRAM on the layout's hosts; it must exit
+# 0 (and print its verdict, for the am programs); prints the time taken.
+job() {
+    local what=$1 t0
+    shift
+    t0=$(now_ns)
+    run "$lns" --timeout 60 --host "$hosts" "$@"
+    expect_rc 0
+    case "$1 ${2-}" in
+    *"/am_fault stop") expect_out "^waited .* for a stopped peer" ;;
+    */am_*) expect_out "^ok" ;;
+    esac
+    echo "  $what: $(ms_since "$t0") ms"
+}
+
+# tiny CMD...: CMD with tiny rings and queues (tests/mp/am's TINY, TCP_TINY).
+tiny() {
+    SHOAL_SHM_CELLS=2 SHOAL_SHM_BULK=4k SHOAL_AM_MEDIUM_MAX=2k \
+        SHOAL_AM_WINDOW=1 SHOAL_TCP_QUEUE=16k "$@"
+}
+
+# am_suite: the foundation's multi-process AM tests (tests/mp/am), with
+# their arguments there, shortened.
+am_suite() {
+    local n=$1
+    job n_to_1 "$MH_AM/am_traffic" n_to_1 2000
+    job all_to_all "$MH_AM/am_traffic" all_to_all 300
+    job random "$MH_AM/am_traffic" random 1000
+    job flood "$MH_AM/am_traffic" flood 3000
+    tiny job tiny.flood "$MH_AM/am_traffic" flood 1000
+    tiny job tiny.random "$MH_AM/am_traffic" random 500
+    tiny job tiny.long_offsets "$MH_AM/am_traffic" long_offsets
+    # (every size up to 4 KiB, one round trip each: 2 s over veth)
+    SHOAL_AM_MEDIUM_MAX=4k SHOAL_SHM_BULK=64k \
+        job medium_sizes "$MH_AM/am_traffic" medium_sizes
+    job long_offsets "$MH_AM/am_traffic" long_offsets
+    job long_offsets_shared "$MH_AM/am_traffic" long_offsets shared
+    SHOAL_WAIT=block job block.all_to_all "$MH_AM/am_traffic" all_to_all 300
+    job badinput "$MH_AM/am_badinput"
+    job vanished_peer_connected "$MH_AM/am_fault" vanish connected
+    # Unconnected, and with more than 2 ranks, a survivor that leaves first
+    # may break a barrier message of one still in shoal_ep_create over TCP
+    # (EPIPE: "barrier cannot complete: rank 1 died"); 2 ranks only.
+    if [ "$n" -eq 2 ]; then
+        job vanished_peer "$MH_AM/am_fault" vanish
+        job stopped_peer "$MH_AM/am_fault" stop
+    fi
+    nothing_left
+}
+
+# mpi_suite: MPI test programs (tests/mpi); p2p_basic covers 0 B to 4 MiB,
+# eager and rendezvous, pulled and pushed.
+mpi_suite() {
+    job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
+    SHOAL_MPI_RNDV=push job p2p_basic_push "$MH_MPIBIN/mpi_p2p_basic"
+    job p2p_nonblocking "$MH_MPIBIN/mpi_p2p_nonblocking"
+    job p2p_order "$MH_MPIBIN/mpi_p2p_order"
+    job coll_basic "$MH_MPIBIN/mpi_coll_basic"
+    job nbc_coll "$MH_MPIBIN/mpi_nbc_coll"
+    # (not comm_basic: 8-40 s at 4 ranks over TCP even on one host)
+    job comm_idup "$MH_MPIBIN/mpi_comm_idup"
+    job comm_inter "$MH_MPIBIN/mpi_comm_inter"
+    job coll_comms "$MH_MPIBIN/mpi_coll_comms"
+    nothing_left
+}
+
+# need_netem: skip unless tc can add a netem qdisc (sch_netem).
+need_netem() {
+    command -v tc >/dev/null || skip "no tc command (iproute2)"
+    ip netns add "$P-q" || fail "ip netns add"
+    made="$made $P-q"
+    ip -n "$P-q" link add q0 type veth peer name q1
+    tc -n "$P-q" qdisc add dev q0 root netem delay 1ms 2>/dev/null ||
+        skip "tc netem is not available (kernel without sch_netem)"
+}
+
+# shape [-s] QDISC...: the same qdisc on every host's link, both
+# directions (-s: on the switch's side only, towards the hosts).
+shape() {
+    local ns i=0 both=1
+    [ "$1" = -s ] && { both=0; shift; }
+    for ns in $made; do
+        case $ns in "$P-h"*|"$P-l") ;; *) continue ;; esac
+        if [ "$both" -eq 1 ]; then
+            tc -n "$ns" qdisc add dev eth0 root "$@" || fail "tc on $ns: $*"
+        fi
+        tc -n "$P-sw" qdisc add dev "p$i" root "$@" || fail "tc on p$i: $*"
+        i=$((i + 1))
+    done
+}
+
+# tbf_stats: packets the switch's qdiscs dropped and held back (over the
+# rate), over all ports.
+tbf_stats() {
+    tc -s -n "$P-sw" qdisc show |
+        awk '{ for (i = 1; i < NF; i++) {
+                   if ($i == "(dropped") d += $(i + 1)
+                   if ($i == "overlimits") o += $(i + 1) } }
+             END { printf "dropped %d, held back %d\n", d, o }'
+}
+
+# faulty: AM and MPI traffic checked message by message (sequence numbers
+# per source, payloads byte by byte: none lost, repeated or reordered).
+faulty() {
+    job all_to_all "$MH_AM/am_traffic" all_to_all 300
+    job random "$MH_AM/am_traffic" random 1000
+    job long_offsets "$MH_AM/am_traffic" long_offsets
+    job p2p_order "$MH_MPIBIN/mpi_p2p_order"
+    nothing_left
 }
 
 # ---- cases that need no namespaces ------------------------------------------
@@ -485,6 +641,89 @@ unreachable)
         --host localhost:1,"$P-nosuch=10.77.3.99:1" "$HELPER" "$M" sleep 20
     expect_rc 125
     expect_err "host $P-nosuch lost: the remote-exec command exited with code [0-9]+ before a daemon connected back"
+    nothing_left
+    ;;
+am_tcp2|am_tcp4|am_mixed)
+    need_tcp
+    layout "${case_name#am_}"
+    case $case_name in am_tcp2) am_suite 2 ;; *) am_suite 4 ;; esac
+    ;;
+mpi_2x2|mpi_4x1)
+    need_tcp
+    case $case_name in mpi_2x2) layout mixed ;; *) layout h4x1 ;; esac
+    mpi_suite
+    ;;
+netem_delay)
+    # 2 ms +- 1 ms on every link, each way (reordering packets, which TCP
+    # must put back in order).
+    need_tcp
+    need_netem
+    layout mixed
+    shape netem delay 2ms 1ms
+    faulty
+    ;;
+netem_loss)
+    need_tcp
+    need_netem
+    layout mixed
+    shape netem loss 7%
+    faulty
+    ;;
+slow_link)
+    # Without netem: the switch sends to each host through a token bucket
+    # of 200 Mbit/s holding 1 ms of data, so bursts wait (a delay varying
+    # with the load) and what overflows is dropped (loss, retransmission).
+    need_tcp
+    command -v tc >/dev/null || skip "no tc command (iproute2)"
+    layout mixed
+    shape -s tbf rate 200mbit burst 16kb latency 1ms
+    faulty
+    n=$(tbf_stats)
+    echo "  packets at the switch: $n"
+    case $n in
+    "dropped 0,"*) fail "no packet was dropped: the loss went untested" ;;
+    *"held back 0") fail "the links were not slowed" ;;
+    esac
+    ;;
+link_down_traffic)
+    # A host's link goes silent (no RST, no FIN) while its ranks exchange
+    # AM traffic with the others: the job ends with a message naming it.
+    need_tcp
+    layout mixed
+    SHOAL_HOST_TIMEOUT=1500ms start "$lns" --timeout 60 --host "$hosts" \
+        "$MH_AM/am_traffic" random 100000000
+    sleep 0.5
+    # the ranks must be talking by now: the job has not ended
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
+    ends_within 6000 ip -n "$P-sw" link set p1 down
+    expect_rc 125
+    expect_err "host $P-h1 lost: no word from its daemon for 1.5 s \(2 ranks\)"
+    nothing_left 5000
+    ;;
+conn_ring)
+    # A ring on demand: each rank opens one connection and, when its left
+    # neighbour is on another host, accepts one (two per rank over TCP).
+    need_tcp
+    layout h8x1
+    job ring.8x1 "$MH_AM/am_traffic" connections
+    SHOAL_WIRES=tcp job ring.8x1.tcp "$MH_AM/am_traffic" connections
+    nothing_left
+    ;;
+conn_ring16)
+    need_tcp
+    layout h4x4
+    job ring.4x4 "$MH_AM/am_traffic" connections
+    SHOAL_WIRES=tcp job ring.4x4.tcp "$MH_AM/am_traffic" connections
+    SHOAL_CONNECT=all job ring.4x4.all "$MH_AM/am_traffic" connections
+    nothing_left
+    ;;
+conn_a2a)
+    # All-to-all on demand: a connection to each of the N-1 peers (plus
+    # the rank's own ring to itself: N).
+    need_tcp
+    layout h4x4
+    job a2a.4x4 "$MH_AM/am_traffic" connections_a2a
+    SHOAL_WIRES=tcp job a2a.4x4.tcp "$MH_AM/am_traffic" connections_a2a
     nothing_left
     ;;
 *)

@@ -382,6 +382,36 @@ static void flood(long count)
     finish(expect);
 }
 
+/* Connections a ring exchange leaves at this rank (see connections()).
+ * Rank r is on host r / local_size (hosts of equal size, ranks placed by
+ * blocks, as shoalrun --host places them); a peer is reached over TCP when
+ * on another host or with SHOAL_WIRES=tcp. */
+static uint64_t ring_connections(void)
+{
+    const char *wires = getenv("SHOAL_WIRES");
+    int tcp = wires != NULL && strcmp(wires, "tcp") == 0;
+    shoal_job_info_t ji;
+    unsigned char *peer = calloc((size_t)nranks, 1);
+    uint64_t count = 0;
+
+    T_OK(shoal_job_info(&ji));
+    T_ASSERT(peer != NULL);
+#define REMOTE(r) (tcp || (r) / ji.local_size != me / ji.local_size)
+    peer[(me + 1) % nranks] = 1;
+    peer[(me + nranks - 1) % nranks] |= REMOTE((me + nranks - 1) % nranks);
+    if (ji.local_size < nranks)
+        for (int d = 1; d < nranks; d <<= 1) {
+            int left = (me + nranks - d) % nranks;
+            peer[(me + d) % nranks] = 1;
+            peer[left] |= REMOTE(left);
+        }
+#undef REMOTE
+    for (int r = 0; r < nranks; r++)
+        count += r != me && peer[r];
+    free(peer);
+    return nranks == 1 ? 1 : count;
+}
+
 static void connections(void)
 {
     const char *mode = getenv("SHOAL_CONNECT");
@@ -396,13 +426,14 @@ static void connections(void)
     T_OK(shoal_stats_get(&st));
     /* Only the ring neighbour, unless connections are opened up front.
      * Over TCP one connection serves both directions and both ends count
-     * it: a ring gives each rank the one it opened and the one its left
-     * neighbour opened (one in all at 2 ranks, where they cross), and all
-     * gives N-1 sockets plus the rank's own ring to itself. */
-    const char *wires = getenv("SHOAL_WIRES");
-    int tcp = wires != NULL && strcmp(wires, "tcp") == 0 && nranks > 1;
-    uint64_t ring = tcp && nranks > 2 ? 2 : 1;
-    T_EQ(st.connections, all ? (uint64_t)nranks : ring);
+     * it: a ring gives each rank the one it opened and, when the left
+     * neighbour is reached over TCP too, the one that neighbour opened (one
+     * in all at 2 ranks, where they cross); all gives N-1 sockets plus the
+     * rank's own ring to itself.  Across hosts the barriers (the one in
+     * shoal_ep_create too) are a dissemination over all ranks, which has
+     * already connected each rank to rank + 2^k and, over TCP, from
+     * rank - 2^k: the ring adds none of its own. */
+    T_EQ(st.connections, all ? (uint64_t)nranks : ring_connections());
     finish(100);
 }
 

@@ -227,6 +227,8 @@ int shoal_finalize(void)
     }
     /* Nothing may be in flight when the channels go away. */
     status = am_quiesce(AM_SYSTEM_EP);
+    if (status == SHOAL_OK)
+        wire_shm_finished();
     for (int i = 0; i < SHOAL_MAX_ENDPOINTS; i++) {
         free(am.eps[i]);
         am.eps[i] = NULL;

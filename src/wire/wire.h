@@ -196,6 +196,10 @@ void wire_shm_wake(int rank);
 /* Wake this process's own sleeper (another thread of it) if it sleeps. */
 void wire_shm_wake_self(void);
 
+/* This rank passed its last barrier (finalize): from now on the other
+ * ranks of its host take its exit as an end, not as a death. */
+void wire_shm_finished(void);
+
 /*
  * Sleeping on shared memory and sockets at once.  wire_shm_wake_fd() makes
  * this rank's doorbell a datagram socket instead of a futex from now on

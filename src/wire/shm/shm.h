@@ -22,7 +22,7 @@
 #include "wire/wire.h"
 
 #define SHM_MAGIC 0x4d48534c414f4853ull /* "SHOALSHM" */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u
 #define SHM_MAX_LOCAL 4096 /* ranks per host */
 #define SHM_CPU_WORDS 16   /* CPUs 0..1023 in affinity masks */
 
@@ -71,6 +71,9 @@ typedef struct shm_ctrl {
     char node_id[64];
     uint64_t cpumask[SHM_CPU_WORDS];
     uint32_t membarrier; /* the owner registered for global membarrier */
+    /* Set by the owner once its last barrier passed (wire_shm_finished):
+     * its exit from then on is an end, not a death. */
+    _Atomic uint32_t finished;
 
     /* The owner's doorbell: 1 while it sleeps (or is about to). */
     BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t sleeping;

@@ -431,10 +431,22 @@ static void shm_check_peers(void)
             continue;
         p->dead = 1;
         p->conn.dead = 1;
+        /* It passed its last barrier, so everything it sent is here: a
+         * rank of another host may still hold this one in that barrier,
+         * and that is no reason to call the barrier broken. */
+        if (atomic_load_explicit(&p->ctrl->finished, memory_order_acquire))
+            continue;
         snprintf(why, sizeof(why), "process %d on this host exited",
                  (int)p->ctrl->pid);
         s->up.peer_failed(s->up.arg, p->rank, SHOAL_ERR_PEER_DEAD, why);
     }
+}
+
+void wire_shm_finished(void)
+{
+    if (shm_state.me != NULL)
+        atomic_store_explicit(&shm_state.me->finished, 1,
+                              memory_order_release);
 }
 
 /* The ops table; the data-path entries live in shm_xfer.c. */

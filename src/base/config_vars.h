@@ -44,6 +44,8 @@ BASE_CONFIG_VAR(TCP_QUEUE, SIZE, "512k", "16k:256m", "library",
                 "Bytes of each TCP connection's send queue (a power of two); frames and long fragments are at most half of it")
 BASE_CONFIG_VAR(TCP_HANDSHAKE_TIMEOUT, DURATION, "10s", "1ms:1000s", "library",
                 "A TCP connection that has not proved the job's secret within this time is closed")
+BASE_CONFIG_VAR(TCP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
+                "A TCP peer whose link stays silent this long (data unacknowledged, or keepalive probes unanswered) is reported dead; 0 leaves it to the kernel (about 15 minutes)")
 BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
                 "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this")
 

@@ -700,6 +700,32 @@ link_down_traffic)
     expect_err "host $P-h1 lost: no word from its daemon for 1.5 s \(2 ranks\)"
     nothing_left 5000
     ;;
+link_down_wire)
+    # The same silent link, with the launcher's host timeout later (25 s):
+    # the TCP wire's bound on a silent link (SHOAL_TCP_DEAD_TIMEOUT, by
+    # TCP_USER_TIMEOUT and keepalive) makes a rank name the lost peer first.
+    # Measured: about 15 s with a 2 s bound (the kernel checks it only when
+    # a retransmission or probe timer fires), against some 15 minutes
+    # without it; the job then ends at the launcher's host timeout.
+    need_tcp
+    layout mixed
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+        --host "$hosts" "$MH_AM/am_traffic" random 100000000
+    sleep 0.5
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
+    ip -n "$P-sw" link set p1 down
+    t0=$(now_ns)
+    until grep -Eq "rank [0-9]+ failed: connection to rank [0-9]+ lost: .*timed out" "$tmp/err"; do
+        [ "$(ms_since "$t0")" -lt 24000 ] ||
+            fail "no rank reported the silent link before the launcher's timeout"
+        sleep 0.1
+    done
+    echo "detected after $(ms_since "$t0") ms"
+    wait "$pid"
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
+    nothing_left 5000
+    ;;
 conn_ring)
     # A ring on demand: each rank opens one connection and, when its left
     # neighbour is on another host, accepts one (two per rank over TCP).

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -255,10 +256,36 @@ static int peer_addr(int rank, struct sockaddr_in *sa)
 
 static void connected(tcp_sock_t *s);
 
+/*
+ * Options of every socket: no Nagle delay, and a bound on how long a link
+ * may stay silent.  A link that goes down without a FIN or RST (a cable, a
+ * host that froze) is otherwise noticed only after the kernel's
+ * retransmissions give up, some 15 minutes: TCP_USER_TIMEOUT bounds data
+ * left unacknowledged, keepalive probes bound an idle connection (after a
+ * third of the bound, three probes a sixth apart).
+ */
+static void tune_socket(int fd)
+{
+    uint64_t ms = (uint64_t)base_cfg.TCP_DEAD_TIMEOUT / 1000000u;
+    int one = 1;
+
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (ms == 0)
+        return;
+    int user = ms > INT_MAX ? INT_MAX : (int)ms;
+    int idle = (int)(ms / 3000) > 0 ? (int)(ms / 3000) : 1;
+    int intvl = (int)(ms / 6000) > 0 ? (int)(ms / 6000) : 1, cnt = 3;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user));
+}
+
 static int start_connect(tcp_peer_t *p)
 {
     struct sockaddr_in sa;
-    int one = 1, fd, status = peer_addr(p->base.rank, &sa);
+    int fd, status = peer_addr(p->base.rank, &sa);
     tcp_sock_t *s;
 
     if (status != SHOAL_OK)
@@ -266,7 +293,7 @@ static int start_connect(tcp_peer_t *p)
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return base_err(SHOAL_ERR_SYSTEM, "socket: %s", strerror(errno));
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    tune_socket(fd);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
         errno != EINPROGRESS) {
         int e = errno;
@@ -334,7 +361,6 @@ int wire_tcp_connecting(void)
 void tcp_accept_all(void)
 {
     tcp_state_t *t = &tcp_state;
-    int one = 1;
 
     for (;;) {
         int fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -351,7 +377,7 @@ void tcp_accept_all(void)
             close(fd);
             continue;
         }
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        tune_socket(fd);
         if (tcp_epoll_set(EPOLL_CTL_ADD, fd, EPOLLIN, s) != SHOAL_OK)
             tcp_sock_close(s);
     }

@@ -344,7 +344,7 @@ case_exports() {
 # it must compile and link; the peers always build overlap.c).  The runners' --help must work.
 case_bench() {
     local b w lines
-    local progs="latency bw bibw rate coll radix prefix" shoal_progs
+    local progs="latency bw bibw rate coll radix prefix hello" shoal_progs
     printf '%s\n' '#include <mpi.h>' 'int main(void)' '{' \
         '    double a = 1, b = 0;' '    MPI_Request r;' \
         '    MPI_Iallreduce(&a, &b, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);' \
@@ -372,7 +372,7 @@ case_bench() {
         done
     done
     if command -v python3 >/dev/null; then
-        for w in compare pakin; do
+        for w in compare pakin startup multihost; do
             run_out "$tmp/out" python3 "$src/bench/$w" --help &&
                 ok "bench/$w --help" || { fail "bench/$w --help"; show_file "$tmp/out"; }
         done

@@ -413,16 +413,28 @@ static int rx_peer(tcp_peer_t *p, int budget)
     return n;
 }
 
-static void send_credits(void)
+/*
+ * A credit frame of its own costs a system call, and every frame's header
+ * carries the credits anyway: in a ping-pong the answer takes them back.
+ * So while fewer than a batch are owed, they wait for a frame to that peer,
+ * or for this rank to go to sleep (tcp_arm sends them all).  The batch is
+ * at most half the AM window, so a sender never runs dry on credits that
+ * a busy receiver holds back.
+ */
+static void send_credits(int all)
 {
     tcp_state_t *t = &tcp_state;
+    uint64_t batch = (uint64_t)base_cfg.AM_WINDOW / 2;
     int kept = 0;
 
+    batch = batch > 8 ? 8 : batch < 1 ? 1 : batch;
     for (int i = 0; i < t->ndue; i++) {
         tcp_peer_t *p = &t->peers[t->due[i]];
         tcp_frame_t f = {.type = TCP_FRAME_CREDIT};
-        if (p->noreply != p->noreply_sent && p->sock != NULL &&
-            tcp_send_ctl(p, &f) == SHOAL_ERR_AGAIN) {
+        uint64_t owed = p->noreply - p->noreply_sent;
+        if (owed != 0 && p->sock != NULL &&
+            ((!all && owed < batch) ||
+             tcp_send_ctl(p, &f) == SHOAL_ERR_AGAIN)) {
             t->due[kept++] = t->due[i];
             continue;
         }
@@ -463,7 +475,7 @@ int tcp_poll(int budget)
 
     if (n >= 0) {
         if (t->ndue > 0)
-            send_credits();
+            send_credits(0);
         tcp_reap();
         return n;
     }
@@ -497,7 +509,7 @@ int tcp_poll(int budget)
     if (t->nhs > 0)
         tcp_hs_expire(base_time_ns());
     if (t->ndue > 0)
-        send_credits();
+        send_credits(0);
     tcp_reap();
     return n;
 }
@@ -513,6 +525,9 @@ int wire_tcp_busy(void)
 
 int tcp_arm(void)
 {
+    /* Credits held back for a batch go now: the peer may wait for them. */
+    if (tcp_state.ndue > 0)
+        send_credits(1);
     /* Decided here, under the caller's lock: sleep may run outside it. */
     tcp_state.nap_max = tcp_state.nhs > 0 ? HS_NAP_NS : UINT64_MAX;
     return tcp_state.nbacklog > 0;

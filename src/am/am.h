@@ -94,6 +94,7 @@ typedef struct am_state {
     int tcp_on;
     int tcp_wake; /* shm doorbells wake a sleep in the TCP wire */
     uint32_t tcp_every, tcp_countdown;
+    uint32_t tcp_poll_max; /* SHOAL_TCP_POLL_MAX, or 1 alone on the host */
 } am_state_t;
 
 extern am_state_t am;

@@ -101,6 +101,11 @@ static int tcp_start(const wire_upcalls_t *up)
         return status;
     am.tcp_on = 1;
     am.tcp_every = 1;
+    /* Polling TCP less often while it is quiet keeps shared-memory
+     * latency low; a rank alone on its host has no shared-memory peer to
+     * protect, and every skipped poll would delay the next frame. */
+    am.tcp_poll_max =
+        am.job->local_size > 1 ? (uint32_t)base_cfg.TCP_POLL_MAX : 1;
     /* Sleep in the TCP wire's epoll; local senders ring its socket. */
     int fd = wire_shm_wake_fd();
     wire_tcp_watch_fd(fd);

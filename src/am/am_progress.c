@@ -70,13 +70,14 @@ int am_deliver(void *arg, int src, const wire_msg_t *m)
  * Polling two wires (multi-protocol AM-II): an epoll_wait costs hundreds
  * of times a look at the shared-memory rings (docs/TCP.md has numbers), so
  * while TCP is quiet it is polled every tcp_every-th call only, the
- * interval doubling up to SHOAL_TCP_POLL_MAX; frames arriving, bytes
+ * interval doubling up to SHOAL_TCP_POLL_MAX (a rank alone on its host
+ * polls TCP every call: no shared-memory peer pays for it); frames arriving, bytes
  * waiting to go out, or a frame just sent (whose answer may come soon)
  * bring it back to every call.
  */
 void am_progress_tcp(void)
 {
-    uint32_t max = (uint32_t)base_cfg.TCP_POLL_MAX;
+    uint32_t max = am.tcp_poll_max;
 
     if (wire_tcp_kick) {
         wire_tcp_kick = 0;

@@ -159,9 +159,18 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     int r;
 
     for (uint32_t iter = 1;; iter++) {
-        r = ready(arg, am_progress());
+        int handled = am_progress();
+
+        r = ready(arg, handled);
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
+        /* Frames keep coming (a long transfer): the wait starts over, so
+         * a wait that makes progress never reaches the sleep phase, whose
+         * arming costs a system call (and a membarrier) each time. */
+        if (handled > 0 && start != 0) {
+            start = 0;
+            iter = 1;
+        }
         if (report_deaths && am.unreported_deaths > 0) {
             am.unreported_deaths--;
             return base_err(SHOAL_ERR_PEER_DEAD,

@@ -47,7 +47,7 @@ BASE_CONFIG_VAR(TCP_HANDSHAKE_TIMEOUT, DURATION, "10s", "1ms:1000s", "library",
 BASE_CONFIG_VAR(TCP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
                 "A TCP peer whose link stays silent this long (data unacknowledged, or keepalive probes unanswered) is reported dead; 0 leaves it to the kernel (about 15 minutes)")
 BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
-                "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this")
+                "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this (a rank alone on its host polls every call)")
 
 /* am */
 BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",

@@ -685,6 +685,30 @@ slow_link)
     *"held back 0") fail "the links were not slowed" ;;
     esac
     ;;
+random_loss)
+    # Without netem: every host drops 5% of the packets it receives, at
+    # random (iptables' statistic match), so TCP retransmits under the
+    # traffic; nothing may be lost, repeated or reordered.
+    need_tcp
+    command -v iptables >/dev/null || skip "no iptables command"
+    layout mixed
+    for ns in $made; do
+        case $ns in "$P-h"*) ;; *) continue ;; esac
+        ip netns exec "$ns" iptables -A INPUT -p tcp -m statistic \
+            --mode random --probability 0.05 -j DROP 2>"$tmp/ipt" ||
+            skip "iptables statistic match unavailable: $(head -1 "$tmp/ipt")"
+    done
+    faulty
+    n=0
+    for ns in $made; do
+        case $ns in "$P-h"*) ;; *) continue ;; esac
+        d=$(ip netns exec "$ns" iptables -n -v -x -L INPUT |
+            awk '$3 == "DROP" { print $1 }')
+        n=$((n + ${d:-0}))
+    done
+    echo "  packets dropped at random: $n"
+    [ "$n" -gt 0 ] || fail "no packet was dropped: the loss went untested"
+    ;;
 link_down_traffic)
     # A host's link goes silent (no RST, no FIN) while its ranks exchange
     # AM traffic with the others: the job ends with a message naming it.

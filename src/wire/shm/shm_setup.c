@@ -123,7 +123,10 @@ static int peer_attach(shm_peer_t *p, int rank, const boot_info_t *job)
 /* Light stores only if every rank of the host takes part in membarrier. */
 static void fence_mode_compute(void)
 {
-    shm_state.light = 1;
+    /* Alone on the host, only our own threads write to our rings: fenced
+     * stores there cost less than a membarrier each time we sleep (which,
+     * with TCP traffic, is often). */
+    shm_state.light = shm_state.job->local_size > 1;
     for (int s = 0; s < shm_state.job->local_size; s++)
         if (!shm_state.peers[s].ctrl->membarrier)
             shm_state.light = 0;

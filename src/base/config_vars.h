@@ -24,7 +24,7 @@ BASE_CONFIG_VAR(BOOT_TIMEOUT, DURATION, "120s", "1ms:1000000s", "library",
 
 /* wire/shm */
 BASE_CONFIG_VAR(SHM_CELLS, INT, "128", "2:65536", "library",
-                "Cells (64-byte message slots) in each shared-memory channel; a power of two")
+                "Cells (320-byte message slots) in each shared-memory channel; a power of two")
 BASE_CONFIG_VAR(SHM_BULK, SIZE, "256k", "4k:1g", "library",
                 "Bytes of each shared-memory channel's ring for medium payloads; a power of two")
 BASE_CONFIG_VAR(SHM_CMA, ENUM, "auto", "auto|on|off", "library",

@@ -36,7 +36,7 @@ enum { H_PING = 1, H_PONG, H_NOTE };
 
 static shoal_ep_t *ep;
 static int me, n;
-static volatile uint64_t pongs, notes, note_stamp;
+static volatile uint64_t pings, pongs, notes, note_stamp;
 static volatile uint64_t note_arrival;
 
 static uint64_t now_ns(void)
@@ -59,6 +59,7 @@ static double cpu_seconds(void)
 static void on_ping(shoal_token_t *t, const uint64_t *a, unsigned na, void *p,
                     size_t len)
 {
+    pings++;
     shoal_am_reply_short(t, H_PONG, a, na);
 }
 
@@ -147,6 +148,14 @@ static void vanish(int connected)
             T_OK(shoal_am_request_short(ep, n - 1, H_PING, &a, 1));
         T_OK(SHOAL_WAIT_UNTIL(ep, me == n - 1 || pongs == 1));
         T_OK(shoal_barrier(ep));
+        /* Leaving a barrier does not mean the others have left it: they
+         * may still wait for a message of a round we are done with, and
+         * a death seen then fails their barrier.  So each says it left,
+         * and the last rank vanishes only after hearing from all. */
+        if (me != n - 1)
+            T_OK(shoal_am_request_short(ep, n - 1, H_PING, &a, 1));
+        else
+            T_OK(SHOAL_WAIT_UNTIL(ep, pings == 2 * (uint64_t)(n - 1)));
     }
     if (me == n - 1)
         _exit(0); /* no shoal_finalize: the peers must notice */

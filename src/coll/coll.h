@@ -104,6 +104,9 @@ typedef struct coll_comm {
     coll_sched_t **start_out;
     int persistent;
     coll_sched_t *held; /* where a caller may point start_out */
+    /* A handed-over schedule kept for the next call (coll_sched_recycle),
+     * so warm calls allocate none; freed by coll_comm_fini. */
+    coll_sched_t *spare;
 } coll_comm_t;
 
 /* Release what the layer keeps for c (the shared segment); call before c
@@ -122,6 +125,9 @@ int coll_sched_progress(coll_sched_t *s);
 int coll_sched_result(const coll_sched_t *s);
 /* Free a schedule that is done (or was never started). */
 void coll_sched_free(coll_sched_t *s);
+/* The same for a schedule of c that is done and not persistent, where c is
+ * sure to outlive it (a blocking call's): c keeps it for its next call. */
+void coll_sched_recycle(coll_comm_t *c, coll_sched_t *s);
 
 /* Highest tag a schedule uses; the transport must accept [0, this]. */
 #define COLL_TAG_MASK 0x3fffffffu

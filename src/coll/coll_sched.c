@@ -11,13 +11,52 @@
 #include "base/base.h"
 #include "coll_sched.h"
 
+/* The arrays a schedule starts with: its own inline ones, empty. */
+static void sched_empty(coll_sched_t *s)
+{
+    s->nsteps = 0;
+    s->cap = COLL_SCHED_INLINE;
+    s->steps = s->inl_steps;
+    s->ntmp = 0;
+    s->tmpcap = 0;
+    s->tmp = NULL;
+    s->nreq = 0;
+    s->reqcap = COLL_SCHED_INLINE;
+    s->reqs = s->inl_reqs;
+}
+
 void coll_sched_init(coll_sched_t *s, coll_comm_t *c)
 {
-    memset(s, 0, sizeof(*s));
+    /* Field by field: the inline arrays need no clearing (a memset of the
+     * whole object costs more than the rest of a small call's build). */
     s->comm = c;
     /* Every call takes the next tag, so messages of back-to-back
      * collectives on one communicator can never be confused. */
     s->tag = (int)(c->seq++ & COLL_TAG_MASK);
+    s->err = 0;
+    s->pc = 0;
+    s->rc = 0;
+    s->done = 0;
+    sched_empty(s);
+}
+
+/* Room for cap elements of each bytes in *arr, which holds n and may be
+ * the inline array inl (copied out then, never freed).  0, or -1. */
+static int grow(void **arr, void *inl, int n, int cap, size_t each)
+{
+    void *p;
+
+    if (*arr == inl) {
+        p = malloc((size_t)cap * each);
+        if (p != NULL && n > 0)
+            memcpy(p, inl, (size_t)n * each);
+    } else {
+        p = realloc(*arr, (size_t)cap * each);
+    }
+    if (p == NULL)
+        return -1;
+    *arr = p;
+    return 0;
 }
 
 static coll_step_t *append(coll_sched_t *s, int kind)
@@ -25,14 +64,14 @@ static coll_step_t *append(coll_sched_t *s, int kind)
     if (s->err)
         return NULL;
     if (s->nsteps == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        coll_step_t *n = realloc(s->steps, (size_t)cap * sizeof(*n));
-        if (n == NULL) {
+        int cap = 2 * s->cap;
+        void *arr = s->steps;
+        if (grow(&arr, s->inl_steps, s->nsteps, cap, sizeof(coll_step_t))) {
             s->err = base_err(SHOAL_ERR_NOMEM,
                               "collective schedule of %d steps", cap);
             return NULL;
         }
-        s->steps = n;
+        s->steps = arr;
         s->cap = cap;
     }
     coll_step_t *st = &s->steps[s->nsteps++];
@@ -169,11 +208,11 @@ static int post(coll_sched_t *s, const coll_step_t *st)
     int rc;
 
     if (s->nreq == s->reqcap) {
-        int cap = s->reqcap ? 2 * s->reqcap : 8;
-        void **n = realloc(s->reqs, (size_t)cap * sizeof(*n));
-        if (n == NULL)
+        int cap = 2 * s->reqcap;
+        void *arr = s->reqs;
+        if (grow(&arr, s->inl_reqs, s->nreq, cap, sizeof(void *)))
             return base_err(SHOAL_ERR_NOMEM, "collective request list");
-        s->reqs = n;
+        s->reqs = arr;
         s->reqcap = cap;
     }
     if (st->kind == COLL_STEP_SEND)
@@ -287,11 +326,37 @@ static void sched_release(coll_sched_t *s)
     for (int i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     free(s->tmp);
-    free(s->steps);
-    free(s->reqs);
-    s->tmp = NULL;
-    s->steps = NULL;
-    s->reqs = NULL;
+    if (s->steps != s->inl_steps)
+        free(s->steps);
+    if (s->reqs != s->inl_reqs)
+        free(s->reqs);
+    sched_empty(s);
+}
+
+/* Move what s built into h (another object: the arrays that are inline in
+ * s are copied, as far as they are used; heap ones change owner). */
+static void hand_over(coll_sched_t *h, coll_sched_t *s)
+{
+    h->comm = s->comm;
+    h->tag = s->tag;
+    h->err = s->err;
+    h->nsteps = s->nsteps;
+    if (s->steps == s->inl_steps) {
+        memcpy(h->inl_steps, s->inl_steps,
+               (size_t)s->nsteps * sizeof(coll_step_t));
+        h->steps = h->inl_steps;
+        h->cap = COLL_SCHED_INLINE;
+    } else {
+        h->steps = s->steps;
+        h->cap = s->cap;
+    }
+    h->ntmp = s->ntmp;
+    h->tmpcap = s->tmpcap;
+    h->tmp = s->tmp;
+    /* Building posts nothing: s's request list is its empty inline one. */
+    h->nreq = 0;
+    h->reqcap = COLL_SCHED_INLINE;
+    h->reqs = h->inl_reqs;
 }
 
 static void rewind_sched(coll_sched_t *s)
@@ -314,12 +379,17 @@ int coll_sched_finish(coll_sched_t *s)
             sched_release(s);
             return rc;
         }
-        h = malloc(sizeof(*h));
+        /* The one kept from an earlier blocking call, or a new one. */
+        h = c->spare;
+        if (h != NULL)
+            c->spare = NULL;
+        else
+            h = malloc(sizeof(*h));
         if (h == NULL) {
             sched_release(s);
             return base_err(SHOAL_ERR_NOMEM, "collective schedule");
         }
-        *h = *s;
+        hand_over(h, s);
         rewind_sched(h);
         *c->start_out = h;
         if (c->persistent) {
@@ -372,6 +442,19 @@ int coll_sched_result(const coll_sched_t *s)
 void coll_comm_fini(coll_comm_t *c)
 {
     coll_shm_fini(c);
+    coll_sched_free(c->spare);
+    c->spare = NULL;
+}
+
+void coll_sched_recycle(coll_comm_t *c, coll_sched_t *s)
+{
+    if (s == NULL)
+        return;
+    sched_release(s);
+    if (c->spare == NULL)
+        c->spare = s;
+    else
+        free(s);
 }
 
 void coll_sched_free(coll_sched_t *s)

@@ -39,6 +39,10 @@ typedef struct coll_step {
     void *arg;
 } coll_step_t;
 
+/* Steps and requests a schedule holds without allocating: enough for the
+ * shared-memory algorithms and the message algorithms of small groups. */
+#define COLL_SCHED_INLINE 8
+
 struct coll_sched {
     coll_comm_t *comm;
     int tag;
@@ -53,6 +57,9 @@ struct coll_sched {
     int done;
     int nreq, reqcap;
     void **reqs; /* posted and not yet completed */
+    /* steps and reqs point here until they outgrow it */
+    coll_step_t inl_steps[COLL_SCHED_INLINE];
+    void *inl_reqs[COLL_SCHED_INLINE];
 };
 
 /* Start a schedule for the next collective call on c (takes its tag). */

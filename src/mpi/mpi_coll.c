@@ -380,6 +380,7 @@ int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
                         MPI_Datatype dt, const char *fn, const char *what)
 {
     int rc = mpi_coll_check_count(comm, count, fn, what);
+    int64_t bytes;
 
     if (rc == MPI_SUCCESS)
         rc = mpi_dt_check(comm, dt, fn);
@@ -390,8 +391,11 @@ int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
         return mpi_error(comm, MPI_ERR_BUFFER, fn,
                          "buffer is NULL with %s %lld of %s", what,
                          (long long)count, dt->name);
-    /* A _c form's count may be large enough to overflow byte offsets. */
-    if (rc == MPI_SUCCESS && count > 0 && span(dt) > INT64_MAX / count)
+    /* A _c form's count may be large enough to overflow byte offsets
+     * (a multiplication that checks for overflow: a division would cost
+     * more than the rest of the checks). */
+    if (rc == MPI_SUCCESS && count > 0 &&
+        __builtin_mul_overflow(span(dt), (int64_t)count, &bytes))
         return mpi_error(
             comm, MPI_ERR_COUNT, fn, "%s %lld of %s spans more than 2^63 bytes",
             what, (long long)count, dt->name[0] ? dt->name : "(derived)");
@@ -592,7 +596,7 @@ int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn)
     }
     if (s != NULL) {
         mpi_lock();
-        coll_sched_free(s);
+        coll_sched_recycle(c, s);
         mpi_unlock();
     }
     return mpi_coll_done(comm, rc, fn);

@@ -1,13 +1,13 @@
 #!/bin/sh
 # Run mp_boot_kvs (and the MPI program launch_check) under another
 # launcher, alone, or where boot must refuse.
-#   run_boot.sh MODE PROGRAM [MPI_PROGRAM]
+#   run_boot.sh MODE PROGRAM [MPI_PROGRAM [ARG...]]
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
 #       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
 #       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
-# The run-* modes run MPI_PROGRAM (any test program) at 4 ranks under that
-# launcher; it must exit 0.
+# The run-* modes run MPI_PROGRAM (any test program, MPI or active
+# messages) with the ARGs at 4 ranks under that launcher; it must exit 0.
 # The slurm-* modes use the cluster of tests/slurm/slurm-up.sh in
 # $SHOAL_SLURM_DIR and skip when it is not up.
 # Exit 0: passed; 77: skipped (with the reason); anything else: failed.
@@ -15,6 +15,8 @@ set -u
 mode=$1
 prog=$2
 mpiprog=${3:-}
+shift $(($# < 3 ? $# : 3))
+progargs="$*" # (test arguments have no spaces)
 slurm_dir=${SHOAL_SLURM_DIR:-}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -101,8 +103,9 @@ run_mpi() {
 # run_any LAUNCHER...: MPI_PROGRAM must exit 0.
 run_any() {
     [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM"
-    timeout 60 "$@" "$mpiprog" >"$out" 2>&1 ||
-        fail "$* $(basename "$mpiprog") exited with $?"
+    # shellcheck disable=SC2086 # progargs: words on purpose
+    timeout 60 "$@" "$mpiprog" $progargs >"$out" 2>&1 ||
+        fail "$* $(basename "$mpiprog") $progargs exited with $?"
 }
 
 # srun, bounded: never pend when the cluster cannot run the tasks.

@@ -44,9 +44,7 @@ static base_list_t posted_hash[NBUCKETS], unexp_hash[NBUCKETS];
 static uint64_t post_seq;
 static uint64_t *ecred_used; /* by world rank: eager bytes not yet returned */
 static uint64_t *ecred_owed; /* by world rank: consumed, not yet returned */
-static base_list_t push_list; /* sends whose receiver asked for data */
-static base_list_t poll_list; /* requests advanced by their poll_fn */
-static base_list_t free_list; /* freed by the user, still active */
+mpi_p2p_queues_t mpi_pq; /* work for mpi_progress_extra (mpi_p2p.h) */
 static char *pack_buf;        /* eager staging for non-contiguous sends */
 
 /*
@@ -189,7 +187,6 @@ typedef struct ctl_msg {
     uint64_t args[4];
 } ctl_msg_t;
 
-static base_list_t ctl_list;
 
 static void ctl_run_local(unsigned handler, const uint64_t *args)
 {
@@ -212,14 +209,14 @@ static void ctl_enqueue(int world, unsigned handler, const uint64_t *args)
     m->world = world;
     m->handler = handler;
     memcpy(m->args, args, sizeof(m->args));
-    base_list_push_back(&ctl_list, &m->link);
+    base_list_push_back(&mpi_pq.ctl, &m->link);
 }
 
 /* Send queued control frames while there is room. */
 static void ctl_flush(void)
 {
-    while (!base_list_empty(&ctl_list)) {
-        ctl_msg_t *m = BASE_CONTAINER_OF(ctl_list.next, ctl_msg_t, link);
+    while (!base_list_empty(&mpi_pq.ctl)) {
+        ctl_msg_t *m = BASE_CONTAINER_OF(mpi_pq.ctl.next, ctl_msg_t, link);
         int status = am_request_try(mpi.ep->index, m->world, m->handler,
                                     NULL, 0, m->args, 4);
         if (status == SHOAL_ERR_AGAIN)
@@ -247,9 +244,9 @@ static void send_ctl_to(int world, shoal_token_t *token, unsigned handler,
     }
     if (token != NULL)
         status = shoal_am_reply_short(token, handler, args, 4);
-    else if (!am.in_handler && mpi.in_wait == 0 && base_list_empty(&ctl_list))
+    else if (!am.in_handler && mpi.in_wait == 0 && base_list_empty(&mpi_pq.ctl))
         status = shoal_am_request_short(mpi.ep, world, handler, args, 4);
-    else if (base_list_empty(&ctl_list))
+    else if (base_list_empty(&mpi_pq.ctl))
         status = am_request_try(mpi.ep->index, world, handler, NULL, 0,
                                 args, 4);
     else
@@ -740,7 +737,7 @@ static void h_cts(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
         mpi_send_done(req);
         return;
     }
-    base_list_push_back(&push_list, &req->link);
+    base_list_push_back(&mpi_pq.push, &req->link);
 }
 
 /* The receiver asks us to write the tail of a rendezvous ourselves. */
@@ -858,11 +855,10 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
  * requests run there) must not wait themselves: when the channel or the
  * credits are short they queue here and the progress loop starts them.
  */
-static base_list_t deferred_sends;
 
 static int defer_send(MPI_Request req)
 {
-    base_list_push_back(&deferred_sends, &req->link);
+    base_list_push_back(&mpi_pq.deferred, &req->link);
     return MPI_SUCCESS;
 }
 
@@ -870,7 +866,7 @@ static void retry_deferred_sends(void)
 {
     base_list_t *e, *next;
 
-    for (e = deferred_sends.next; e != &deferred_sends; e = next) {
+    for (e = mpi_pq.deferred.next; e != &mpi_pq.deferred; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
         int rc;
         next = e->next;
@@ -1016,26 +1012,26 @@ void mpi_send_done(MPI_Request req)
 void mpi_req_add_poll(MPI_Request req)
 {
     mpi_lock();
-    base_list_push_back(&poll_list, &req->poll_link);
+    base_list_push_back(&mpi_pq.poll, &req->poll_link);
     mpi_unlock();
 }
 
 int mpi_progress_idle(void)
 {
-    return base_list_empty(&ctl_list) && base_list_empty(&deferred_sends) &&
-           base_list_empty(&push_list);
+    return base_list_empty(&mpi_pq.ctl) && base_list_empty(&mpi_pq.deferred) &&
+           base_list_empty(&mpi_pq.push);
 }
 
-void mpi_progress_extra(void)
+void mpi_progress_extra_run(void)
 {
     base_list_t *e, *next;
 
-    if (!base_list_empty(&ctl_list))
+    if (!base_list_empty(&mpi_pq.ctl))
         ctl_flush();
-    if (!base_list_empty(&deferred_sends))
+    if (!base_list_empty(&mpi_pq.deferred))
         retry_deferred_sends();
 
-    for (e = push_list.next; e != &push_list; e = next) {
+    for (e = mpi_pq.push.next; e != &mpi_pq.push; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
         next = e->next;
         if (push_some(r)) {
@@ -1044,7 +1040,7 @@ void mpi_progress_extra(void)
             mpi_send_done(r);
         }
     }
-    for (e = free_list.next; e != &free_list; e = next) {
+    for (e = mpi_pq.freed.next; e != &mpi_pq.freed; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request,
                                           free_link);
         next = e->next;
@@ -1053,7 +1049,7 @@ void mpi_progress_extra(void)
             mpi_req_retire(&r);
         }
     }
-    for (e = poll_list.next; e != &poll_list; e = next) {
+    for (e = mpi_pq.poll.next; e != &mpi_pq.poll; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request,
                                           poll_link);
         next = e->next;
@@ -1066,7 +1062,7 @@ void mpi_progress_extra(void)
 
 void mpi_req_free_later(MPI_Request req)
 {
-    base_list_push_back(&free_list, &req->free_link);
+    base_list_push_back(&mpi_pq.freed, &req->free_link);
 }
 
 void mpi_progress(void)
@@ -1106,11 +1102,11 @@ int mpi_p2p_init(void)
         base_list_init(&posted_hash[i]);
         base_list_init(&unexp_hash[i]);
     }
-    base_list_init(&push_list);
-    base_list_init(&poll_list);
-    base_list_init(&free_list);
-    base_list_init(&ctl_list);
-    base_list_init(&deferred_sends);
+    base_list_init(&mpi_pq.push);
+    base_list_init(&mpi_pq.poll);
+    base_list_init(&mpi_pq.freed);
+    base_list_init(&mpi_pq.ctl);
+    base_list_init(&mpi_pq.deferred);
     ecred_used = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     ecred_owed = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     mpi_p2p_cfg.eager_max = (size_t)base_cfg.MPI_EAGER;
@@ -1136,7 +1132,7 @@ int mpi_p2p_init(void)
 static int ctl_drained(void *arg)
 {
     (void)arg;
-    return base_list_empty(&ctl_list);
+    return base_list_empty(&mpi_pq.ctl);
 }
 
 void mpi_p2p_fini(void)
@@ -1155,8 +1151,8 @@ void mpi_p2p_fini(void)
             mpi_matchq_put(q);
         }
     }
-    while (!base_list_empty(&ctl_list)) {
-        ctl_msg_t *m = BASE_CONTAINER_OF(ctl_list.next, ctl_msg_t, link);
+    while (!base_list_empty(&mpi_pq.ctl)) {
+        ctl_msg_t *m = BASE_CONTAINER_OF(mpi_pq.ctl.next, ctl_msg_t, link);
         base_list_remove(&m->link);
         free(m);
     }

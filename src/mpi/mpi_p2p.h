@@ -131,8 +131,31 @@ int mpi_recv_from_umsg(MPI_Request req, mpi_umsg_t *u);
 /* Remove a posted receive that has not matched; 1 if it was removed. */
 int mpi_posted_cancel(MPI_Request req);
 
-/* The engine's own work after the wires were polled (lock held). */
-void mpi_progress_extra(void);
+/* The engine's own queues, worked by mpi_progress_extra. */
+typedef struct mpi_p2p_queues {
+    base_list_t ctl;      /* control frames that found no room */
+    base_list_t deferred; /* sends that found no room */
+    base_list_t push;     /* sends whose receiver asked for data */
+    base_list_t poll;     /* requests advanced by their poll_fn */
+    base_list_t freed;    /* freed by the user, still active */
+} mpi_p2p_queues_t;
+
+extern mpi_p2p_queues_t mpi_pq;
+
+void mpi_progress_extra_run(void);
+
+/* The engine's own work after the wires were polled (lock held).  Waits
+ * call it on every poll: the common case, all queues empty, is a few
+ * loads inline. */
+static inline void mpi_progress_extra(void)
+{
+    if (BASE_UNLIKELY(!base_list_empty(&mpi_pq.ctl) ||
+                      !base_list_empty(&mpi_pq.deferred) ||
+                      !base_list_empty(&mpi_pq.push) ||
+                      !base_list_empty(&mpi_pq.poll) ||
+                      !base_list_empty(&mpi_pq.freed)))
+        mpi_progress_extra_run();
+}
 /* 1 when the engine has nothing to retry (queued control frames,
  * deferred sends, pushed rendezvous): only arrivals can make work. */
 int mpi_progress_idle(void);

@@ -137,6 +137,8 @@ typedef struct wire_ops {
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;
+/* 1 when a frame waits in a shared-memory channel (a cheap look). */
+int wire_shm_pending(void);
 extern const wire_ops_t wire_tcp_ops;
 
 /* Counters kept by the wires (process-wide, single-threaded updates). */

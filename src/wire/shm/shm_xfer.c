@@ -103,7 +103,7 @@ int shm_send(wire_conn_t *conn, const wire_msg_t *m)
     if (cat == WIRE_CAT_LONG)
         cell->body[m->nargs] = m->offset;
     if (loc == SHM_LOC_INLINE)
-        memcpy(&cell->body[words], m->payload, m->len);
+        base_copy(&cell->body[words], m->payload, m->len);
     else if (loc == SHM_LOC_NONE && cat == WIRE_CAT_LONG)
         cell->len = 0;
     shm_prod_publish(p, cell, shm_state.light);
@@ -245,6 +245,21 @@ int shm_poll(int budget)
     return n;
 }
 
+/* Is a frame waiting on any channel (or a new channel)?  A few loads, no
+ * delivery: for spinning waits, between full polls. */
+int wire_shm_pending(void)
+{
+    shm_state_t *s = &shm_state;
+
+    if (atomic_load_explicit(&s->me->connect_gen, memory_order_acquire) !=
+        s->seen_gen)
+        return 1;
+    for (int i = 0; i < s->nactive; i++)
+        if (shm_cons_peek(&s->active[i]->cons) != NULL)
+            return 1;
+    return 0;
+}
+
 /* ---- sleeping ---------------------------------------------------------------- */
 
 int shm_arm(void)
@@ -253,14 +268,11 @@ int shm_arm(void)
 
     atomic_store_explicit(&s->me->sleeping, shm_sleep_value,
                           memory_order_seq_cst);
+    /* The looks at the channels must follow the store above: membarrier
+     * when light, else the fence (on x86 the seq_cst store already is). */
     shm_fence_heavy();
-    if (atomic_load_explicit(&s->me->connect_gen, memory_order_seq_cst) !=
-        s->seen_gen)
-        return 1;
-    for (int i = 0; i < s->nactive; i++)
-        if (shm_cons_peek(&s->active[i]->cons) != NULL)
-            return 1;
-    return 0;
+    atomic_thread_fence(memory_order_seq_cst);
+    return wire_shm_pending();
 }
 
 int shm_want_space(wire_conn_t *conn)

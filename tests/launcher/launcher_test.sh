@@ -25,7 +25,8 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/test_lib.sh"
+. "$(dirname "$0")/test_lib.sh" ||
+    { echo "FAIL ($case_name): cannot source test_lib.sh"; exit 1; }
 
 # run ARGS...: shoalrun with stdout/stderr captured; sets rc.
 run() {

@@ -10,8 +10,26 @@ fail() {
     exit 1
 }
 
-now_ns() { date +%s%N; }
-ms_since() { echo $((($(now_ns) - $1) / 1000000)); }
+# Wall-clock nanoseconds (the helper programs print CLOCK_REALTIME stamps
+# that some cases compare with it).  These run in $(...), where fail would
+# end only the subshell: on a clock that is not a number they say so on
+# stderr and print nothing, so the caller's `[ "" -lt N ] || fail` fails.
+now_ns() {
+    local t
+    t=$(date +%s%N)
+    case $t in '' | *[!0-9]*)
+        echo "now_ns: no usable clock (date +%s%N said '$t')" >&2; return 1 ;;
+    esac
+    echo "$t"
+}
+ms_since() {
+    local now
+    now=$(now_ns) || return 1
+    case $1 in '' | *[!0-9]*)
+        echo "ms_since: '$1' is not a time" >&2; return 1 ;;
+    esac
+    echo $(((now - $1) / 1000000))
+}
 
 expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
 expect_err() { grep -E -- "$1" "$tmp/err" >/dev/null || fail "stderr lacks /$1/"; }

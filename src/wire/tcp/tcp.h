@@ -198,6 +198,9 @@ void tcp_sock_close(tcp_sock_t *s);
 void tcp_reap(void);
 /* The peer's open connection failed (EOF, reset, bad frame). */
 void tcp_peer_lost(tcp_peer_t *p, int status, const char *why);
+/* Why a connection ended, for tcp_peer_lost: err from the socket (0: end
+ * of stream), op the call that saw it ("" for a read). */
+void tcp_lost_why(int err, const char *op, char *why, size_t cap);
 
 /* tcp_xfer.c */
 int tcp_send(wire_conn_t *conn, const wire_msg_t *msg);

@@ -260,9 +260,15 @@ static void connected(tcp_sock_t *s);
  * Options of every socket: no Nagle delay, and a bound on how long a link
  * may stay silent.  A link that goes down without a FIN or RST (a cable, a
  * host that froze) is otherwise noticed only after the kernel's
- * retransmissions give up, some 15 minutes: TCP_USER_TIMEOUT bounds data
- * left unacknowledged, keepalive probes bound an idle connection (after a
- * third of the bound, three probes a sixth apart).
+ * retransmissions give up, some 15 minutes.  TCP_USER_TIMEOUT bounds data
+ * left unacknowledged (the kernel clamps each retransmission timer to what
+ * remains of it); keepalive probes an idle connection after a third of the
+ * bound, then every sixth (whole seconds, at least 1), and with
+ * TCP_USER_TIMEOUT set the kernel gives up at the first probe that finds
+ * nothing heard for the bound and a probe unanswered.  The socket's error
+ * then wakes or fails the rank's next poll (tcp_lost_why names it).
+ * docs/TCP.md, "A silent link", has the measured times and the one case
+ * left long: a zero window, whose probes back off to two minutes.
  */
 static void tune_socket(int fd)
 {
@@ -622,7 +628,7 @@ void tcp_hs_expire(uint64_t now)
 void tcp_peer_lost(tcp_peer_t *p, int status, const char *why)
 {
     tcp_state_t *t = &tcp_state;
-    char msg[200];
+    char msg[256];
 
     if (p->sock != NULL)
         tcp_sock_close(p->sock);
@@ -634,4 +640,19 @@ void tcp_peer_lost(tcp_peer_t *p, int status, const char *why)
     snprintf(msg, sizeof(msg), "connection to rank %d lost: %s", p->base.rank,
              why);
     t->up.peer_failed(t->up.arg, p->base.rank, status, msg);
+}
+
+void tcp_lost_why(int err, const char *op, char *why, size_t cap)
+{
+    if (err == ETIMEDOUT)
+        /* The kernel's bound on a silent link (tune_socket) fired. */
+        snprintf(why, cap, "%s%stimed out: nothing heard for "
+                 "SHOAL_TCP_DEAD_TIMEOUT (%.1f s; link or host down?)",
+                 op, *op ? ": " : "",
+                 (double)base_cfg.TCP_DEAD_TIMEOUT / 1e9);
+    else
+        snprintf(why, cap, "%s%s%s (the process died or exited without "
+                 "shoal_finalize)",
+                 op, *op ? ": " : "",
+                 err == 0 ? "end of stream" : strerror(err));
 }

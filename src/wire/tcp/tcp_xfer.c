@@ -50,14 +50,14 @@ static void q_put(tcp_peer_t *p, const uint8_t *data, size_t len)
 /* Socket errors on a connection that was open: the peer is gone. */
 static int send_failed(tcp_peer_t *p, int err)
 {
-    char why[96];
+    char why[160];
 
     if (p->bye) {
         tcp_sock_close(p->sock);
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d has finalized",
                         p->base.rank);
     }
-    snprintf(why, sizeof(why), "send: %s", strerror(err));
+    tcp_lost_why(err, "send", why, sizeof(why));
     tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
     return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died (%s)", p->base.rank,
                     why);
@@ -347,15 +347,13 @@ static int rx_process(tcp_peer_t *p, int budget)
 
 static void rx_closed(tcp_peer_t *p, ssize_t n, int err)
 {
-    char why[96];
+    char why[160];
 
     if (p->bye) {
         tcp_sock_close(p->sock); /* an orderly goodbye */
         return;
     }
-    snprintf(why, sizeof(why), "%s (the process died or exited without "
-             "shoal_finalize)",
-             n == 0 ? "end of stream" : strerror(err));
+    tcp_lost_why(n == 0 ? 0 : err, "", why, sizeof(why));
     tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
 }
 

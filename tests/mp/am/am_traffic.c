@@ -4,7 +4,8 @@
  *   am_traffic n_to_1 [count]      every rank sends count requests to rank 0
  *   am_traffic all_to_all [count]  every rank sends count to every rank
  *   am_traffic random [count]      random destinations, kinds and sizes,
- *                                  half of them answered by replies
+ *                                  half of them answered by replies; each
+ *                                  rank says "rank R sending" when it starts
  *   am_traffic medium_sizes        every medium size 0..max to the next rank,
  *                                  each answered by a medium reply
  *   am_traffic long_offsets [shared]  long requests and replies landing at
@@ -278,6 +279,10 @@ static void random_traffic(long count)
                 expect++;
         }
     }
+    /* Counting takes seconds for a large count: a test that cuts a link
+     * during the traffic waits for this line (multihost link_down_wire). */
+    printf("rank %d sending\n", me);
+    fflush(stdout);
     unsigned seed = 12345u + (unsigned)me;
     for (long i = 0; i < count; i++) {
         int dest = (int)(rand_r(&seed) % (unsigned)nranks);

@@ -32,6 +32,11 @@
  * Output, from rank 0: '#' lines, then "time <s>" (the largest over ranks of
  * each rank's total sort time, seconds: the job's time) and "mean <s>" (the
  * mean over ranks).
+ *
+ * With RADIX_TRACE=PREFIX every rank also writes PREFIX.<rank>: one line per
+ * superstep, "sort superstep t0 t1 t2 t3 t4" (supersteps 0-7, even: counts,
+ * odd: keys; MPI_Wtime at barrier entry, barrier return, sends posted,
+ * --work done, receives done); bench/radix-waits sums them into wait times.
  */
 #include "mpibench.h"
 
@@ -53,6 +58,24 @@ static int counts_allgather;
 
 static int rank, nranks;
 static double rate; /* mb_spin loops per microsecond */
+
+/*
+ * RADIX_TRACE=PREFIX: every rank writes PREFIX.<rank>, one line per
+ * superstep of every sort: sort, superstep (0..7), and MPI_Wtime at barrier
+ * entry, barrier return, sends posted, computation done, receives done.
+ * For finding where the time goes (bench/README.md); off by default.
+ */
+#define TRACE_MAX (1L << 16)
+static double (*trace)[5];
+static long ntrace;
+
+static inline void trace_at(int point)
+{
+    if (trace != NULL && ntrace < TRACE_MAX)
+        trace[ntrace][point] = MPI_Wtime();
+    if (trace != NULL && point == 4 && ntrace < TRACE_MAX)
+        ntrace++;
+}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -208,12 +231,16 @@ static void exchange_counts(sorter_t *s)
 {
     int nreq = 0;
 
+    trace_at(0);
     MPI_Barrier(MPI_COMM_WORLD);
+    trace_at(1);
     memcpy(s->allhist + (long)rank * BUCKETS, s->hist, BUCKETS * sizeof(long));
     if (counts_allgather) {
         MPI_Allgather(s->hist, BUCKETS, MPI_LONG, s->allhist, BUCKETS,
                       MPI_LONG, MPI_COMM_WORLD);
+        trace_at(2);
         mb_work(work_us, rate);
+        trace_at(3);
     } else {
         for (int r = 0; r < nranks; r++)
             if (r != rank)
@@ -223,9 +250,12 @@ static void exchange_counts(sorter_t *s)
             if (r != rank)
                 MPI_Isend(s->hist, BUCKETS, MPI_LONG, r, TAG_COUNTS,
                           MPI_COMM_WORLD, &s->req[nreq++]);
+        trace_at(2);
         mb_work(work_us, rate);
+        trace_at(3);
         MPI_Waitall(nreq, s->req, mb_statuses_ignore);
     }
+    trace_at(4);
     long p = 0;
     for (int b = 0; b < BUCKETS; b++) {
         s->base[b] = p;
@@ -264,7 +294,9 @@ static void exchange_keys(sorter_t *s, int pass)
     int nreq = 0, nrecv = 0;
     long next[BUCKETS];
 
+    trace_at(0);
     MPI_Barrier(MPI_COMM_WORLD);
+    trace_at(1);
     for (int r = 0; r < nranks; r++)
         if (r != rank && s->recvcnt[r] > 0)
             MPI_Irecv(s->stage + s->recvoff[r], (int)s->recvcnt[r],
@@ -293,8 +325,11 @@ static void exchange_keys(sorter_t *s, int pass)
     }
     memcpy(s->stage + s->recvoff[rank], s->sorted + s->sendoff[rank],
            (size_t)s->sendcnt[rank] * sizeof(uint32_t));
+    trace_at(2);
     mb_work(work_us, rate);
+    trace_at(3);
     MPI_Waitall(nreq, s->req, s->st);
+    trace_at(4);
     for (int r = 0, k = 0; r < nranks && k < nrecv; r++)
         if (r != rank && s->recvcnt[r] > 0)
             check_count(&s->st[k++], s->recvcnt[r], r, pass);
@@ -439,6 +474,10 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
+    const char *tp = getenv("RADIX_TRACE");
+    if (tp != NULL && *tp != '\0')
+        trace = xmalloc(TRACE_MAX * sizeof(*trace));
+
     double mytime = 0;
     for (long it = 0; it < iters; it++) {
         int token = 0, sum = 0;
@@ -450,6 +489,22 @@ int main(int argc, char **argv)
         sort(&s);
         mytime += MPI_Wtime() - t0;
         check(&s, want, it);
+    }
+
+    if (trace != NULL) {
+        char name[4096];
+        snprintf(name, sizeof(name), "%s.%d", tp, rank);
+        FILE *f = fopen(name, "w");
+        if (f == NULL) {
+            fprintf(stderr, "radix: cannot write %s\n", name);
+        } else {
+            for (long i = 0; i < ntrace; i++)
+                fprintf(f, "%ld %ld %.6f %.6f %.6f %.6f %.6f\n",
+                        i / (2 * PASSES), i % (2 * PASSES), trace[i][0],
+                        trace[i][1], trace[i][2], trace[i][3], trace[i][4]);
+            fclose(f);
+        }
+        free(trace);
     }
 
     double *all = rank == 0 ? xmalloc((size_t)nranks * sizeof(double)) : NULL;

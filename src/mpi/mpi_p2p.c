@@ -382,6 +382,13 @@ static int rdv_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
  * its half is read and the sender's PART says the tail landed; the sender
  * when its tail is written and the receiver's FIN says the head was read.
  * Returns 1 when it took the message.
+ *
+ * Not once this process has run a tolerant barrier (SHOAL_BARRIER=tolerant):
+ * the receive would then end only at the sender's next MPI call, and the
+ * sender may be computing or descheduled far ahead of us, which is what the
+ * tolerant barrier lets it do; a receive that waits for it puts back the
+ * synchronization the barrier took out (measured in docs/PERFORMANCE.md,
+ * Pakin's experiment).  The receiver then reads the whole message alone.
  */
 static int coop_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
 {
@@ -389,6 +396,7 @@ static int coop_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
     int pid;
 
     if (mpi_p2p_cfg.coop_min == 0 || n < (MPI_Count)mpi_p2p_cfg.coop_min ||
+        mpi_tol_started != NULL ||
         !mpi_dt_contig(req->dt) || in->src_world == mpi.world_rank ||
         (pid = wire_shm_peer_pid(in->src_world)) == 0)
         return 0;

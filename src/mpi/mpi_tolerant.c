@@ -201,6 +201,16 @@ int mpi_tol_barrier(MPI_Comm comm)
 
     mpi_lock();
     state_init();
+    /*
+     * Take in what has arrived first: rounds of this barrier sent by ranks
+     * that entered it before us are otherwise only seen at our next MPI
+     * call, which after a barrier is typically after a stretch of
+     * computation.  Seen now, advance() sends every round they allow at
+     * once, so when this rank is the last to enter (the unresponsive one)
+     * the barrier completes everywhere, and the messages held behind it are
+     * released, without waiting for this rank to call MPI again.
+     */
+    am_progress();
     for (int r = 0; r < comm->size; r++)
         mpi_tol_started[comm->peer_world[r]]++;
     b = find(comm->ctx, ++comm->tol_seq);

@@ -15,10 +15,15 @@
 #   - a daemon tree over ssh (fan-out 1: the first daemon starts the
 #     second through ssh itself);
 #   - MPI across the hosts over the TCP wire (skipped without one);
+#   - a remote rank gets the launcher's environment and directory;
+#   - ssh refused (a key the host does not know): the host is lost at once;
 #   - exit status: a rank exiting 3 makes shoalrun exit 3, naming it;
 #   - stdin to a remote rank 0 and its stdout back;
 #   - the job's secret is on no command line and in no environment of
 #     any process on either host while a job runs;
+#   - the ssh client killed during a job: the job goes on (ssh only
+#     starts the daemons);
+#   - the launcher SIGKILLed: nothing of the job is left on either host;
 #   - after each job no process but the two sshd listeners is left in the
 #     hosts, and no /dev/shm object of ours; at the end sshd is stopped
 #     and the namespaces are gone.
@@ -264,7 +269,9 @@ daemons_in() {
 
 # ---- hello, and each rank on the right host --------------------------------------
 
+t0=$(now_ns)
 run --timeout 30 --host localhost:2,"$(host 1)" "$HELLO" 2,2
+took=$(ms_since "$t0")
 expect_rc 0
 [ "$(count_out '^hello rank')" -eq 4 ] || fail "not 4 hello lines"
 expect_out "hello rank 0 of 4 host 0 local 0 of 2"
@@ -279,7 +286,20 @@ expect_rc 0
 for r in 0 1; do expect_out "^rank $r on $H0\$"; done
 for r in 2 3; do expect_out "^rank $r on $H1\$"; done
 nothing_left
-echo "  hello: 4 ranks on $H0 and $H1 ok"
+echo "  hello: 4 ranks on $H0 and $H1 ok (the first job: $took ms)"
+
+# The remote login's environment and directory do not matter: a remote
+# rank gets the launcher's.
+cd "$tmp" || fail "cd"
+MH_VAR="a b" SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
+    --host localhost:1,"$(host 1 1)" sh -c \
+    'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+rc=$?
+cd / || fail "cd"
+expect_rc 0
+expect_out "^rank 1 var=a b cwd=$tmp\$"
+nothing_left
 
 # ---- a tree of daemons over ssh ---------------------------------------------------
 
@@ -292,6 +312,26 @@ expect_rc 0
 expect_out "^\[2\] hello rank 2 of 3 host 1 local 1 of 2"
 nothing_left
 echo "  tree: launcher -> ssh $H0 -> ssh $H1 ok"
+
+# ---- ssh refused ----------------------------------------------------------------------
+
+# A key h1 does not know: ssh exits 255, and the host is lost at once.
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/id_other" || fail "ssh-keygen"
+sed "s|IdentityFile $tmp/id\$|IdentityFile $tmp/id_other|" "$tmp/ssh_config" \
+    >"$tmp/ssh_config_other"
+grep -q "id_other" "$tmp/ssh_config_other" || fail "no other ssh config"
+t0=$(now_ns)
+SHOAL_RSH="ssh -F $tmp/ssh_config_other" ip netns exec "$H0" "$SHOALRUN" \
+    --timeout 30 --host localhost:1,"$(host 1 1)" "$HELPER" "$M" sleep 20 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+rc=$?
+took=$(ms_since "$t0")
+expect_rc 125
+expect_err "host $H1 lost: the remote-exec command exited with code 255 before a daemon connected back"
+expect_err "Permission denied"
+[ "$took" -lt 8000 ] || fail "a refused ssh took $took ms to end the job"
+nothing_left
+echo "  ssh refused: host $H1 lost after $took ms, ok"
 
 # ---- exit status ------------------------------------------------------------------
 
@@ -309,7 +349,7 @@ echo "  exit status: rank 3 on $H1 exited 3, shoalrun exited $rc ok"
 
 seq 1 80000 >"$tmp/in"
 want=$(md5sum <"$tmp/in")
-SHOAL_RSH="$RSH" in_ns "$H0" "$SHOALRUN" --timeout 30 \
+SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
     --host "$(host 1 2)" sh -c \
     'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
     <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
@@ -332,7 +372,7 @@ printf '%s\n' "\$s" >>"$tmp/secrets"
 exec "\$@" <<<"\$s"
 EOF
 chmod +x "$tmp/rsh-tap"
-SHOAL_RSH="$tmp/rsh-tap $RSH" in_ns "$H0" "$SHOALRUN" --timeout 30 \
+SHOAL_RSH="$tmp/rsh-tap $RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
     --fanout 1 --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 4 \
     >"$tmp/out" 2>"$tmp/err" </dev/null &
 pid=$!
@@ -365,6 +405,39 @@ expect_rc 0
 [ "$(count_out '^ready rank')" -eq 3 ] || fail "not 3 ranks ready"
 nothing_left
 echo "  secret: on no command line or environment ($n processes in the hosts looked at)"
+
+# ---- the ssh connection lost, the daemon's connection not ---------------------------
+
+# ssh is only the way in: once the daemon has connected back, losing the
+# ssh session (its client killed; sshd ends the session, the daemon's
+# stdout and stderr now lead nowhere) does not end the job.
+SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
+    --host localhost:1,"$(host 1 2)" "$HELPER" "$M" sleep 3 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null &
+pid=$!
+wait_for "^ready rank" 3 "$tmp/out"
+c=$(pgrep -P "$pid" -x ssh)
+[ "$(echo "$c" | wc -w)" -eq 1 ] || fail "not one ssh client under the launcher: '$c'"
+kill -9 "$c"
+wait "$pid"
+rc=$?
+expect_rc 0
+nothing_left
+echo "  ssh client killed during the job: the job still ended well"
+
+# ---- the launcher killed ------------------------------------------------------------------
+
+# Its watchdog kills the ssh clients; the daemons see their connections
+# close and kill their ranks; the sshd sessions end with them.
+SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 60 --fanout 1 \
+    --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 60 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null &
+pid=$!
+wait_for "^ready rank" 3 "$tmp/out"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+nothing_left
+echo "  launcher killed: no daemon, rank or ssh session left on $H0 or $H1"
 
 # ---- MPI across the hosts -------------------------------------------------------------
 

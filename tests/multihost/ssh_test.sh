@@ -206,6 +206,10 @@ run() {
     rc=$?
 }
 
+# fresh: empty out and err files before a job in the background (which
+# opens them later: wait_for must not read the previous job's lines).
+fresh() { : >"$tmp/out"; : >"$tmp/err"; }
+
 # host I [SLOTS]: the --host word of host I
 host() { echo "$P-h$1=$NET.$((10 + $1)):${2:-2}"; }
 
@@ -372,6 +376,7 @@ printf '%s\n' "\$s" >>"$tmp/secrets"
 exec "\$@" <<<"\$s"
 EOF
 chmod +x "$tmp/rsh-tap"
+fresh
 SHOAL_RSH="$tmp/rsh-tap $RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
     --fanout 1 --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 4 \
     >"$tmp/out" 2>"$tmp/err" </dev/null &
@@ -411,6 +416,7 @@ echo "  secret: on no command line or environment ($n processes in the hosts loo
 # ssh is only the way in: once the daemon has connected back, losing the
 # ssh session (its client killed; sshd ends the session, the daemon's
 # stdout and stderr now lead nowhere) does not end the job.
+fresh
 SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
     --host localhost:1,"$(host 1 2)" "$HELPER" "$M" sleep 3 \
     >"$tmp/out" 2>"$tmp/err" </dev/null &
@@ -429,6 +435,7 @@ echo "  ssh client killed during the job: the job still ended well"
 
 # Its watchdog kills the ssh clients; the daemons see their connections
 # close and kill their ranks; the sshd sessions end with them.
+fresh
 SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 60 --fanout 1 \
     --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 60 \
     >"$tmp/out" 2>"$tmp/err" </dev/null &

@@ -395,9 +395,10 @@ for ns in "$H0" "$H1"; do
     esac
 done
 # No process anywhere shows it: command lines and environments, in hex
-# either case (the tap's file aside).
+# either case (the pattern read from the tap's file, so that it is not on
+# grep's own command line).
 hits=""
-for f in $(grep -l -i -F -- "$secret" /proc/[0-9]*/cmdline \
+for f in $(grep -l -i -F -f "$tmp/secrets" /proc/[0-9]*/cmdline \
     /proc/[0-9]*/environ 2>/dev/null); do
     hits="$hits $f: $(tr '\0' ' ' <"${f%/*}/cmdline" 2>/dev/null | head -c 200)"
 done

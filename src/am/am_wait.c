@@ -155,8 +155,8 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     return r;
 }
 
-int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
-             int report_deaths, int64_t timeout_ns)
+static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
+                 int report_deaths, int64_t timeout_ns, int *marked)
 {
     wait_plan_t p = plan();
     uint64_t start = 0, now = 0, deadline = UINT64_MAX;
@@ -188,6 +188,10 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (iter < fast_polls)
             continue;
         if (start == 0) {
+            if (!*marked) {
+                wire_shm_waiting(1); /* peers: we answer at once */
+                *marked = 1;
+            }
             start = now = base_time_ns();
             if (timeout_ns >= 0)
                 deadline = start + (uint64_t)timeout_ns;
@@ -227,6 +231,17 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
     }
+}
+
+int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
+             int report_deaths, int64_t timeout_ns)
+{
+    int marked = 0;
+    int r = block(ready, arg, blocked, report_deaths, timeout_ns, &marked);
+
+    if (marked)
+        wire_shm_waiting(-1);
+    return r;
 }
 
 static int any_handled(void *arg, int handled)

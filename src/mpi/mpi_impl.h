@@ -371,6 +371,7 @@ struct shoal_mpi_request {
     uint8_t persistent; /* Send_init/Recv_init: survives completion */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free: release at completion */
+    uint8_t blocking;   /* the caller waits for it at once (MPI_Send) */
     int done; /* read with mpi_req_is_done, set with mpi_req_complete */
     MPI_Status status;
     MPI_Comm comm;

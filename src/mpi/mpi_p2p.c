@@ -389,6 +389,13 @@ static int rdv_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
  * tolerant barrier lets it do; a receive that waits for it puts back the
  * synchronization the barrier took out (measured in docs/PERFORMANCE.md,
  * Pakin's experiment).  The receiver then reads the whole message alone.
+ *
+ * Nor when the sender may not answer soon: an MPI_Isend whose sender went
+ * on computing would leave the receive waiting for its next MPI call.  A
+ * blocking send says in its RTS that it waits (MPI_MF_HELP); otherwise
+ * the sender helps only if it is waiting inside the library when its RTS
+ * is matched (wire_shm_peer_waiting: a window of Isends whose sender has
+ * reached its MPI_Waitall).
  */
 static int coop_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
 {
@@ -398,6 +405,7 @@ static int coop_pull(MPI_Request req, const mpi_in_t *in, MPI_Count n)
     if (mpi_p2p_cfg.coop_min == 0 || n < (MPI_Count)mpi_p2p_cfg.coop_min ||
         mpi_tol_started != NULL ||
         !mpi_dt_contig(req->dt) || in->src_world == mpi.world_rank ||
+        (!(in->flags & MPI_MF_HELP) && !wire_shm_peer_waiting(in->src_world)) ||
         (pid = wire_shm_peer_pid(in->src_world)) == 0)
         return 0;
     split = (n / 2) & ~(MPI_Count)4095;
@@ -911,7 +919,9 @@ int mpi_send_start(MPI_Request req)
         return send_self(req, bytes, ctx, rank);
 
     uint64_t args[5] = {header_a0(ctx, req->tag),
-                        header_a1(world, sync ? MPI_MF_SYNC : 0u, rank),
+                        header_a1(world, (sync ? MPI_MF_SYNC : 0u) |
+                                             (req->blocking ? MPI_MF_HELP : 0u),
+                                  rank),
                         (uint64_t)(uintptr_t)req, (uint64_t)bytes, 0};
     uint64_t cost = (uint64_t)bytes + MSG_COST;
     if ((size_t)bytes <= mpi_p2p_cfg.eager_max &&

@@ -32,6 +32,9 @@
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
 
 #define MPI_MF_SYNC 0x1u /* header flag: the sender waits for a match */
+/* RTS flag: the sender waits for this send now (a blocking call), so it
+ * answers a request to help copy at once (the cooperative copy). */
+#define MPI_MF_HELP 0x2u
 
 #define MPI_CTX_MAX 65536u /* context ids: [0, MPI_CTX_MAX) */
 

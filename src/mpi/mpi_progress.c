@@ -91,6 +91,7 @@ int mpi_progress_thread_start(void)
         return base_err(SHOAL_ERR_NOMEM, "SHOAL_PROGRESS=thread: cannot "
                         "start the progress thread: %s", strerror(rc));
     running = 1;
+    wire_shm_waiting(1); /* the thread answers peers' requests */
     return SHOAL_OK;
 }
 
@@ -102,4 +103,5 @@ void mpi_progress_thread_stop(void)
     wire_shm_wake_self();
     pthread_join(thread, NULL);
     running = 0;
+    wire_shm_waiting(-1);
 }

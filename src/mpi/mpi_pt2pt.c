@@ -208,6 +208,7 @@ static int send_blocking(const void *buf, MPI_Count count, MPI_Datatype dt,
     r = p2p_req(MPI_REQ_SEND, buf, count, dt, dest, tag, comm, mode, 0);
     if (r == NULL)
         return mpi_error(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    r->blocking = 1;
     rc = start_req(r);
     if (rc != MPI_SUCCESS) {
         mpi_req_free(r);
@@ -244,6 +245,7 @@ static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt,
     req.magic = MPI_MAGIC_REQ;
     req.persistent = 0;
     req.user_freed = 0;
+    req.blocking = 1;
     req.ctx_off = 0;
     req.mode = 0;
     req.bsend_block = NULL;

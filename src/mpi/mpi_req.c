@@ -42,7 +42,7 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
      * machine (see base_copy). */
     r->magic = MPI_MAGIC_REQ;
     r->kind = (uint8_t)kind;
-    r->persistent = r->active = r->user_freed = 0;
+    r->persistent = r->active = r->user_freed = r->blocking = 0;
     __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     r->status.MPI_SOURCE = r->status.MPI_TAG = r->status.MPI_ERROR = 0;
     r->status.shoal_cancelled = 0;
@@ -167,10 +167,15 @@ int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
         d = done_fn(arg);
         mpi.in_wait--;
         mpi_unlock();
-        if (d)
+        if (d) {
+            if (spins >= 64)
+                wire_shm_waiting(-1);
             return MPI_SUCCESS;
+        }
         if (spins < 64)
             continue;
+        if (spins == 64)
+            wire_shm_waiting(1); /* peers: we answer at once */
         if (spins < 4096) {
             sched_yield();
         } else {

@@ -198,6 +198,15 @@ void wire_shm_wake(int rank);
 /* Wake this process's own sleeper (another thread of it) if it sleeps. */
 void wire_shm_wake_self(void);
 
+/* A thread of this process starts (+1) or stops (-1) waiting inside the
+ * library for more than a moment; peers see it (wire_shm_peer_waiting).
+ * A store to this process's own line, which peers read only when they
+ * choose whether to ask for help: for waits that already last. */
+void wire_shm_waiting(int delta);
+/* 1 when rank, on this host, has a thread waiting inside the library now
+ * (it will answer a request soon), else 0. */
+int wire_shm_peer_waiting(int rank);
+
 /* This rank passed its last barrier (finalize): from now on the other
  * ranks of its host take its exit as an end, not as a death. */
 void wire_shm_finished(void);

@@ -5,6 +5,8 @@ shoal_mpi_test(p2p_nonblocking SOURCES p2p_nonblocking.c NP 1 2 4 8)
 shoal_mpi_test(p2p_badargs SOURCES p2p_badargs.c NP 1 2)
 shoal_mpi_test(p2p_flood SOURCES p2p_flood.c NP 2)
 shoal_mpi_test(p2p_largecount SOURCES p2p_largecount.c NP 2 TIMEOUT 300)
+# A large receive does not wait for a sender that computes.
+shoal_mpi_test(p2p_busy_sender SOURCES p2p_busy_sender.c NP 2)
 
 # The other protocols: rendezvous pushed by the sender, everything eager
 # up to the medium limit, tiny eager window (rendezvous almost always).

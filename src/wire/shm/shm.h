@@ -78,6 +78,13 @@ typedef struct shm_ctrl {
     /* The owner's doorbell: 1 while it sleeps (or is about to). */
     BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t sleeping;
 
+    /* How many of the owner's threads wait inside the library (and so
+     * answer requests at once): set by waits that last beyond their first
+     * polls, read by peers choosing whether to ask the owner for help
+     * (wire_shm_peer_waiting).  Apart from sleeping, which senders read on
+     * every send. */
+    BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint32_t waiting;
+
     /* Senders set their slot's bit and bump gen when they first connect. */
     BASE_ALIGNED(BASE_SHARING_UNIT) _Atomic uint64_t connect_gen;
     _Atomic uint64_t connected[SHM_MAX_LOCAL / 64];
@@ -148,6 +155,18 @@ typedef struct shm_state {
 } shm_state_t;
 
 extern shm_state_t shm_state;
+
+/* The control block of rank if it is on this host and mapped, else NULL. */
+static inline shm_ctrl_t *shm_local_ctrl(int rank)
+{
+    shm_state_t *s = &shm_state;
+    int slot;
+
+    if (s->job == NULL || rank < 0 || rank >= s->job->size)
+        return NULL;
+    slot = s->slot_of[rank];
+    return slot < 0 ? NULL : s->peers[slot].ctrl;
+}
 
 /* Add the receive channels of senders that connected since last time. */
 void shm_refresh_inchans(uint64_t gen);

@@ -86,13 +86,7 @@ int wire_shm_peer_pid(int rank)
 
 int wire_shm_local_pid(int rank)
 {
-    shm_state_t *s = &shm_state;
-    int slot;
+    shm_ctrl_t *ctrl = shm_local_ctrl(rank);
 
-    if (s->job == NULL || rank < 0 || rank >= s->job->size)
-        return 0;
-    slot = s->slot_of[rank];
-    if (slot < 0 || s->peers[slot].ctrl == NULL)
-        return 0;
-    return (int)s->peers[slot].ctrl->pid;
+    return ctrl != NULL ? (int)ctrl->pid : 0;
 }

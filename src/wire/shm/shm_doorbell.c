@@ -141,6 +141,30 @@ void wire_shm_wake_self(void)
         shm_doorbell_ring(shm_state.me);
 }
 
+/* A load and a store, not a locked add: the count is advice (whom to ask
+ * for help copying), and a wait's end is on the small-message path.  Two
+ * threads racing may leave it off by one: a peer then asks for help that
+ * comes at our next MPI call, or copies alone. */
+void wire_shm_waiting(int delta)
+{
+    _Atomic uint32_t *w;
+
+    if (shm_state.me == NULL)
+        return;
+    w = &shm_state.me->waiting;
+    atomic_store_explicit(
+        w, atomic_load_explicit(w, memory_order_relaxed) + (uint32_t)delta,
+        memory_order_relaxed);
+}
+
+int wire_shm_peer_waiting(int rank)
+{
+    shm_ctrl_t *ctrl = shm_local_ctrl(rank);
+
+    return ctrl != NULL &&
+           atomic_load_explicit(&ctrl->waiting, memory_order_relaxed) != 0;
+}
+
 int shm_doorbell_wait(shm_ctrl_t *ctrl, uint64_t timeout_ns)
 {
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u),

@@ -45,7 +45,7 @@ BASE_CONFIG_VAR(TCP_QUEUE, SIZE, "512k", "16k:256m", "library",
 BASE_CONFIG_VAR(TCP_HANDSHAKE_TIMEOUT, DURATION, "10s", "1ms:1000s", "library",
                 "A TCP connection that has not proved the job's secret within this time is closed")
 BASE_CONFIG_VAR(TCP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
-                "A TCP peer whose link stays silent this long (data unacknowledged, or keepalive probes unanswered) is reported dead; 0 leaves it to the kernel (about 15 minutes)")
+                "A TCP peer whose link stays silent this long (data in flight and no ACK, a closed window whose probes go unanswered, or keepalive probes unanswered: then at least 3 s) is reported dead; a peer that only reads nothing (busy) is not; 0 leaves it to the kernel (about 15 minutes)")
 BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
                 "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this (a rank alone on its host polls every call)")
 

@@ -8,5 +8,6 @@ list(APPEND SHOAL_SOURCES
     wire/tcp/tcp_auth.c
     wire/tcp/tcp_conn.c
     wire/tcp/tcp_frame.c
+    wire/tcp/tcp_live.c
     wire/tcp/tcp_setup.c
     wire/tcp/tcp_xfer.c)

@@ -766,6 +766,75 @@ link_down_wire)
     [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
     nothing_left 5000
     ;;
+link_down_idle)
+    # A silent link while a rank waits with nothing outstanding: rank 0
+    # waits for rank 3 (the other host), every connection idle, when the
+    # other host's link goes down.  Keepalive (SHOAL_TCP_DEAD_TIMEOUT=2s:
+    # probes after 1 s, then every 1 s, 2 unanswered: 3 s) ends rank 0's
+    # idle connections and wakes it from its sleep; it must name a lost
+    # peer within 6 s of the cut.
+    need_tcp
+    layout mixed
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+        --host "$hosts" "$MH_MPI" idle_wait 40
+    wait_for "^rank 0 waiting" 1 "$tmp/out"
+    sleep 1.5 # every rank is asleep: nothing in flight
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
+    ip -n "$P-sw" link set p1 down
+    t0=$(now_ns)
+    turns=0
+    until grep -Eq "^shoal\[0\] .*rank [23] failed: connection to rank [23] lost: .*timed out" "$tmp/err"; do
+        turns=$((turns + 1))
+        [ "$turns" -le 60 ] && [ "$(ms_since "$t0")" -lt 6000 ] ||
+            fail "rank 0 did not report the silent link within 6 s"
+        sleep 0.1
+    done
+    echo "detected after $(ms_since "$t0") ms"
+    grep -E "rank [0-9]+ failed: connection to rank [0-9]+ lost" "$tmp/err" | head -n 4
+    wait "$pid"
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
+    nothing_left 5000
+    ;;
+busy_receiver)
+    # A rank that computes is not a dead one.  Rank 0 stops calling MPI
+    # for 8 s (mh_mpi busy_receiver: it sleeps, reading nothing) while
+    # ranks 2 and 3, on the other host, send it 4 MiB each in eager
+    # messages, with SHOAL_TCP_DEAD_TIMEOUT=2s: rank 0's receive buffers
+    # fill and the senders' kernels probe a zero window, which rank 0's
+    # kernel answers.  The job must succeed with no peer reported lost.
+    # With TCP_USER_TIMEOUT set to the bound (as before the liveness
+    # check of tcp_live.c), Linux ended those connections 2 s into the
+    # zero window: "connection to rank 0 lost: timed out".
+    need_tcp
+    layout mixed
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+        --host "$hosts" "$MH_MPI" busy_receiver 8 4
+    wait_for "^rank 0 busy" 1 "$tmp/out"
+    # The proof that the window is closed: the senders' sockets to rank 0
+    # (10.77.3.10), as their kernel sees them, 4 s into rank 0's sleep
+    # (the senders wait in MPI_Isend for eager credits by then).
+    sleep 4
+    in_ns "$P-h1" ss -tnmi dst 10.77.3.10 >"$tmp/ss" 2>&1
+    grep -q "rank 0 receiving" "$tmp/out" && fail "rank 0 woke before the look"
+    # A closed window: bytes not sent, none in flight (no unacked:), and
+    # a peer window of 0 (ss omits snd_wnd when it is 0).  lastack shows
+    # the probes answered, backoff their interval growing.
+    awk '/notsent:[1-9]/ && !/unacked:/ && (/snd_wnd:0( |$)/ || !/snd_wnd:/)' \
+        "$tmp/ss" >"$tmp/zero"
+    zero=$(wc -l <"$tmp/zero")
+    grep -o -E "(backoff|lastack|notsent|rwnd_limited):[^ ]*" "$tmp/zero" |
+        paste -sd' ' | sed 's/^/  /'
+    grep -E "lost" "$tmp/err" && fail "a busy peer was reported lost"
+    [ "$zero" -ge 1 ] || { cat "$tmp/ss"; fail "no sender saw a zero window"; }
+    wait "$pid"
+    rc=$?
+    grep -E "lost" "$tmp/err" && fail "a busy peer was reported lost"
+    expect_rc 0
+    [ "$(count_out '^busy rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
+    echo "  zero windows seen: $zero"
+    nothing_left
+    ;;
 conn_ring)
     # A ring on demand: each rank opens one connection and, when its left
     # neighbour is on another host, accepts one (two per rank over TCP).

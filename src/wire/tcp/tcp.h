@@ -134,6 +134,9 @@ typedef struct tcp_peer {
     int pollout;      /* EPOLLOUT armed on sock */
     int backlog;      /* complete frames left in rx (budget reached) */
     int credit_due;   /* in tcp_state.due */
+    int live_watch;   /* data went out since tcp_live_check saw none left */
+    uint64_t live_probe_at; /* when an unanswered window probe was seen */
+    uint64_t live_ack_at;   /* ... and when the last ACK came before it */
     /* Frames to send: a byte ring (positions grow; cap a power of two). */
     uint8_t *q;
     uint32_t q_cap;
@@ -177,6 +180,10 @@ typedef struct tcp_state {
     uint64_t nap_max; /* longest sleep, set by arm */
     tcp_peer_t *hot;    /* the peer we sent to last */
     uint32_t hot_polls; /* polls since hot was set (see tcp_poll) */
+    uint64_t live_ns;   /* SHOAL_TCP_DEAD_TIMEOUT, 0: no liveness check */
+    uint64_t live_at;   /* the last tcp_live_check */
+    int live_any;       /* some peer has live_watch set */
+    uint32_t live_polls;
     /* Segments published here. */
     wire_segment_t my_segs[WIRE_MAX_EPS];
 } tcp_state_t;
@@ -201,6 +208,14 @@ void tcp_peer_lost(tcp_peer_t *p, int status, const char *why);
 /* Why a connection ended, for tcp_peer_lost: err from the socket (0: end
  * of stream), op the call that saw it ("" for a read). */
 void tcp_lost_why(int err, const char *op, char *why, size_t cap);
+
+/* tcp_live.c: the liveness of connections with data outstanding */
+#define TCP_LIVE_EVERY_NS 200000000ull /* the check runs at most this often */
+#define TCP_LIVE_POLL_EVERY 8u /* ... and looks at the clock every 8th poll */
+void tcp_live_init(void);
+/* Report the peers silent for SHOAL_TCP_DEAD_TIMEOUT while data waits
+ * (returns at once when it ran less than TCP_LIVE_EVERY_NS ago). */
+void tcp_live_check(uint64_t now);
 
 /* tcp_xfer.c */
 int tcp_send(wire_conn_t *conn, const wire_msg_t *msg);

@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -260,15 +259,27 @@ static void connected(tcp_sock_t *s);
  * Options of every socket: no Nagle delay, and a bound on how long a link
  * may stay silent.  A link that goes down without a FIN or RST (a cable, a
  * host that froze) is otherwise noticed only after the kernel's
- * retransmissions give up, some 15 minutes.  TCP_USER_TIMEOUT bounds data
- * left unacknowledged (the kernel clamps each retransmission timer to what
- * remains of it); keepalive probes an idle connection after a third of the
- * bound, then every sixth (whole seconds, at least 1), and with
- * TCP_USER_TIMEOUT set the kernel gives up at the first probe that finds
- * nothing heard for the bound and a probe unanswered.  The socket's error
- * then wakes or fails the rank's next poll (tcp_lost_why names it).
- * docs/TCP.md, "A silent link", has the measured times and the one case
- * left long: a zero window, whose probes back off to two minutes.
+ * retransmissions give up, some 15 minutes.  An idle connection gets
+ * keepalive: the first probe after idle seconds, then cnt - 1 more every
+ * intvl, and the end intvl after the last, idle + cnt * intvl = the bound
+ * in whole seconds.  At least 3 s: the options take whole seconds, and
+ * cnt is at least 2, so that one lost answer ends nothing (Linux answers
+ * such out-of-window probes at most every 500 ms per socket; with a 2 s
+ * bound and cnt 1 a live connection was once ended, cause not pinned
+ * down).  The peer's kernel answers the probes even while its process
+ * computes, and a silent link ends the connection with ETIMEDOUT, whose
+ * error wakes or fails the rank's next poll (tcp_lost_why names it).
+ * The kernel runs no keepalive while data is outstanding:
+ * those connections are judged in user space (tcp_live.c).
+ *
+ * No TCP_USER_TIMEOUT, on purpose: Linux applies it to a closed window as
+ * well, ending the connection to a peer that only computes (and so reads
+ * nothing) for the bound although its kernel answers every window probe.
+ * Without it the kernel gives up only after tcp_retries2 retransmissions
+ * or unanswered probes in a row (about 15 minutes); answered probes never
+ * end a connection.  Any last-resort value would still end a rank that
+ * computes longer than it while a peer sends to it.
+ * docs/TCP.md, "A silent link", has the measured times.
  */
 static void tune_socket(int fd)
 {
@@ -278,14 +289,20 @@ static void tune_socket(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (ms == 0)
         return;
-    int user = ms > INT_MAX ? INT_MAX : (int)ms;
-    int idle = (int)(ms / 3000) > 0 ? (int)(ms / 3000) : 1;
-    int intvl = (int)(ms / 6000) > 0 ? (int)(ms / 6000) : 1, cnt = 3;
+    uint64_t s = (ms + 999) / 1000;
+    if (s < 3)
+        s = 3;
+    if (s > 32767)
+        s = 32767; /* the kernel's limit on TCP_KEEPIDLE and TCP_KEEPINTVL */
+    int intvl = s / 6 > 0 ? (int)(s / 6) : 1;
+    int cnt = (int)((s - 1) / (uint64_t)intvl);
+    if (cnt > 3)
+        cnt = 3;
+    int idle = (int)s - cnt * intvl;
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user));
 }
 
 static int start_connect(tcp_peer_t *p)
@@ -645,9 +662,10 @@ void tcp_peer_lost(tcp_peer_t *p, int status, const char *why)
 void tcp_lost_why(int err, const char *op, char *why, size_t cap)
 {
     if (err == ETIMEDOUT)
-        /* The kernel's bound on a silent link (tune_socket) fired. */
+        /* Keepalive on an idle connection (tune_socket) gave up. */
         snprintf(why, cap, "%s%stimed out: nothing heard for "
-                 "SHOAL_TCP_DEAD_TIMEOUT (%.1f s; link or host down?)",
+                 "SHOAL_TCP_DEAD_TIMEOUT (%.1f s, keepalive probes "
+                 "unanswered; link or host down?)",
                  op, *op ? ": " : "",
                  (double)base_cfg.TCP_DEAD_TIMEOUT / 1e9);
     else

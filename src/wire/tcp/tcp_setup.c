@@ -187,6 +187,7 @@ static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
     t->q_cap = (uint32_t)base_cfg.TCP_QUEUE;
     t->hs_timeout_ns = (uint64_t)base_cfg.TCP_HANDSHAKE_TIMEOUT;
     t->nap_max = UINT64_MAX;
+    tcp_live_init();
     if (!base_is_pow2(t->q_cap))
         return base_err(SHOAL_ERR_CONFIG,
                         "SHOAL_TCP_QUEUE=%u must be a power of two",
@@ -347,7 +348,10 @@ static int tcp_publish_segment(unsigned ep, const void *base, size_t size)
 
 static void tcp_check_peers(void)
 {
-    /* Deaths show as EOF or resets on the sockets: nothing to probe. */
+    /* Deaths show as EOF, resets or (keepalive) timeouts on the sockets;
+     * connections with data outstanding are judged here (tcp_live.c). */
+    if (tcp_state.live_any)
+        tcp_live_check(base_time_ns());
 }
 
 const wire_ops_t wire_tcp_ops = {

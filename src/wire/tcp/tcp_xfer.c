@@ -130,6 +130,9 @@ static int put_frame(tcp_peer_t *p, struct iovec *iov, int niov, size_t total)
         done = n > 0 ? (size_t)n : 0;
     }
     p->q_need = 0;
+    /* Bytes outstanding now: tcp_live_check watches the connection. */
+    p->live_watch = 1;
+    tcp_state.live_any = tcp_state.live_ns > 0;
     if (done == total)
         return SHOAL_OK;
     for (int i = 0; i < niov; i++) {
@@ -469,8 +472,13 @@ int tcp_poll(int budget)
 {
     tcp_state_t *t = &tcp_state;
     struct epoll_event ev[POLL_EVENTS];
-    int n = poll_hot(t, budget), nev;
+    int n, nev;
 
+    /* Connections with data outstanding: their liveness now and then. */
+    if (BASE_UNLIKELY(t->live_any) &&
+        ++t->live_polls % TCP_LIVE_POLL_EVERY == 0)
+        tcp_live_check(base_time_ns());
+    n = poll_hot(t, budget);
     if (n >= 0) {
         if (t->ndue > 0)
             send_credits(0);

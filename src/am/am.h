@@ -84,10 +84,6 @@ typedef struct am_state {
     uint32_t window;
     size_t max_medium;
     int oversubscribed; /* more ranks on this host than CPUs for them */
-    /* Set by a wait's ready function: what it waits for can only come
-     * from ranks running on other CPUs, so yielding ours would help no
-     * one (am_wait_spin_hint). */
-    int spin_hint;
     base_list_t pending_peers;
     int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
     int deaths;            /* peer deaths seen, ever (collectives check) */
@@ -123,12 +119,6 @@ int am_deliver(void *arg, int src, const wire_msg_t *msg);
  * waits without limit.
  */
 typedef int (*am_ready_fn_t)(void *arg, int handled);
-/* From a ready function: the condition waits only for ranks on other CPUs
- * (an oversubscribed wait then polls a little instead of yielding). */
-static inline void am_wait_spin_hint(void)
-{
-    am.spin_hint = 1;
-}
 int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns);
 

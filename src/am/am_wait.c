@@ -37,9 +37,6 @@
 #define YIELD_EVERY 64
 /* When ranks share cores: yields between clock reads. */
 #define YIELD_CLOCK_EVERY 8
-/* When ranks share cores but the condition waits only for ranks on other
- * CPUs (am.spin_hint): polls before yielding after all. */
-#define HINT_POLLS 32
 
 typedef struct wait_plan {
     uint64_t spin_ns, block_ns;
@@ -158,23 +155,6 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     return r;
 }
 
-/*
- * Ranks share cores: give ours away, unless the condition waits only for
- * ranks on other CPUs (am.spin_hint, set by ready).  Those run meanwhile;
- * the ranks on our CPU would only look and yield back, a wasted switch
- * each (a microsecond or more here).  Still yield after HINT_POLLS looks.
- */
-static inline void share_core(uint32_t *hinted)
-{
-    if (am.spin_hint && *hinted < HINT_POLLS) {
-        (*hinted)++;
-        base_cpu_relax();
-        return;
-    }
-    *hinted = 0;
-    sched_yield();
-}
-
 static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
                  int report_deaths, int64_t timeout_ns, int *marked)
 {
@@ -184,13 +164,9 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     uint32_t fast_polls = am.oversubscribed ? 1 : FAST_POLLS;
     int r;
 
-    uint32_t hinted = 0;
-
     for (uint32_t iter = 1;; iter++) {
-        int handled;
+        int handled = am_progress();
 
-        am.spin_hint = 0;
-        handled = am_progress();
         r = ready(arg, handled);
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
@@ -232,7 +208,7 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
          * clock only every few yields (each takes a microsecond or more). */
         if (am.oversubscribed && p.block_ns > 0 && iter % YIELD_CLOCK_EVERY &&
             now - start < p.block_ns) {
-            share_core(&hinted);
+            sched_yield();
             continue;
         }
         now = base_time_ns();
@@ -245,9 +221,7 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
             continue;
         if (now - start < p.block_ns) {
             /* Oversubscribed: the rank we wait for may need this core. */
-            if (am.oversubscribed)
-                share_core(&hinted);
-            else if (iter % YIELD_EVERY == 0)
+            if (am.oversubscribed || iter % YIELD_EVERY == 0)
                 sched_yield();
             else
                 base_cpu_relax();

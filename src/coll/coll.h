@@ -54,12 +54,6 @@ typedef struct coll_ops {
     void (*wake)(void *ctx, int rank);
     /* Process id of rank (local group) when it runs on this host, else 0. */
     int (*peer_pid)(void *ctx, int rank);
-    /* 1 when rank (local group, on this host) is bound to CPUs none of
-     * which this rank may run on, else 0 (same CPU, or not known). */
-    int (*other_cpu)(void *ctx, int rank);
-    /* From a poll step: what it waits for now comes only from ranks on
-     * other CPUs, so a wait that shares its CPU need not yield it. */
-    void (*spin_hint)(void *ctx);
     /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */
     int (*reduce_local)(void *ctx, void *op, const void *in, void *inout,
                         int64_t count, void *dt);

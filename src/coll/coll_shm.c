@@ -179,42 +179,17 @@ static void ring(shm_call_t *a)
         wake_one(a, a->root);
 }
 
-static inline int reached(const shm_call_t *a, const coll_shm_t *m, int q,
-                          int res, uint64_t want)
-{
-    shm_blk_t *b = shm_blk(m, a->n, q);
-
-    return atomic_load_explicit(res ? &b->res : &b->arr,
-                                memory_order_acquire) >= want;
-}
-
-/*
- * When ranks share CPUs and every rank still missing from q on runs on
- * other CPUs than ours, tell the wait: yielding our CPU would only run
- * ranks that look and yield back (they arrived already).
- */
-static void hint_missing(const shm_call_t *a, const coll_shm_t *m, int q,
-                         int res, uint64_t want)
-{
-    const coll_comm_t *c = a->c;
-
-    if (c->ops->other_cpu == NULL)
-        return;
-    for (; q < m->p; q++)
-        if (!reached(a, m, q, res, want) && !c->ops->other_cpu(c->ctx, q))
-            return;
-    c->ops->spin_hint(c->ctx);
-}
-
 /* 1 when the arr (res) flag of every rank reached want; remembers where
  * it stopped. */
 static int all_reached(shm_call_t *a, const coll_shm_t *m, int res,
                        uint64_t want)
 {
     for (int q = a->next; q < m->p; q++) {
-        if (!reached(a, m, q, res, want)) {
+        shm_blk_t *b = shm_blk(m, a->n, q);
+        uint64_t v =
+            atomic_load_explicit(res ? &b->res : &b->arr, memory_order_acquire);
+        if (v < want) {
             a->next = q;
-            hint_missing(a, m, q, res, want);
             return 0;
         }
     }

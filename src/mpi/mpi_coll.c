@@ -106,19 +106,6 @@ static int t_peer_pid(void *ctx, int rank)
     return wire_shm_local_pid(world);
 }
 
-static int t_other_cpu(void *ctx, int rank)
-{
-    MPI_Comm comm = ctx;
-
-    return wire_shm_other_cpu(local_world(comm, rank));
-}
-
-static void t_spin_hint(void *ctx)
-{
-    (void)ctx;
-    am_wait_spin_hint();
-}
-
 static void t_wake(void *ctx, int rank)
 {
     MPI_Comm comm = ctx;
@@ -200,8 +187,6 @@ static const coll_ops_t transport = {
     .wait = t_wait,
     .wake = t_wake,
     .peer_pid = t_peer_pid,
-    .other_cpu = t_other_cpu,
-    .spin_hint = t_spin_hint,
     .reduce_local = t_reduce,
     .copy = t_copy,
     .extent = t_extent,

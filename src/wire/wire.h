@@ -190,9 +190,6 @@ int wire_shm_peer_pid(int rank);
 /* The same whether or not cross-memory attach is allowed (for sharing
  * memory by other means). */
 int wire_shm_local_pid(int rank);
-/* 1 when rank, on this host, is bound to CPUs none of which this process
- * may run on (both published their affinity), else 0. */
-int wire_shm_other_cpu(int rank);
 
 /* Wake rank (a rank of this host whose segment this rank has mapped, e.g.
  * after am_peer_get) if it sleeps on its doorbell: for conditions a peer

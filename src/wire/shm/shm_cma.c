@@ -84,23 +84,6 @@ int wire_shm_peer_pid(int rank)
     return shm_state.cma_mode == 2 ? 0 : wire_shm_local_pid(rank);
 }
 
-int wire_shm_other_cpu(int rank)
-{
-    shm_ctrl_t *ctrl = shm_local_ctrl(rank);
-    const shm_ctrl_t *me = shm_state.me;
-    uint64_t theirs = 0, mine = 0;
-
-    if (ctrl == NULL || me == NULL || ctrl == me)
-        return 0;
-    for (int w = 0; w < SHM_CPU_WORDS; w++) {
-        if (ctrl->cpumask[w] & me->cpumask[w])
-            return 0;
-        theirs |= ctrl->cpumask[w];
-        mine |= me->cpumask[w];
-    }
-    return theirs != 0 && mine != 0;
-}
-
 int wire_shm_local_pid(int rank)
 {
     shm_ctrl_t *ctrl = shm_local_ctrl(rank);

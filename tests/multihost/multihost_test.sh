@@ -21,23 +21,12 @@ prefix=""
 rc=0
 made=""
 
-skip() {
-    echo "SKIP ($case_name): $*"
-    exit 77
-}
+# skip, count_out, kill_namespaces, make_bridge, bridge_host
+. "$(dirname "$0")/mh_lib.sh" ||
+    { echo "FAIL ($case_name): cannot source mh_lib.sh"; exit 1; }
 
 cleanup() {
-    for ns in $made; do
-        for p in $(ip netns pids "$ns" 2>/dev/null); do
-            kill -9 "$p" 2>/dev/null
-        done
-    done
-    for p in $(pgrep -f -- "$M"); do
-        kill -9 "$p" 2>/dev/null
-    done
-    for ns in $made; do
-        ip netns del "$ns" 2>/dev/null
-    done
+    kill_namespaces
     [ -n "$prefix" ] && rm -f /dev/shm/"$prefix"*
     rm -rf "$tmp"
 }
@@ -47,30 +36,17 @@ trap cleanup EXIT
 . "$(dirname "$0")/../launcher/test_lib.sh" ||
     { echo "FAIL ($case_name): cannot source test_lib.sh"; exit 1; }
 
-count_out() { grep -c -E -- "$1" "$tmp/out"; }
-
 # ---- hosts -------------------------------------------------------------------
 
 # make_hosts N: namespaces $P-h0 .. $P-h(N-1) and $P-l (a login node for
 # the launcher, 10.77.3.2) on one bridge.
 make_hosts() {
-    local n=$1 i ns
-    ip netns add "$P-sw" || fail "ip netns add"
-    made="$P-sw"
-    ip -n "$P-sw" link add br0 type bridge
-    ip -n "$P-sw" link set br0 up
-    for i in $(seq 0 "$n") ; do
-        if [ "$i" -eq "$n" ]; then ns="$P-l"; addr=10.77.3.2; else
-            ns="$P-h$i"; addr=10.77.3.$((10 + i)); fi
-        ip netns add "$ns" || fail "ip netns add $ns"
-        made="$made $ns"
-        ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$P-sw" ||
-            fail "veth for $ns"
-        ip -n "$P-sw" link set "p$i" master br0 up
-        ip -n "$ns" addr add "$addr/24" dev eth0
-        ip -n "$ns" link set eth0 up
-        ip -n "$ns" link set lo up
+    local n=$1 i
+    make_bridge
+    for i in $(seq 0 "$((n - 1))"); do
+        bridge_host "$i" "$P-h$i" "10.77.3.$((10 + i))"
     done
+    bridge_host "$n" "$P-l" 10.77.3.2
 }
 
 # host I [SLOTS]: the --host word of host I
@@ -258,6 +234,29 @@ am_suite() {
 
 # mpi_suite: MPI test programs (tests/mpi); p2p_basic covers 0 B to 4 MiB,
 # eager and rendezvous, pulled and pushed.
+# cut_link_expect REGEX MESSAGE: with a job started by start() running,
+# set host 1's bridge port down; a line matching REGEX must reach stderr
+# within 6 s (else fail MESSAGE), the job must fail, nothing may be left.
+cut_link_expect() {
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
+    ip -n "$P-sw" link set p1 down
+    t0=$(now_ns)
+    # Bounded by the clock and, should the clock misbehave, by the count
+    # of turns (each sleeps 0.1 s): this loop always ends.
+    turns=0
+    until grep -Eq "$1" "$tmp/err"; do
+        turns=$((turns + 1))
+        [ "$turns" -le 60 ] && [ "$(ms_since "$t0")" -lt 6000 ] || fail "$2"
+        sleep 0.1
+    done
+    echo "detected after $(ms_since "$t0") ms"
+    grep -E "rank [0-9]+ failed: connection to rank [0-9]+ lost" "$tmp/err" | head -n 4
+    wait "$pid"
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
+    nothing_left 5000
+}
+
 mpi_suite() {
     job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
     SHOAL_MPI_RNDV=push job p2p_basic_push "$MH_MPIBIN/mpi_p2p_basic"
@@ -747,24 +746,8 @@ link_down_wire)
         --host "$hosts" "$MH_AM/am_traffic" random 2000000
     wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
     sleep 0.3
-    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
-    ip -n "$P-sw" link set p1 down
-    t0=$(now_ns)
-    # Bounded by the clock and, should the clock misbehave, by the count
-    # of turns (each sleeps 0.1 s): this loop always ends.
-    turns=0
-    until grep -Eq "rank [0-9]+ failed: connection to rank [0-9]+ lost: .*timed out" "$tmp/err"; do
-        turns=$((turns + 1))
-        [ "$turns" -le 60 ] && [ "$(ms_since "$t0")" -lt 6000 ] ||
-            fail "no rank reported the silent link within 6 s"
-        sleep 0.1
-    done
-    echo "detected after $(ms_since "$t0") ms"
-    grep -E "rank [0-9]+ failed: connection to rank [0-9]+ lost" "$tmp/err" | head -n 4
-    wait "$pid"
-    rc=$?
-    [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
-    nothing_left 5000
+    cut_link_expect "rank [0-9]+ failed: connection to rank [0-9]+ lost: .*timed out" \
+        "no rank reported the silent link within 6 s"
     ;;
 link_down_idle)
     # A silent link while a rank waits with nothing outstanding: rank 0
@@ -779,22 +762,8 @@ link_down_idle)
         --host "$hosts" "$MH_MPI" idle_wait 40
     wait_for "^rank 0 waiting" 1 "$tmp/out"
     sleep 1.5 # every rank is asleep: nothing in flight
-    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
-    ip -n "$P-sw" link set p1 down
-    t0=$(now_ns)
-    turns=0
-    until grep -Eq "^shoal\[0\] .*rank [23] failed: connection to rank [23] lost: .*timed out" "$tmp/err"; do
-        turns=$((turns + 1))
-        [ "$turns" -le 60 ] && [ "$(ms_since "$t0")" -lt 6000 ] ||
-            fail "rank 0 did not report the silent link within 6 s"
-        sleep 0.1
-    done
-    echo "detected after $(ms_since "$t0") ms"
-    grep -E "rank [0-9]+ failed: connection to rank [0-9]+ lost" "$tmp/err" | head -n 4
-    wait "$pid"
-    rc=$?
-    [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
-    nothing_left 5000
+    cut_link_expect "^shoal\[0\] .*rank [23] failed: connection to rank [23] lost: .*timed out" \
+        "rank 0 did not report the silent link within 6 s"
     ;;
 busy_receiver)
     # A rank that computes is not a dead one.  Rank 0 stops calling MPI

@@ -45,32 +45,19 @@ H0="$P-h0"
 H1="$P-h1"
 SSHD=""
 
-skip() {
-    echo "SKIP ($case_name): $*"
-    exit 77
-}
+# skip, count_out, kill_namespaces, make_bridge, bridge_host
+. "$(dirname "$0")/mh_lib.sh" ||
+    { echo "FAIL ($case_name): cannot source mh_lib.sh"; exit 1; }
 
 cleanup() {
-    local ns p
-    for ns in $made; do
-        for p in $(ip netns pids "$ns" 2>/dev/null); do
-            kill -9 "$p" 2>/dev/null
-        done
-    done
-    for p in $(pgrep -f -- "$M"); do
-        kill -9 "$p" 2>/dev/null
-    done
-    for ns in $made; do
-        ip netns del "$ns" 2>/dev/null
-    done
+    kill_namespaces
     [ -f "$tmp/shm0" ] && for o in $(new_shm); do rm -f "$o"; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap "exit 1" INT TERM HUP
-. "$(dirname "$0")/../launcher/test_lib.sh"
-
-count_out() { grep -c -E -- "$1" "$tmp/out"; }
+. "$(dirname "$0")/../launcher/test_lib.sh" ||
+    { echo "FAIL ($case_name): cannot source test_lib.sh"; exit 1; }
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
 # new_shm: shoal-* objects in /dev/shm made since the start that no process
@@ -100,20 +87,9 @@ ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
 
 # ---- hosts ---------------------------------------------------------------------
 
-ip netns add "$P-sw" || fail "ip netns add"
-made="$P-sw"
-ip -n "$P-sw" link add br0 type bridge
-ip -n "$P-sw" link set br0 up
+make_bridge
 for i in 0 1; do
-    ns="$P-h$i"
-    ip netns add "$ns" || fail "ip netns add $ns"
-    made="$made $ns"
-    ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$P-sw" ||
-        fail "veth for $ns"
-    ip -n "$P-sw" link set "p$i" master br0 up
-    ip -n "$ns" addr add "$NET.$((10 + i))/24" dev eth0
-    ip -n "$ns" link set eth0 up
-    ip -n "$ns" link set lo up
+    bridge_host "$i" "$P-h$i" "$NET.$((10 + i))"
 done
 
 # ---- sshd on each host, and the client's configuration -------------------------

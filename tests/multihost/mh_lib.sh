@@ -1,0 +1,50 @@
+# Shared by multihost_test.sh and ssh_test.sh: hosts made of network
+# namespaces joined by veth pairs to a bridge.  The caller sets P (the
+# prefix of its namespace names), M (a marker on its processes' command
+# lines), case_name and made="" (the namespaces made so far), and sources
+# ../launcher/test_lib.sh for fail.
+
+skip() {
+    echo "SKIP ($case_name): $*"
+    exit 77
+}
+
+count_out() { grep -c -E -- "$1" "$tmp/out"; }
+
+# kill_namespaces: kill whatever runs in our namespaces or carries our
+# marker, then delete the namespaces (for cleanup traps).
+kill_namespaces() {
+    local ns p
+    for ns in $made; do
+        for p in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -9 "$p" 2>/dev/null
+        done
+    done
+    for p in $(pgrep -f -- "$M"); do
+        kill -9 "$p" 2>/dev/null
+    done
+    for ns in $made; do
+        ip netns del "$ns" 2>/dev/null
+    done
+}
+
+# make_bridge: the switch, namespace $P-sw with bridge br0.
+make_bridge() {
+    ip netns add "$P-sw" || fail "ip netns add"
+    made="$P-sw"
+    ip -n "$P-sw" link add br0 type bridge
+    ip -n "$P-sw" link set br0 up
+}
+
+# bridge_host I NS ADDR: namespace NS at ADDR/24 on the bridge, port p$I.
+bridge_host() {
+    local i=$1 ns=$2 addr=$3
+    ip netns add "$ns" || fail "ip netns add $ns"
+    made="$made $ns"
+    ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$P-sw" ||
+        fail "veth for $ns"
+    ip -n "$P-sw" link set "p$i" master br0 up
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+}

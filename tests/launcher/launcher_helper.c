@@ -27,9 +27,15 @@
  *                         (descheduled)
  *   cputime MS            spin for MS ms; print the CPU time it got, in
  *                         thousandths of the wall time ("cpu-permille N")
+ *   sched N               print this rank's scheduling policy and those
+ *                         of the job's busy processes ("rank R policy P
+ *                         busy B"; waits up to 1 s for them), then sleep 1 ms N times and print the
+ *                         median lateness of the wake-ups ("rank R
+ *                         wake-late-us US")
  * Ranks print "ready rank R" (and rank 0 "prefix=<shm prefix>") once set up.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -264,6 +270,95 @@ static void cputime(double ms)
     say("rank %d cpu-permille %d\n", rank, (int)(cpu * 1000 / (t - start)));
 }
 
+static const char *policy_name(int policy)
+{
+    switch (policy) {
+    case SCHED_OTHER:
+        return "other";
+    case SCHED_FIFO:
+        return "fifo";
+    case SCHED_RR:
+        return "rr";
+    default:
+        return "else";
+    }
+}
+
+/* The policies of the processes named shoalrun-busy that share our parent
+ * (the job's), as "rr", "rr,other", or "none". */
+static void busy_policies(char *out, size_t size)
+{
+    char path[64], line[512];
+    size_t o = 0;
+
+    out[0] = '\0';
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+
+    while (proc != NULL && (e = readdir(proc)) != NULL && o + 8 < size) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%.16s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue; /* gone meanwhile */
+        int ok = fgets(line, sizeof(line), f) != NULL;
+        fclose(f);
+        char *close_paren = ok ? strrchr(line, ')') : NULL;
+        if (close_paren == NULL || strstr(line, "(shoalrun-busy)") == NULL)
+            continue;
+        /* After "(comm) ": state, ppid, ... policy is field 41. */
+        int ppid = 0, field = 3, policy = -1;
+        for (char *t = strtok(close_paren + 2, " "); t != NULL;
+             t = strtok(NULL, " "), field++) {
+            if (field == 4)
+                ppid = atoi(t);
+            if (field == 41)
+                policy = atoi(t);
+        }
+        if (ppid == getppid())
+            o += (size_t)snprintf(out + o, size - o, "%s%s", o ? "," : "",
+                                  policy_name(policy));
+    }
+    if (proc != NULL)
+        closedir(proc);
+    if (o == 0)
+        snprintf(out, size, "none");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void sched_report(int n)
+{
+    char busy[128];
+    uint64_t late[256];
+
+    if (n < 1 || n > 256)
+        n = 256;
+    /* shoalrun may start them just after us: give them a second. */
+    for (int i = 0; i < 100; i++) {
+        busy_policies(busy, sizeof(busy));
+        if (strcmp(busy, "none") != 0)
+            break;
+        sleep_s(0.01);
+    }
+    say("rank %d policy %s busy %s\n", rank,
+        policy_name(sched_getscheduler(0)), busy);
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = now_ns();
+        sleep_s(0.001);
+        late[i] = now_ns() - t0 - 1000000;
+    }
+    qsort(late, (size_t)n, sizeof(late[0]), cmp_u64);
+    say("rank %d wake-late-us %llu\n", rank,
+        (unsigned long long)(late[n / 2] / 1000));
+}
+
 static int run(const char *what, char **arg, int nargs)
 {
     if (strcmp(what, "exit") == 0 && nargs >= 1)
@@ -350,6 +445,10 @@ static int run(const char *what, char **arg, int nargs)
     }
     if (strcmp(what, "cputime") == 0 && nargs >= 1) {
         cputime(atof(arg[0]));
+        return 0;
+    }
+    if (strcmp(what, "sched") == 0 && nargs >= 1) {
+        sched_report(atoi(arg[0]));
         return 0;
     }
     fprintf(stderr, "launcher_helper: bad arguments\n");

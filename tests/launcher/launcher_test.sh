@@ -393,6 +393,52 @@ case_noise_busy() {
     nothing_left
 }
 
+case_noise_sched_rr() {
+    local late0 late1
+    # sched=rr: rank 1 and its busy process take turns in SCHED_RR time
+    # slices, so a rank 1 that sleeps 1 ms wakes only when the busy
+    # process's slice is over (tens of ms; kernel.sched_rr_timeslice_ms,
+    # 100 by default), while rank 0, on a CPU of its own, wakes on time.
+    # The default scheduler (sched=fair) lets the woken rank in at once.
+    run -n 2 --noise rank=1,busy,sched=rr --noise-report "$HELPER" "$M" sched 15
+    expect_rc 0
+    expect_out "^rank 1 policy rr busy rr$"
+    expect_out "^rank 0 policy other busy rr$"
+    expect_err "^shoalrun: noise: rank 1: 1 busy process \(duty 100%\) used [0-9.]+ CPU s in [0-9.]+ s; SCHED_RR, time slice [0-9.]+ ms$"
+    late0=$(sed -n 's/^rank 0 wake-late-us //p' "$tmp/out")
+    late1=$(sed -n 's/^rank 1 wake-late-us //p' "$tmp/out")
+    echo "median lateness of a 1 ms sleep: rank 0 ${late0} us, rank 1 ${late1} us"
+    [ "${late1:-0}" -gt 3000 ] ||
+        fail "rank 1 woke ${late1} us late: its busy process did not hold the CPU for a slice"
+    nothing_left
+    # Both ranks, and two busy processes each (a rank may look before
+    # shoalrun has started them all).
+    run -n 2 --noise rank=all,busy=2,sched=rr "$HELPER" "$M" sched 3
+    expect_rc 0
+    expect_out "^rank 0 policy rr busy rr(,rr){0,3}$"
+    expect_out "^rank 1 policy rr busy rr(,rr){0,3}$"
+    nothing_left
+    # A rank of the default scheduler on that CPU is warned about.
+    local n=$(($(nproc) + 2))
+    run -n "$n" --noise rank=1,busy,sched=rr true
+    expect_rc 0
+    expect_err "^shoalrun: --noise sched=rr: rank $(($(nproc) + 1)) shares its CPU with rank 1, which runs under SCHED_RR"
+    nothing_left
+    # Without the privilege the job does not start, and says why.
+    local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups
+        --inh-caps=-all prlimit --rtprio=0)
+    if "${nobody[@]}" test -x "$HELPER" 2>/dev/null; then
+        "${nobody[@]}" "$SHOALRUN" -n 2 --noise rank=1,busy,sched=rr \
+            "$HELPER" "$M" sched 3 >"$tmp/out" 2>"$tmp/err" </dev/null
+        rc=$?
+        [ "$rc" -ne 0 ] || fail "an unprivileged sched=rr job ran"
+        expect_err "cannot run rank 1 under SCHED_RR: Operation not permitted \(it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 1\)"
+        nothing_left
+    else
+        echo "(no unprivileged check: setpriv/prlimit missing or the helper is not reachable as uid 65534)"
+    fi
+}
+
 case_noise_env() {
     # The same spec from SHOAL_NOISE; several specs separated by ';'.
     SHOAL_NOISE='rank=1,stop=20ms,every=100ms; rank=0,busy;' \
@@ -446,6 +492,9 @@ case_noise_bad_args() {
     bad_noise "busy=two: expected a whole number" rank=1,busy=two
     bad_noise "duty=0: expected a whole number from 1 to 100" rank=1,busy,duty=0
     bad_noise "duty= needs busy" rank=1,duty=50
+    bad_noise "sched= needs busy" rank=1,sched=rr
+    bad_noise "sched=fifo: expected rr .* or fair" rank=1,busy,sched=fifo
+    bad_noise "a spec either stops ranks" rank=1,stop=1ms,every=5ms,sched=rr
     bad_noise "'busy' given twice" rank=1,busy,busy=2
     bad_noise "empty item between commas" rank=1,,busy
     bad_noise "empty spec" ""
@@ -459,7 +508,7 @@ case_noise_bad_args() {
     run -n 1 --noise rank=0,busy --noise rank=all,stop=1ms,every=20ms true
     expect_rc 0
     bad_args 0 "--noise SPEC" --help
-    bad_args 0 "rank=R,busy\[=N\]\[,duty=PCT\]" --help
+    bad_args 0 "rank=R,busy\[=N\]\[,duty=PCT\]\[,sched=rr\]" --help
 }
 
 # job_procs FIELD: that /proc/PID/stat field (2: name, 3: state) of every

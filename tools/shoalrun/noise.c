@@ -11,6 +11,15 @@
  *         each 10 ms) on the CPU the rank is bound to, for the whole job.
  *         Each leads its own process group, registered with the watchdog,
  *         and dies with shoalrun (parent-death signal) like a rank.
+ *         With sched=rr the rank and its busy processes run under
+ *         SCHED_RR at one real-time priority: the kernel then switches
+ *         between them only at the end of a time slice or when the
+ *         running one blocks, never because the other woke up.  That is
+ *         the fixed-quantum scheduler of Pakin's experiments (Windows NT,
+ *         20 ms), under which a rank that blocks waits out the busy
+ *         process's whole slice before it can answer a message; Linux's
+ *         default scheduler lets a woken process preempt at once, which
+ *         hides most of that unresponsiveness.
  * A stopped rank is still a live process: job.c reaps with waitid(WEXITED)
  * only, and the library's peer checks test existence (pidfd, kill 0), so
  * neither takes a stop for a death.
@@ -19,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +56,7 @@ enum {
     KEY_RANDOM,
     KEY_BUSY,
     KEY_DUTY,
+    KEY_SCHED,
     NKEYS
 };
 
@@ -55,12 +66,12 @@ typedef struct spec {
     const char *value[NKEYS]; /* their values as written, for messages */
 } spec_t;
 
-static const char *const keys[] = {"rank",   "stop", "every", "start",
-                                   "random", "busy", "duty"};
+static const char *const keys[] = {"rank", "stop", "every", "start",
+                                   "random", "busy", "duty", "sched"};
 
 #define STOP_KEYS                                                              \
     (1u << KEY_STOP | 1u << KEY_EVERY | 1u << KEY_START | 1u << KEY_RANDOM)
-#define BUSY_KEYS (1u << KEY_BUSY | 1u << KEY_DUTY)
+#define BUSY_KEYS (1u << KEY_BUSY | 1u << KEY_DUTY | 1u << KEY_SCHED)
 
 /* A duration with shoal's units (ns, us, ms, s; a bare number is us). */
 static int parse_duration(const char *key, const char *text, uint64_t *out)
@@ -114,7 +125,7 @@ static int parse_item(spec_t *s, char *item)
     if (k < 0)
         return base_err(SHOAL_ERR_CONFIG,
                         "unknown key '%s' (expected rank, stop, every, "
-                        "start, random, busy or duty)",
+                        "start, random, busy, duty or sched)",
                         item);
     if (s->seen & 1u << k)
         return base_err(SHOAL_ERR_CONFIG, "'%s' given twice", item);
@@ -145,8 +156,17 @@ static int parse_item(spec_t *s, char *item)
                    ? SHOAL_OK
                    : parse_int(item, value, 1, SHOALRUN_NOISE_MAX_BUSY, "",
                                &s->plan.busy);
-    default: /* KEY_DUTY */
+    case KEY_DUTY:
         return parse_int(item, value, 1, 100, "%", &s->plan.duty);
+    default: /* KEY_SCHED */
+        if (strcmp(value, "rr") == 0)
+            s->plan.sched_rr = 1;
+        else if (strcmp(value, "fair") != 0)
+            return base_err(SHOAL_ERR_CONFIG,
+                            "sched=%s: expected rr (fixed time slices, "
+                            "real-time priority) or fair (the default)",
+                            value);
+        return SHOAL_OK;
     }
 }
 
@@ -164,7 +184,8 @@ static int check_spec(spec_t *s)
                         "busy processes (busy), not both: give two specs");
     if (s->seen & BUSY_KEYS) {
         if (!(s->seen & 1u << KEY_BUSY))
-            return base_err(SHOAL_ERR_CONFIG, "duty= needs busy");
+            return base_err(SHOAL_ERR_CONFIG, "%s= needs busy",
+                            (s->seen & 1u << KEY_DUTY) ? "duty" : "sched");
         if (p->duty == 0)
             p->duty = 100;
         return SHOAL_OK;
@@ -253,6 +274,7 @@ static int apply(const shoalrun_noise_plan_t *plan, int rank,
                             "rank %d already has busy processes", rank);
         p->busy = plan->busy;
         p->duty = plan->duty;
+        p->sched_rr = plan->sched_rr;
     }
     return SHOAL_OK;
 }
@@ -335,6 +357,7 @@ struct shoalrun_noise_rank {
     pid_t busy[SHOALRUN_NOISE_MAX_BUSY]; /* 0 once reaped */
     uint64_t started_at;                 /* 0: never started */
     uint64_t busy_until, busy_cpu_ns;
+    uint64_t slice_ns; /* sched=rr: the rank's SCHED_RR time slice */
 };
 
 static uint64_t rng_next(uint64_t *state)
@@ -437,6 +460,31 @@ static int any_plan(const shoalrun_noise_plan_t *plans, int nranks, int busy)
     return 0;
 }
 
+/* A rank of the default scheduler on the CPU of a sched=rr rank runs only
+ * while that rank and its busy processes all sleep: say so, once. */
+static void warn_rr_sharing(const shoalrun_noise_t *n)
+{
+    const shoalrun_launch_t *l = n->launch;
+
+    if (l->bind != SHOALRUN_BIND_CORE || l->ncpus <= 0)
+        return;
+    /* The ranks started here, placed as spawn.c places them. */
+    for (int r = l->first; r < l->first + l->nranks; r++) {
+        if (!n->plans[r].sched_rr)
+            continue;
+        for (int o = l->first; o < l->first + l->nranks; o++)
+            if ((o - l->first) % l->ncpus == (r - l->first) % l->ncpus &&
+                !n->plans[o].sched_rr) {
+                shoalrun_say("--noise sched=rr: rank %d shares its CPU with "
+                             "rank %d, which runs under SCHED_RR: rank %d "
+                             "gets the CPU only when rank %d and its busy "
+                             "processes all wait",
+                             o, r, o, r);
+                return;
+            }
+    }
+}
+
 int shoalrun_noise_init(shoalrun_noise_t *n, const shoalrun_args_t *args,
                         shoalrun_loop_t *loop, shoalrun_watchdog_t *wd,
                         const shoalrun_launch_t *launch)
@@ -460,6 +508,7 @@ int shoalrun_noise_init(shoalrun_noise_t *n, const shoalrun_args_t *args,
         shoalrun_say("--noise busy with --bind-to none: the busy processes "
                      "are not pinned to their rank's CPU and compete with "
                      "the whole job");
+    warn_rr_sharing(n);
     int status = base_random(&n->rng, sizeof(n->rng));
     if (status != SHOAL_OK || !any_plan(n->plans, n->nranks, 0))
         return status;
@@ -510,8 +559,25 @@ static void busy_main(const shoalrun_launch_t *l, int rank, int duty)
     sigprocmask(SIG_SETMASK, &l->child_mask, NULL);
     /* The rank's own placement: the same call spawn.c makes for it. */
     if (l->bind == SHOALRUN_BIND_CORE)
-        shoalrun_bind_rank(rank, l->cpus, l->ncpus);
+        shoalrun_bind_rank(rank - l->first, l->cpus, l->ncpus);
     busy_spin(duty);
+}
+
+/* sched=rr: pid under SCHED_RR at the lowest real-time priority. */
+static int set_rr(pid_t pid, int rank, const char *what)
+{
+    struct sched_param sp = {.sched_priority = sched_get_priority_min(SCHED_RR)};
+
+    if (sched_setscheduler(pid, SCHED_RR, &sp) == 0)
+        return SHOAL_OK;
+    int err = errno;
+    return base_err(SHOAL_ERR_SYSTEM,
+                    "--noise sched=rr: cannot run %s%d under "
+                    "SCHED_RR: %s%s",
+                    what, rank, strerror(err),
+                    err == EPERM ? " (it needs root, CAP_SYS_NICE or an "
+                                     "RLIMIT_RTPRIO of at least 1)"
+                                   : "");
 }
 
 static int start_busy(shoalrun_noise_t *n, int rank)
@@ -530,6 +596,11 @@ static int start_busy(shoalrun_noise_t *n, int rank)
         setpgid(pid, pid); /* also here: no window where kill(-pid) misses */
         nr->busy[i] = pid;
         shoalrun_watchdog_add_busy(n->wd, pid);
+        if (p->sched_rr) {
+            int status = set_rr(pid, rank, "a busy process of rank ");
+            if (status != SHOAL_OK)
+                return status;
+        }
     }
     return SHOAL_OK;
 }
@@ -550,6 +621,15 @@ int shoalrun_noise_rank_started(shoalrun_noise_t *n, int rank, pid_t pid)
         nr->due_ns = now + p->start_ns + run_time(n, p);
         nr->next_ns = nr->due_ns;
         arm_timer(n);
+    }
+    if (p->sched_rr) {
+        struct timespec ts;
+        int status = set_rr(pid, rank, "rank ");
+        if (status != SHOAL_OK)
+            return status;
+        if (sched_rr_get_interval(pid, &ts) == 0)
+            nr->slice_ns = (uint64_t)ts.tv_sec * 1000000000u +
+                           (uint64_t)ts.tv_nsec;
     }
     return p->busy > 0 ? start_busy(n, rank) : SHOAL_OK;
 }
@@ -647,10 +727,14 @@ static void report_rank(const shoalrun_noise_t *n, int r)
     uint64_t busy_wall =
         nr->busy_until > nr->started_at ? nr->busy_until - nr->started_at : 0;
     if (p->busy != 0 && o < sizeof(line))
+        o += (size_t)snprintf(
+            line + o, sizeof(line) - o,
+            "%s%d busy process%s (duty %d%%) used %.2f CPU s in %.2f s",
+            o > 0 ? "; " : "", p->busy, p->busy == 1 ? "" : "es", p->duty,
+            (double)nr->busy_cpu_ns / 1e9, (double)busy_wall / 1e9);
+    if (p->sched_rr && o < sizeof(line))
         snprintf(line + o, sizeof(line) - o,
-                 "%s%d busy process%s (duty %d%%) used %.2f CPU s in %.2f s",
-                 o > 0 ? "; " : "", p->busy, p->busy == 1 ? "" : "es", p->duty,
-                 (double)nr->busy_cpu_ns / 1e9, (double)busy_wall / 1e9);
+                 "; SCHED_RR, time slice %.1f ms", (double)nr->slice_ns / 1e6);
     if (n->report)
         shoalrun_say("noise: rank %d: %s", r, line);
     else

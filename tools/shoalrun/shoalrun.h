@@ -77,6 +77,7 @@ typedef struct shoalrun_noise_plan {
     int random;        /* running times between stops are exponential */
     int busy;          /* busy processes sharing the rank's CPU; 0: none */
     int duty;          /* percent of each 10 ms they spin */
+    int sched_rr;      /* rank and busy processes under SCHED_RR (sched=rr) */
 } shoalrun_noise_plan_t;
 
 /* A host of the job (hosts.c). */

@@ -48,3 +48,20 @@ bridge_host() {
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
 }
+
+# remote_env_check NS RSH HOSTS RANK: a job started from namespace NS with
+# SHOAL_RSH=RSH on --host HOSTS; rank RANK, on a remote host, must get the
+# launcher's environment and directory, whatever its login's are.
+remote_env_check() {
+    local ns=$1 rsh=$2 hosts=$3 rank=$4
+    cd "$tmp" || fail "cd"
+    MH_VAR="a b" SHOAL_RSH="$rsh" ip netns exec "$ns" "$SHOALRUN" \
+        --timeout 30 --host "$hosts" sh -c \
+        'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    cd / || fail "cd"
+    expect_rc 0
+    expect_out "^rank $rank var=a b cwd=$tmp\$"
+    nothing_left
+}

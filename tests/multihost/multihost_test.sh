@@ -440,17 +440,9 @@ ssh_like)
     # another directory; the job's environment and directory still reach
     # the remote ranks.
     make_hosts 2
-    cd "$tmp" || fail "cd"
-    MH_VAR="a b" SHOAL_RSH="env -C / -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ip netns exec" \
-        ip netns exec "$P-h0" "$SHOALRUN" --timeout 30 \
-        --host localhost:1,"$(host 1)" sh -c \
-        'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
-        >"$tmp/out" 2>"$tmp/err" </dev/null
-    rc=$?
-    cd / || fail "cd"
-    expect_rc 0
-    expect_out "^rank 2 var=a b cwd=$tmp$"
-    nothing_left
+    remote_env_check "$P-h0" \
+        "env -C / -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ip netns exec" \
+        localhost:1,"$(host 1)" 2
     ;;
 tag_output)
     make_hosts 2

@@ -270,16 +270,7 @@ echo "  hello: 4 ranks on $H0 and $H1 ok (the first job: $took ms)"
 
 # The remote login's environment and directory do not matter: a remote
 # rank gets the launcher's.
-cd "$tmp" || fail "cd"
-MH_VAR="a b" SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
-    --host localhost:1,"$(host 1 1)" sh -c \
-    'echo "rank $PMI_RANK var=$MH_VAR cwd=$(pwd)"' \
-    >"$tmp/out" 2>"$tmp/err" </dev/null
-rc=$?
-cd / || fail "cd"
-expect_rc 0
-expect_out "^rank 1 var=a b cwd=$tmp\$"
-nothing_left
+remote_env_check "$H0" "$RSH" localhost:1,"$(host 1 1)" 1
 
 # ---- a tree of daemons over ssh ---------------------------------------------------
 

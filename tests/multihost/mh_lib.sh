@@ -11,6 +11,18 @@ skip() {
 
 count_out() { grep -c -E -- "$1" "$tmp/out"; }
 
+# new_shm: shoal-* objects in /dev/shm made since the caller listed them in
+# $tmp/shm0 (jobs that do not print their prefix) that no process maps:
+# this run's leftovers, not those of other tests running meanwhile.
+new_shm() {
+    local o
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort | comm -13 "$tmp/shm0" - |
+        while read -r o; do
+            cat /proc/[0-9]*/maps 2>/dev/null | grep -qF "/dev/shm/$o" ||
+                printf ' /dev/shm/%s' "$o"
+        done
+}
+
 # kill_namespaces: kill whatever runs in our namespaces or carries our
 # marker, then delete the namespaces (for cleanup traps).
 kill_namespaces() {

@@ -114,18 +114,6 @@ ends_within() {
     [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
 }
 
-# new_shm: shoal-* objects in /dev/shm made since layout() (jobs that do
-# not print their prefix) that no process maps: this run's leftovers, not
-# those of other tests running meanwhile.
-new_shm() {
-    local o
-    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort | comm -13 "$tmp/shm0" - |
-        while read -r o; do
-            cat /proc/[0-9]*/maps 2>/dev/null | grep -qF "/dev/shm/$o" ||
-                printf ' /dev/shm/%s' "$o"
-        done
-}
-
 # nothing_left [MS]: within MS ms (default 3000), no process in any of our
 # namespaces, none of the job's, no /dev/shm object of the job.
 nothing_left() {

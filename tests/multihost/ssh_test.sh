@@ -60,17 +60,6 @@ trap "exit 1" INT TERM HUP
     { echo "FAIL ($case_name): cannot source test_lib.sh"; exit 1; }
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
-# new_shm: shoal-* objects in /dev/shm made since the start that no process
-# maps (this run's leftovers, not those of tests running meanwhile).
-new_shm() {
-    local o
-    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort | comm -13 "$tmp/shm0" - |
-        while read -r o; do
-            cat /proc/[0-9]*/maps 2>/dev/null | grep -qF "/dev/shm/$o" ||
-                printf ' /dev/shm/%s' "$o"
-        done
-}
-
 # ---- requirements --------------------------------------------------------------
 
 [ "$(id -u)" -eq 0 ] || skip "network namespaces and sshd need root"

@@ -77,3 +77,20 @@ remote_env_check() {
     expect_out "^rank $rank var=a b cwd=$tmp\$"
     nothing_left
 }
+
+# remote_stdin_check NS RSH HOSTS: a job started from namespace NS with
+# SHOAL_RSH=RSH on --host HOSTS, rank 0 on a remote host: 80000 lines of
+# the launcher's stdin reach rank 0 whole (md5sum) and no other rank.
+remote_stdin_check() {
+    local ns=$1 rsh=$2 hosts=$3 want
+    seq 1 80000 >"$tmp/in"
+    want=$(md5sum <"$tmp/in")
+    SHOAL_RSH="$rsh" ip netns exec "$ns" "$SHOALRUN" --timeout 30 \
+        --host "$hosts" sh -c \
+        'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
+        <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    expect_rc 0
+    expect_out "^$want\$"
+    expect_out "^r1 eof\$"
+}

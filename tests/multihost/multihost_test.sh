@@ -449,16 +449,7 @@ stdin)
     # The launcher runs no rank: rank 0's stdin comes down the tree, a
     # window at a time (500 kB here); other ranks read /dev/null.
     make_hosts 2
-    seq 1 80000 >"$tmp/in"
-    want=$(md5sum <"$tmp/in")
-    SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
-        --host "$(host 0 1)","$(host 1 1)" sh -c \
-        'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
-        <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    expect_rc 0
-    expect_out "^$want\$"
-    expect_out "^r1 eof\$"
+    remote_stdin_check "$P-l" "ip netns exec" "$(host 0 1)","$(host 1 1)"
     # Rank 0 reads a little and exits: the job still ends at once.
     SHOAL_RSH="ip netns exec" ip netns exec "$P-l" "$SHOALRUN" --timeout 30 \
         --host "$(host 0 1)" head -c 6 <"$tmp/in" >"$tmp/out" 2>"$tmp/err"

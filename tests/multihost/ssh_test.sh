@@ -307,16 +307,7 @@ echo "  exit status: rank 3 on $H1 exited 3, shoalrun exited $rc ok"
 
 # ---- stdin and stdout of a remote rank 0 ----------------------------------------------
 
-seq 1 80000 >"$tmp/in"
-want=$(md5sum <"$tmp/in")
-SHOAL_RSH="$RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
-    --host "$(host 1 2)" sh -c \
-    'if [ "$PMI_RANK" = 0 ]; then md5sum; else cat; echo "r1 eof"; fi' \
-    <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-expect_rc 0
-expect_out "^$want\$"
-expect_out "^r1 eof\$"
+remote_stdin_check "$H0" "$RSH" "$(host 1 2)"
 nothing_left
 echo "  stdin/stdout: 80000 lines to rank 0 on $H1 ok"
 

@@ -22,6 +22,7 @@
 #ifndef SHOAL_COLL_H
 #define SHOAL_COLL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,12 @@ typedef struct coll_ops {
     int (*wait)(void *ctx, int (*ready)(void *arg), void *arg);
     /* Wake rank (local group, on this host) if it sleeps in wait. */
     void (*wake)(void *ctx, int rank);
+    /* The word that is non-zero while rank (local group, on this host)
+     * sleeps or is about to: wake is needed only then.  Valid until the
+     * library finalizes; NULL when there is none (then call wake each
+     * time).  Lets a caller that rings the same ranks again and again
+     * skip wake's lookups while they are awake. */
+    const _Atomic uint32_t *(*bell)(void *ctx, int rank);
     /* Process id of rank (local group) when it runs on this host, else 0. */
     int (*peer_pid)(void *ctx, int rank);
     /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */
@@ -140,6 +147,28 @@ int coll_reduce(coll_comm_t *c, const void *sbuf, void *rbuf, int64_t count,
                 void *dt, void *op, int root);
 int coll_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
                    int64_t count, void *dt, void *op);
+
+/*
+ * The same four, blocking, without a schedule when they can (the common
+ * warm case: every rank on this host, the shared-memory algorithm chosen,
+ * its segment set up): the call is started and returned, and the caller
+ * waits for it with coll_now_test, calling it until it returns 1 (with
+ * *rc the call's result, 0 or an error).  NULL when the call needs a
+ * schedule: the caller then makes the plain coll_* call, which does the
+ * same in every respect but speed.  Both take one tag (c->seq), so ranks
+ * that went different ways still agree.  The record belongs to c until
+ * coll_now_test returned 1 (or the caller gave the call up because a
+ * wait failed).
+ */
+typedef struct shm_call coll_now_t;
+coll_now_t *coll_now_barrier(coll_comm_t *c);
+coll_now_t *coll_now_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt,
+                           int root);
+coll_now_t *coll_now_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                            int64_t count, void *dt, void *op, int root);
+coll_now_t *coll_now_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                               int64_t count, void *dt, void *op);
+int coll_now_test(coll_now_t *call, int *rc);
 
 /*
  * The v-forms take per-rank counts and displacements (in elements of the

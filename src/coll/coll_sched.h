@@ -156,6 +156,16 @@ int coll_shm_reduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                     int64_t count, void *dt, void *op, int root);
 int coll_shm_allreduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                        int64_t count, void *dt, void *op);
+/* The same without a schedule (coll_now_*), once the selection chose
+ * shared memory: NULL when the call needs one. */
+coll_now_t *coll_shm_now_barrier(coll_comm_t *c);
+coll_now_t *coll_shm_now_bcast(coll_comm_t *c, void *buf, int64_t count,
+                               void *dt, int root);
+coll_now_t *coll_shm_now_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                                int64_t count, void *dt, void *op, int root);
+coll_now_t *coll_shm_now_allreduce(coll_comm_t *c, const void *sbuf,
+                                   void *rbuf, int64_t count, void *dt,
+                                   void *op);
 
 /* ---- builders that other algorithms compose ------------------------------------ */
 

@@ -254,3 +254,46 @@ int coll_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
         coll_pick_allreduce(&s, &pl.all, sbuf, rbuf, count, dt, op);
     return coll_sched_finish(&s);
 }
+
+/* ---- blocking calls without a schedule (coll.h) ----------------------------------- */
+
+/* Every rank on this host and shared memory first: what the functions
+ * above test before they try coll_shm_*. */
+static int now_shm(const coll_comm_t *c, int64_t var, int shm)
+{
+    coll_place_t pl;
+
+    place(c, &pl);
+    return shm_first(&pl, var, shm);
+}
+
+coll_now_t *coll_now_barrier(coll_comm_t *c)
+{
+    return now_shm(c, base_cfg.COLL_BARRIER, BARRIER_SHM)
+               ? coll_shm_now_barrier(c)
+               : NULL;
+}
+
+coll_now_t *coll_now_bcast(coll_comm_t *c, void *buf, int64_t count, void *dt,
+                           int root)
+{
+    return now_shm(c, base_cfg.COLL_BCAST, BCAST_SHM)
+               ? coll_shm_now_bcast(c, buf, count, dt, root)
+               : NULL;
+}
+
+coll_now_t *coll_now_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                            int64_t count, void *dt, void *op, int root)
+{
+    return now_shm(c, AUTO, AUTO)
+               ? coll_shm_now_reduce(c, sbuf, rbuf, count, dt, op, root)
+               : NULL;
+}
+
+coll_now_t *coll_now_allreduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                               int64_t count, void *dt, void *op)
+{
+    return now_shm(c, base_cfg.COLL_ALLREDUCE, ALLREDUCE_SHM)
+               ? coll_shm_now_allreduce(c, sbuf, rbuf, count, dt, op)
+               : NULL;
+}

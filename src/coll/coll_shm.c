@@ -98,13 +98,31 @@ static int refresh(coll_shm_t *m, shm_call_t *a)
     }
 }
 
+/* Ring rank q if it sleeps: one load while it is awake (the ranks'
+ * doorbell words are looked up once, at the first ring of m). */
+static void wake_rank(const coll_comm_t *c, coll_shm_t *m, int q)
+{
+    const _Atomic uint32_t *b;
+
+    if (BASE_UNLIKELY(!m->bells_set)) {
+        m->bells_set = 1;
+        if (m->bells != NULL && c->ops->bell != NULL)
+            for (int r = 0; r < m->p; r++)
+                m->bells[r] = r == m->rank ? NULL : c->ops->bell(c->ctx, r);
+    }
+    b = m->bells != NULL ? m->bells[q] : NULL;
+    if (b == NULL || atomic_load_explicit(b, memory_order_seq_cst) != 0)
+        c->ops->wake(c->ctx, q);
+}
+
 static void wake_all(const shm_call_t *a)
 {
     const coll_comm_t *c = a->c;
+    coll_shm_t *m = c->shm;
 
     for (int q = 0; q < c->size; q++)
         if (q != c->rank)
-            c->ops->wake(c->ctx, q);
+            wake_rank(c, m, q);
 }
 
 static void wake_one(const shm_call_t *a, int q)
@@ -112,7 +130,7 @@ static void wake_one(const shm_call_t *a, int q)
     const coll_comm_t *c = a->c;
 
     if (q != c->rank)
-        c->ops->wake(c->ctx, q);
+        wake_rank(c, c->shm, q);
 }
 
 /* Call n is finished here: publish the done word when it moves (calls
@@ -465,47 +483,27 @@ static int shm_main(void *arg)
 
 /* ---- building ------------------------------------------------------------ */
 
-static shm_call_t *new_call(coll_sched_t *s, int kind)
+/* A record of m's pool that no call uses, or NULL. */
+static shm_call_t *pooled_record(coll_shm_t *m)
 {
-    coll_comm_t *c = s->comm;
-    shm_call_t *a;
+    shm_call_t *a = NULL;
 
-    if (c->shm == NULL && s->err == 0) {
-        coll_shm_t *m = calloc(1, sizeof(*m));
-        if (m == NULL) {
-            s->err =
-                base_err(SHOAL_ERR_NOMEM, "shared-memory collective state");
-            return NULL;
-        }
-        m->records = calloc(SHM_NRECORDS, sizeof(shm_call_t));
-        m->state = SHM_ST_NEW;
-        m->tag = s->tag; /* the set-up's messages share the call's tag */
-        m->p = c->size;
-        m->rank = c->rank;
-        m->fd = -1;
-        c->shm = m;
+    if (m->records == NULL)
+        return NULL;
+    for (int k = 0; k < SHM_NRECORDS && a == NULL; k++) {
+        shm_call_t *x = &m->records[(m->rec_next + k) % SHM_NRECORDS];
+        if (!x->pooled)
+            a = x;
     }
-    a = NULL;
-    if (!(c->start_out != NULL && c->persistent) && c->shm != NULL &&
-        ((coll_shm_t *)c->shm)->records != NULL) {
-        coll_shm_t *m = c->shm;
-        for (int k = 0; k < SHM_NRECORDS && a == NULL; k++) {
-            shm_call_t *x = &m->records[(m->rec_next + k) % SHM_NRECORDS];
-            if (!x->pooled)
-                a = x;
-        }
-        m->rec_next = (m->rec_next + 1) % SHM_NRECORDS;
-    }
-    if (a == NULL) {
-        a = coll_sched_alloc(s, (int64_t)sizeof(*a));
-        if (a == NULL)
-            return NULL;
-        a->pooled = 0;
-    } else {
-        a->pooled = 1;
-    }
-    /* Field by field: a memset of the record compiles to `rep stos`, slow
-     * to start on the machines we measure on. */
+    m->rec_next = (m->rec_next + 1) % SHM_NRECORDS;
+    return a;
+}
+
+/* Every field of a new call but pooled and persistent.  Field by field: a
+ * memset of the record compiles to `rep stos`, slow to start on the
+ * machines we measure on. */
+static void init_call(shm_call_t *a, coll_comm_t *c, int kind, int tag)
+{
     a->phase = P_IDLE;
     a->waiting = 0;
     a->err = 0;
@@ -533,10 +531,44 @@ static shm_call_t *new_call(coll_sched_t *s, int kind)
     a->tmp = NULL;
     a->c = c;
     a->kind = kind;
-    a->tag = s->tag;
+    a->tag = tag;
     a->area = -1;
     a->fbstage = 1;
-    a->persistent = c->start_out != NULL && c->persistent;
+}
+
+static shm_call_t *new_call(coll_sched_t *s, int kind)
+{
+    coll_comm_t *c = s->comm;
+    int persistent = c->start_out != NULL && c->persistent;
+    shm_call_t *a;
+
+    if (c->shm == NULL && s->err == 0) {
+        coll_shm_t *m = calloc(1, sizeof(*m));
+        if (m == NULL) {
+            s->err =
+                base_err(SHOAL_ERR_NOMEM, "shared-memory collective state");
+            return NULL;
+        }
+        m->records = calloc(SHM_NRECORDS, sizeof(shm_call_t));
+        m->bells = calloc((size_t)c->size, sizeof(*m->bells));
+        m->state = SHM_ST_NEW;
+        m->tag = s->tag; /* the set-up's messages share the call's tag */
+        m->p = c->size;
+        m->rank = c->rank;
+        m->fd = -1;
+        c->shm = m;
+    }
+    a = !persistent && c->shm != NULL ? pooled_record(c->shm) : NULL;
+    if (a == NULL) {
+        a = coll_sched_alloc(s, (int64_t)sizeof(*a));
+        if (a == NULL)
+            return NULL;
+        a->pooled = 0;
+    } else {
+        a->pooled = 1;
+    }
+    init_call(a, c, kind, s->tag);
+    a->persistent = persistent;
     /* A persistent build gives its tag back (coll_sched_finish), and each
      * start takes a new one that we cannot see: keep this one for the
      * fallback's (and maybe the set-up's) messages. */
@@ -556,6 +588,70 @@ static int build(coll_sched_t *s, shm_call_t *a)
     return 1;
 }
 
+/* Packed bytes of a bcast: they agree everywhere (the type signatures
+ * match); the datatypes need not, so each rank packs or copies as its own
+ * type says. */
+static int64_t bcast_bytes(const coll_comm_t *c, int64_t count, void *dt)
+{
+    return count > 0 && dt != NULL ? count * c->ops->size(dt) : 0;
+}
+
+/* The fields of a call with data: count elements of dt at rbuf, bytes of
+ * them (packed for a bcast, their span for a reduction). */
+static void set_data(shm_call_t *a, void *rbuf, int64_t count, void *dt,
+                     int root, int64_t bytes, int64_t tlb, int64_t ext)
+{
+    a->rbuf = rbuf;
+    a->count = count;
+    a->dt = dt;
+    a->root = root;
+    a->bytes = bytes;
+    a->tlb = tlb;
+    a->ext = ext;
+    a->contig = a->c->ops->contig(dt);
+    a->big = bytes > SHM_SETCAP;
+}
+
+static void set_bcast(shm_call_t *a, void *buf, int64_t count, void *dt,
+                      int root, int64_t bytes)
+{
+    int64_t ext = 0, tlb = 0, text = 0;
+
+    a->c->ops->extent(dt, &ext, &tlb, &text);
+    set_data(a, buf, count, dt, root, bytes, tlb, ext);
+    a->chunk = chunk_of(bytes);
+}
+
+/* Where the elements of a reduction lie: they are copied as one span
+ * (holes included, never written back), so they must not overlap. */
+typedef struct span {
+    int64_t ext, tlb, bytes;
+} span_t;
+
+/* 1 when the algorithms here handle count (> 0) elements of dt.  The
+ * datatype is the same on every rank: so is this decision. */
+static int reduction_fits(const coll_comm_t *c, int64_t count, void *dt,
+                          span_t *g)
+{
+    int64_t text = 0;
+
+    c->ops->extent(dt, &g->ext, &g->tlb, &text);
+    if (c->ops->size(dt) <= 0 || g->ext <= 0 || text > g->ext)
+        return 0;
+    g->bytes = text + (count - 1) * g->ext;
+    return g->bytes <= SHM_SLOT;
+}
+
+static void set_reduction(shm_call_t *a, const span_t *g, const void *sbuf,
+                          void *rbuf, int64_t count, void *dt, void *op,
+                          int root)
+{
+    set_data(a, rbuf, count, dt, root, g->bytes, g->tlb, g->ext);
+    a->sbuf = sbuf;
+    a->op = op;
+    a->allread = g->bytes <= SHM_ALLREAD_MAX;
+}
+
 int coll_shm_barrier(coll_sched_t *s)
 {
     if (!applies(s->comm))
@@ -567,30 +663,16 @@ int coll_shm_bcast(coll_sched_t *s, void *buf, int64_t count, void *dt,
                    int root)
 {
     coll_comm_t *c = s->comm;
-    int64_t bytes = count > 0 && dt != NULL ? count * c->ops->size(dt) : 0;
-    int64_t ext = 0, tlb = 0, text = 0;
+    int64_t bytes = bcast_bytes(c, count, dt);
     shm_call_t *a;
 
-    /* bytes agree everywhere (the type signatures match); the datatypes
-     * need not, so each rank packs or copies as its own type says. */
     if (!applies(c) || bytes > SHM_SLOT)
         return 0;
     if (bytes == 0)
         return 1; /* nothing to do anywhere */
     a = new_call(s, SHM_BCAST);
-    if (a != NULL) {
-        c->ops->extent(dt, &ext, &tlb, &text);
-        a->rbuf = buf;
-        a->count = count;
-        a->dt = dt;
-        a->root = root;
-        a->bytes = bytes;
-        a->tlb = tlb;
-        a->ext = ext;
-        a->contig = c->ops->contig(dt);
-        a->big = bytes > SHM_SETCAP;
-        a->chunk = chunk_of(bytes);
-    }
+    if (a != NULL)
+        set_bcast(a, buf, count, dt, root, bytes);
     return build(s, a);
 }
 
@@ -598,37 +680,18 @@ static int reduction(coll_sched_t *s, int kind, const void *sbuf, void *rbuf,
                      int64_t count, void *dt, void *op, int root)
 {
     coll_comm_t *c = s->comm;
-    int64_t ext = 0, tlb = 0, text = 0, span;
+    span_t g;
     shm_call_t *a;
 
     if (!applies(c))
         return 0;
     if (count <= 0)
         return 1;
-    /* The datatype is the same on every rank: so is this decision.  Its
-     * elements are copied as one span (holes included, never written
-     * back), so they must not overlap. */
-    c->ops->extent(dt, &ext, &tlb, &text);
-    if (c->ops->size(dt) <= 0 || ext <= 0 || text > ext)
-        return 0;
-    span = text + (count - 1) * ext;
-    if (span > SHM_SLOT)
+    if (!reduction_fits(c, count, dt, &g))
         return 0;
     a = new_call(s, kind);
-    if (a != NULL) {
-        a->sbuf = sbuf;
-        a->rbuf = rbuf;
-        a->count = count;
-        a->dt = dt;
-        a->op = op;
-        a->root = root;
-        a->bytes = span;
-        a->tlb = tlb;
-        a->ext = ext;
-        a->contig = c->ops->contig(dt);
-        a->allread = span <= SHM_ALLREAD_MAX;
-        a->big = span > SHM_SETCAP;
-    }
+    if (a != NULL)
+        set_reduction(a, &g, sbuf, rbuf, count, dt, op, root);
     return build(s, a);
 }
 
@@ -642,4 +705,99 @@ int coll_shm_allreduce(coll_sched_t *s, const void *sbuf, void *rbuf,
                        int64_t count, void *dt, void *op)
 {
     return reduction(s, SHM_ALLREDUCE, sbuf, rbuf, count, dt, op, -1);
+}
+
+/* ---- blocking calls without a schedule ------------------------------------ */
+
+/*
+ * A warm blocking call (the segment is set up and shared) needs no
+ * schedule: its record is driven by coll_shm_now_test, through the same
+ * two steps, in the caller's wait.  It takes the tag a schedule would
+ * have, so the ranks' counts agree whichever way each call went.  NULL
+ * when the call must be built as a schedule (set-up, fallback, no free
+ * record).
+ */
+static shm_call_t *now_call(coll_comm_t *c, int kind)
+{
+    coll_shm_t *m = c->shm;
+    shm_call_t *a;
+
+    if (m == NULL || m->state != SHM_ST_READY || !applies(c))
+        return NULL;
+    a = pooled_record(m);
+    if (a == NULL)
+        return NULL;
+    a->pooled = 1;
+    a->persistent = 0;
+    init_call(a, c, kind, (int)(c->seq++ & COLL_TAG_MASK));
+    return a;
+}
+
+coll_now_t *coll_shm_now_barrier(coll_comm_t *c)
+{
+    shm_call_t *a = now_call(c, SHM_BARRIER);
+
+    if (a != NULL)
+        assign(c->shm, a);
+    return a;
+}
+
+coll_now_t *coll_shm_now_bcast(coll_comm_t *c, void *buf, int64_t count,
+                               void *dt, int root)
+{
+    int64_t bytes = bcast_bytes(c, count, dt);
+    shm_call_t *a;
+
+    if (bytes <= 0 || bytes > SHM_SLOT)
+        return NULL;
+    a = now_call(c, SHM_BCAST);
+    if (a != NULL) {
+        set_bcast(a, buf, count, dt, root, bytes);
+        assign(c->shm, a);
+    }
+    return a;
+}
+
+static shm_call_t *now_reduction(coll_comm_t *c, int kind, const void *sbuf,
+                                 void *rbuf, int64_t count, void *dt,
+                                 void *op, int root)
+{
+    span_t g;
+    shm_call_t *a;
+
+    if (count <= 0 || !applies(c) || !reduction_fits(c, count, dt, &g))
+        return NULL;
+    a = now_call(c, kind);
+    if (a != NULL) {
+        set_reduction(a, &g, sbuf, rbuf, count, dt, op, root);
+        assign(c->shm, a);
+    }
+    return a;
+}
+
+coll_now_t *coll_shm_now_reduce(coll_comm_t *c, const void *sbuf, void *rbuf,
+                                int64_t count, void *dt, void *op, int root)
+{
+    return now_reduction(c, SHM_REDUCE, sbuf, rbuf, count, dt, op, root);
+}
+
+coll_now_t *coll_shm_now_allreduce(coll_comm_t *c, const void *sbuf,
+                                   void *rbuf, int64_t count, void *dt,
+                                   void *op)
+{
+    return now_reduction(c, SHM_ALLREDUCE, sbuf, rbuf, count, dt, op, -1);
+}
+
+int coll_now_test(coll_now_t *a, int *rc)
+{
+    int r = 1;
+
+    if (a->phase == P_IDLE || a->phase == P_BEGIN)
+        r = shm_begin(a);
+    if (r == 1)
+        r = shm_main(a);
+    if (r == 0)
+        return 0;
+    *rc = r == 1 ? 0 : r;
+    return 1;
 }

@@ -100,6 +100,10 @@ typedef struct coll_shm {
     /* records of non-persistent calls (the others live in their schedule) */
     shm_call_t *records;
     int rec_next;
+    /* The ranks' doorbell words (ops->bell), looked up at the first ring;
+     * NULL entries are rung through ops->wake every time. */
+    const _Atomic uint32_t **bells;
+    int bells_set;
 } coll_shm_t;
 
 enum { SHM_BARRIER, SHM_BCAST, SHM_REDUCE, SHM_ALLREDUCE };

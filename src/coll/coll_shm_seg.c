@@ -349,5 +349,6 @@ void coll_shm_fini(coll_comm_t *c)
     free(m->reqs);
     free(m->status);
     free(m->records);
+    free(m->bells);
     free(m);
 }

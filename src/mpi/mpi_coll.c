@@ -117,6 +117,17 @@ static void t_wake(void *ctx, int rank)
         wire_shm_wake(world);
 }
 
+static const _Atomic uint32_t *t_bell(void *ctx, int rank)
+{
+    MPI_Comm comm = ctx;
+    int world = local_world(comm, rank);
+    am_peer_t *peer;
+
+    if (world == mpi.world_rank || am_peer_get(world, &peer) != SHOAL_OK)
+        return NULL;
+    return wire_shm_bell(world);
+}
+
 static int t_reduce(void *ctx, void *op, const void *in, void *inout,
                     int64_t count, void *dt)
 {
@@ -186,6 +197,7 @@ static const coll_ops_t transport = {
     .progress = t_progress,
     .wait = t_wait,
     .wake = t_wake,
+    .bell = t_bell,
     .peer_pid = t_peer_pid,
     .reduce_local = t_reduce,
     .copy = t_copy,
@@ -579,6 +591,33 @@ void mpi_coll_begin_blocking(MPI_Comm comm)
 static int sched_done(void *arg)
 {
     return coll_sched_progress(arg);
+}
+
+typedef struct now_wait {
+    coll_now_t *call;
+    int rc;
+} now_wait_t;
+
+static int now_done(void *arg)
+{
+    now_wait_t *w = arg;
+
+    return coll_now_test(w->call, &w->rc);
+}
+
+int mpi_coll_now_end(MPI_Comm comm, coll_now_t *call, const char *fn)
+{
+    coll_comm_t *c = comm->coll;
+    now_wait_t w = {call, 0};
+    int rc;
+
+    c->held = NULL;
+    c->start_out = NULL;
+    mpi_unlock();
+    rc = mpi_wait_until(now_done, &w);
+    if (rc == MPI_SUCCESS)
+        rc = w.rc;
+    return mpi_coll_done(comm, rc, fn);
 }
 
 int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn)

@@ -62,6 +62,10 @@ int mpi_coll_end(MPI_Comm comm, int rc, coll_sched_t *s, MPI_Request *req,
  * call's MPI result (mpi_coll_done). */
 void mpi_coll_begin_blocking(MPI_Comm comm);
 int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn);
+/* Instead of the collective layer's call and mpi_coll_end_blocking, when
+ * a coll_now_* call (made after mpi_coll_begin_blocking) took the call:
+ * waits for it and returns its MPI result. */
+int mpi_coll_now_end(MPI_Comm comm, coll_now_t *call, const char *fn);
 
 /*
  * Count and displacement arrays.  The calls share one path for the int

@@ -35,6 +35,7 @@ static MPI_Datatype send_type(const void *sendbuf, MPI_Datatype sendtype)
 static int barrier(MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     coll_comm_t *c;
+    coll_now_t *now;
     int rc;
 
     TRY(mpi_nb_check(comm, nb, fn));
@@ -43,6 +44,8 @@ static int barrier(MPI_Comm comm, mpi_nb_t *nb, const char *fn)
         return mpi_tol_barrier(comm);
     c = mpi_coll_of(comm);
     TRY(mpi_nb_begin(comm, nb, NULL, NULL, NULL, fn));
+    if (nb == NULL && !comm->is_inter && (now = coll_now_barrier(c)) != NULL)
+        return mpi_coll_now_end(comm, now, fn);
     rc = comm->is_inter ? coll_inter_barrier(c) : coll_barrier(c);
     return mpi_nb_end(comm, rc, nb, fn);
 }
@@ -88,12 +91,17 @@ static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                      mpi_nb_t *nb, const char *fn)
 {
     coll_comm_t *c;
+    coll_now_t *now;
     int rc;
 
     TRY(mpi_nb_check(comm, nb, fn));
     TRY(reduce_checks(comm, sendbuf, recvbuf, count, datatype, op, fn));
     c = mpi_coll_of(comm);
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, op, fn));
+    if (nb == NULL && !comm->is_inter &&
+        (now = coll_now_allreduce(c, mpi_coll_buf(sendbuf), recvbuf, count,
+                                  datatype, op)) != NULL)
+        return mpi_coll_now_end(comm, now, fn);
     if (comm->is_inter)
         rc = coll_inter_allreduce(c, sendbuf, recvbuf, count, datatype, op);
     else

@@ -52,6 +52,7 @@ static int bcast(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                  MPI_Comm comm, mpi_nb_t *nb, const char *fn)
 {
     coll_comm_t *c;
+    coll_now_t *now;
     int rc;
 
     TRY(start(comm, root, nb, fn));
@@ -64,6 +65,9 @@ static int bcast(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     }
     c = mpi_coll_of(comm);
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, NULL, fn));
+    if (nb == NULL && !comm->is_inter &&
+        (now = coll_now_bcast(c, buffer, count, datatype, root)) != NULL)
+        return mpi_coll_now_end(comm, now, fn);
     if (comm->is_inter)
         rc = coll_inter_bcast(c, buffer, count, datatype, root);
     else
@@ -102,6 +106,7 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
                   mpi_nb_t *nb, const char *fn)
 {
     coll_comm_t *c;
+    coll_now_t *now;
     int rc;
 
     TRY(start(comm, root, nb, fn));
@@ -116,6 +121,10 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
     }
     c = mpi_coll_of(comm);
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, op, fn));
+    if (nb == NULL && !comm->is_inter &&
+        (now = coll_now_reduce(c, mpi_coll_buf(sendbuf), recvbuf, count,
+                               datatype, op, root)) != NULL)
+        return mpi_coll_now_end(comm, now, fn);
     if (comm->is_inter)
         rc = coll_inter_reduce(c, sendbuf, recvbuf, count, datatype, op,
                                root);

@@ -195,6 +195,11 @@ int wire_shm_local_pid(int rank);
  * after am_peer_get) if it sleeps on its doorbell: for conditions a peer
  * sets in shared memory without sending a frame.  No-op otherwise. */
 void wire_shm_wake(int rank);
+/* The doorbell word of rank (mapped as for wire_shm_wake): non-zero while
+ * it sleeps or is about to, so a waker may look at it first and call
+ * wire_shm_wake only then.  Valid until the wire finalizes; NULL when
+ * rank's segment is not mapped. */
+const _Atomic uint32_t *wire_shm_bell(int rank);
 /* Wake this process's own sleeper (another thread of it) if it sleeps. */
 void wire_shm_wake_self(void);
 

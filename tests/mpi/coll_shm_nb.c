@@ -7,7 +7,10 @@
  * persistent barrier, bcast, reduce and allreduce started many times with
  * new data, between blocking calls; a persistent call made first on a
  * fresh communicator (its set-up then runs at the first start, or in the
- * next call); and a persistent request freed without ever being started.
+ * next call); a persistent request freed without ever being started; and
+ * blocking calls made while nonblocking ones are in flight, when some
+ * ranks have every call record of the segment taken (their blocking call
+ * is built as a schedule) and the others not (theirs runs without one).
  */
 #include "coll_test.h"
 
@@ -173,6 +176,53 @@ static void test_persistent(void)
     MT_OK(MPI_Comm_free(&comm));
 }
 
+/* NB nonblocking allreduces in flight: the odd ranks complete the first
+ * half before the blocking calls, the even ranks only after them. */
+enum { NB = 16 };
+
+static void test_blocking_among(void)
+{
+    static int sb[NB][4], rb[NB][4];
+    MPI_Request req[NB];
+    int x[3], y[3], b[5];
+
+    for (int k = 0; k < NB; k++) {
+        for (int i = 0; i < 4; i++) {
+            sb[k][i] = val(rank, i, k + 50);
+            rb[k][i] = -1;
+        }
+        MT_OK(MPI_Iallreduce(sb[k], rb[k], 1 + k % 4, MPI_INT, MPI_SUM,
+                             MPI_COMM_WORLD, &req[k]));
+    }
+    if (rank % 2 == 1)
+        MT_OK(MPI_Waitall(NB / 2, req, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < 3; i++)
+        x[i] = val(rank, i, 90);
+    MT_OK(MPI_Allreduce(x, y, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    for (int i = 0; i < 3; i++)
+        CT_CHECK(y[i] == sum_at(i, 90), "allreduce among nonblocking: "
+                 "element %d is %d, want %d", i, y[i], sum_at(i, 90));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < 5; i++)
+        b[i] = rank == size - 1 ? val(size - 1, i, 91) : -1;
+    MT_OK(MPI_Bcast(b, 5, MPI_INT, size - 1, MPI_COMM_WORLD));
+    for (int i = 0; i < 5; i++)
+        CT_CHECK(b[i] == val(size - 1, i, 91),
+                 "bcast among nonblocking: element %d is %d", i, b[i]);
+    for (int i = 0; i < 3; i++)
+        y[i] = -1;
+    MT_OK(MPI_Reduce(x, y, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+    for (int i = 0; rank == 0 && i < 3; i++)
+        CT_CHECK(y[i] == sum_at(i, 90), "reduce among nonblocking: "
+                 "element %d is %d, want %d", i, y[i], sum_at(i, 90));
+    MT_OK(MPI_Waitall(NB, req, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < NB; k++)
+        for (int i = 0; i < 1 + k % 4; i++)
+            CT_CHECK(rb[k][i] == sum_at(i, k + 50),
+                     "iallreduce %d element %d is %d, want %d", k, i,
+                     rb[k][i], sum_at(i, k + 50));
+}
+
 int main(int argc, char **argv)
 {
     MT_OK(MPI_Init(&argc, &argv));
@@ -183,6 +233,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 30; i++) {
         test_in_flight(i % 2, i % 3 == 2);
         test_overlap();
+        test_blocking_among();
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
 

@@ -540,7 +540,8 @@ static void busy_spin(int duty)
 }
 
 /* In the child: become a busy process on rank's CPU; never returns. */
-static void busy_main(const shoalrun_launch_t *l, int rank, int duty)
+static void busy_main(const shoalrun_launch_t *l, int rank, int duty,
+                      int sched_rr)
 {
     int null = open("/dev/null", O_RDWR);
 
@@ -548,6 +549,13 @@ static void busy_main(const shoalrun_launch_t *l, int rank, int duty)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != l->parent)
         _exit(0);
+    /* sched=rr: the policy before the name, so that whoever finds us by
+     * name sees it.  The parent sets it too, and reports a refusal. */
+    if (sched_rr) {
+        struct sched_param sp = {
+            .sched_priority = sched_get_priority_min(SCHED_RR)};
+        sched_setscheduler(0, SCHED_RR, &sp);
+    }
     prctl(PR_SET_NAME, "shoalrun-busy");
     /* Hold none of shoalrun's pipes, so none stays open because of us. */
     for (int fd = 0; fd < 3 && null >= 0; fd++)
@@ -592,7 +600,7 @@ static int start_busy(shoalrun_noise_t *n, int rank)
                             "cannot start a busy process for rank %d: %s", rank,
                             strerror(errno));
         if (pid == 0)
-            busy_main(n->launch, rank, p->duty);
+            busy_main(n->launch, rank, p->duty, p->sched_rr);
         setpgid(pid, pid); /* also here: no window where kill(-pid) misses */
         nr->busy[i] = pid;
         shoalrun_watchdog_add_busy(n->wd, pid);

@@ -135,6 +135,13 @@ void wire_shm_wake(int rank)
         wire_stats.doorbells++;
 }
 
+const _Atomic uint32_t *wire_shm_bell(int rank)
+{
+    shm_ctrl_t *ctrl = shm_local_ctrl(rank);
+
+    return ctrl != NULL ? &ctrl->sleeping : NULL;
+}
+
 void wire_shm_wake_self(void)
 {
     if (shm_state.me != NULL)

@@ -31,6 +31,9 @@
 
 typedef struct coll_sched coll_sched_t;
 
+/* inout[i] = in[i] op inout[i] over n units (coll_ops.reduce_kernel). */
+typedef void coll_kernel_t(const void *in, void *inout, int64_t n);
+
 typedef struct coll_ops {
     /* Start sending count elements of dt from buf to dest (with tag). */
     int (*isend)(void *ctx, const void *buf, int64_t count, void *dt,
@@ -64,6 +67,12 @@ typedef struct coll_ops {
     /* inout[i] = in[i] op inout[i], both buffers laid out as dt. */
     int (*reduce_local)(void *ctx, void *op, const void *in, void *inout,
                         int64_t count, void *dt);
+    /* The function reduce_local ends in for op on dt, when elements of dt
+     * go to it in one piece: count elements are count * *per units, from
+     * the true lower bound of both buffers, which must be aligned to
+     * *align (else reduce_local).  NULL when there is none; may be NULL. */
+    coll_kernel_t *(*reduce_kernel)(void *op, void *dt, int64_t *per,
+                                    size_t *align);
     /* Copy scount elements of sdt at src into rcount elements of rdt at
      * dst (the type signatures match, as in a message to oneself). */
     int (*copy)(void *ctx, const void *src, int64_t scount, void *sdt,

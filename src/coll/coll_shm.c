@@ -328,10 +328,21 @@ static void fold(shm_call_t *a, const coll_shm_t *m, char *acc, int64_t first,
 {
     coll_comm_t *c = a->c;
     int64_t off = first * a->ext - a->tlb;
+    /* The kernel straight away when the buffers allow it: short vectors
+     * spend more in reduce_local's dispatch than in the arithmetic. */
+    coll_kernel_t *k =
+        a->kernel != NULL && (uintptr_t)(acc + a->tlb) % a->kalign == 0
+            ? a->kernel
+            : NULL;
 
-    for (int q = m->p - 2; q >= 0; q--)
-        note(a, c->ops->reduce_local(c->ctx, a->op, data_of(a, m, q) + off, acc,
-                                     count, a->dt));
+    for (int q = m->p - 2; q >= 0; q--) {
+        const char *in = data_of(a, m, q) + off;
+        if (k != NULL && (uintptr_t)(in + a->tlb) % a->kalign == 0)
+            k(in + a->tlb, acc + a->tlb, count * a->kper);
+        else
+            note(a, c->ops->reduce_local(c->ctx, a->op, in, acc, count,
+                                         a->dt));
+    }
 }
 
 static int reduce_step(shm_call_t *a, coll_shm_t *m)
@@ -519,6 +530,7 @@ static void init_call(shm_call_t *a, coll_comm_t *c, int kind, int tag)
     a->tlb = 0;
     a->ext = 0;
     a->contig = 1;
+    a->kernel = NULL;
     a->allread = 0;
     a->big = 0;
     a->next = 0;
@@ -646,9 +658,14 @@ static void set_reduction(shm_call_t *a, const span_t *g, const void *sbuf,
                           void *rbuf, int64_t count, void *dt, void *op,
                           int root)
 {
+    const coll_ops_t *ops = a->c->ops;
+
     set_data(a, rbuf, count, dt, root, g->bytes, g->tlb, g->ext);
     a->sbuf = sbuf;
     a->op = op;
+    a->kernel = ops->reduce_kernel != NULL
+                    ? ops->reduce_kernel(op, dt, &a->kper, &a->kalign)
+                    : NULL;
     a->allread = g->bytes <= SHM_ALLREAD_MAX;
 }
 

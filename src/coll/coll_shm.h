@@ -131,6 +131,9 @@ struct shm_call {
     int64_t bytes; /* bcast: packed bytes; reductions: span of the data */
     int64_t tlb, ext;
     int contig;
+    coll_kernel_t *kernel; /* reductions: ops->reduce_kernel's, or NULL */
+    int64_t kper;          /* its units per element */
+    size_t kalign;         /* the alignment it needs */
     int allread;
     int big;        /* data in an area (else in the set's blocks) */
     int next;       /* next rank to look at */

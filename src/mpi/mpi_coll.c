@@ -134,6 +134,12 @@ static int t_reduce(void *ctx, void *op, const void *in, void *inout,
     return mpi_op_apply(op, in, inout, count, dt);
 }
 
+static coll_kernel_t *t_reduce_kernel(void *op, void *dt, int64_t *per,
+                                      size_t *align)
+{
+    return mpi_op_kernel(op, dt, per, align);
+}
+
 /* Copy between two layouts through the byte stream, as a message to
  * oneself would: the source's blocks unpacked into the destination. */
 static int t_copy(void *ctx, const void *src, int64_t scount, void *sdt_,
@@ -200,6 +206,7 @@ static const coll_ops_t transport = {
     .bell = t_bell,
     .peer_pid = t_peer_pid,
     .reduce_local = t_reduce,
+    .reduce_kernel = t_reduce_kernel,
     .copy = t_copy,
     .extent = t_extent,
     .size = t_size,

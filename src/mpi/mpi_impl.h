@@ -351,6 +351,14 @@ SHOAL_MPI_API extern struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_NPREDEF_O
  * Returns MPI_SUCCESS or MPI_ERR_OP when op is not defined for dt. */
 int mpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
                  MPI_Datatype dt);
+/* The kernel of a predefined op on count elements of dt when they go to it
+ * in one piece, as mpi_op_apply would pass them: dt contiguous and not a
+ * pair type.  It takes n = count * *per units, from the true lower bound
+ * of both buffers, which must be aligned to *align (mpi_op_apply
+ * otherwise).  NULL when there is no such kernel. */
+typedef void mpi_op_kernel_t(const void *in, void *inout, int64_t n);
+mpi_op_kernel_t *mpi_op_kernel(MPI_Op op, MPI_Datatype dt, int64_t *per,
+                               size_t *align);
 /* Is op defined on dt?  (MPI_SUCCESS or MPI_ERR_OP, for argument checks.) */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt);
 /* References of requests that use a user op (predefined ops: no-ops). */

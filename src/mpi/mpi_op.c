@@ -107,7 +107,7 @@ SHOAL_MPI_API struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_NPREDEF_OPS] = {
 /* ---- element kernels ----------------------------------------------------------- */
 
 /* inout[i] = in[i] op inout[i] for n elements laid out as an array. */
-typedef void op_kernel_t(const void *in, void *inout, int64_t n);
+typedef mpi_op_kernel_t op_kernel_t;
 
 /* Expressions: a is in[i], b is inout[i], T the type, U its unsigned
  * arithmetic type (signed overflow wraps instead of being undefined). */
@@ -350,6 +350,21 @@ static void apply_user(MPI_Op op, const void *in, void *inout,
         inout = (char *)inout + (MPI_Aint)n * dt->extent;
         count -= n;
     }
+}
+
+mpi_op_kernel_t *mpi_op_kernel(MPI_Op op, MPI_Datatype dt, int64_t *per,
+                               size_t *align)
+{
+    size_t es;
+
+    /* defined_on refuses user functions, REPLACE and NO_OP. */
+    if (!op_ok(op) || dt == NULL || !defined_on(op->predef, dt->basic) ||
+        is_pair(dt->basic) || !mpi_dt_contig(dt))
+        return NULL;
+    es = packed_size(dt->basic);
+    *per = (int64_t)((size_t)dt->size / es);
+    *align = es >= 16 ? 16 : es;
+    return kernels[op->predef][dt->basic];
 }
 
 int mpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,

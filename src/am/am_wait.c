@@ -13,7 +13,11 @@
  *   yield  (until SHOAL_WAIT_BLOCK): poll and give the core away.  When
  *          oversubscribed, yield after every poll (a yield to a rank on the
  *          same core costs about a microsecond, far less than a sleep);
- *          otherwise yield now and then so other work can run.
+ *          otherwise yield now and then so other work can run.  Back from
+ *          a yield, look at the condition before polling the channels:
+ *          the ranks that ran meanwhile often made it true (a flag of a
+ *          shared-memory collective), and the poll would only delay the
+ *          return.
  *   sleep: arm the doorbells and sleep until a sender rings, waking every
  *          SHOAL_PEER_CHECK to see whether the peers are still alive.
  * SHOAL_WAIT=poll never leaves the first phase; SHOAL_WAIT=block goes to
@@ -162,11 +166,22 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     uint64_t start = 0, now = 0, deadline = UINT64_MAX;
     /* When ranks share cores, the peer may need ours: hand it over soon. */
     uint32_t fast_polls = am.oversubscribed ? 1 : FAST_POLLS;
-    int r;
+    int r, yielded = 0;
 
     for (uint32_t iter = 1;; iter++) {
-        int handled = am_progress();
+        int handled;
 
+        /* Back from a yield, where the other ranks of this CPU ran: what
+         * we wait for is often true now (they raised a flag), and a look
+         * costs less than the poll of every channel, which waits till we
+         * return. */
+        if (yielded) {
+            yielded = 0;
+            r = ready(arg, 0);
+            if (r != 0)
+                return r > 0 ? SHOAL_OK : r;
+        }
+        handled = am_progress();
         r = ready(arg, handled);
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
@@ -209,6 +224,7 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (am.oversubscribed && p.block_ns > 0 && iter % YIELD_CLOCK_EVERY &&
             now - start < p.block_ns) {
             sched_yield();
+            yielded = 1;
             continue;
         }
         now = base_time_ns();
@@ -221,10 +237,12 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
             continue;
         if (now - start < p.block_ns) {
             /* Oversubscribed: the rank we wait for may need this core. */
-            if (am.oversubscribed || iter % YIELD_EVERY == 0)
+            if (am.oversubscribed || iter % YIELD_EVERY == 0) {
                 sched_yield();
-            else
+                yielded = 1;
+            } else {
                 base_cpu_relax();
+            }
             continue;
         }
         r = sleep_once(ready, arg, blocked, now, deadline);

@@ -70,7 +70,8 @@ typedef struct coll_ops {
     /* The function reduce_local ends in for op on dt, when elements of dt
      * go to it in one piece: count elements are count * *per units, from
      * the true lower bound of both buffers, which must be aligned to
-     * *align (else reduce_local).  NULL when there is none; may be NULL. */
+     * *align, a power of two (else reduce_local).  NULL when there is
+     * none; may be NULL. */
     coll_kernel_t *(*reduce_kernel)(void *op, void *dt, int64_t *per,
                                     size_t *align);
     /* Copy scount elements of sdt at src into rcount elements of rdt at

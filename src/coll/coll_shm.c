@@ -331,13 +331,13 @@ static void fold(shm_call_t *a, const coll_shm_t *m, char *acc, int64_t first,
     /* The kernel straight away when the buffers allow it: short vectors
      * spend more in reduce_local's dispatch than in the arithmetic. */
     coll_kernel_t *k =
-        a->kernel != NULL && (uintptr_t)(acc + a->tlb) % a->kalign == 0
+        a->kernel != NULL && ((uintptr_t)(acc + a->tlb) & (a->kalign - 1)) == 0
             ? a->kernel
             : NULL;
 
     for (int q = m->p - 2; q >= 0; q--) {
         const char *in = data_of(a, m, q) + off;
-        if (k != NULL && (uintptr_t)(in + a->tlb) % a->kalign == 0)
+        if (k != NULL && ((uintptr_t)(in + a->tlb) & (a->kalign - 1)) == 0)
             k(in + a->tlb, acc + a->tlb, count * a->kper);
         else
             note(a, c->ops->reduce_local(c->ctx, a->op, in, acc, count,

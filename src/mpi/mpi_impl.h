@@ -354,8 +354,8 @@ int mpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
 /* The kernel of a predefined op on count elements of dt when they go to it
  * in one piece, as mpi_op_apply would pass them: dt contiguous and not a
  * pair type.  It takes n = count * *per units, from the true lower bound
- * of both buffers, which must be aligned to *align (mpi_op_apply
- * otherwise).  NULL when there is no such kernel. */
+ * of both buffers, which must be aligned to *align, a power of two
+ * (mpi_op_apply otherwise).  NULL when there is no such kernel. */
 typedef void mpi_op_kernel_t(const void *in, void *inout, int64_t n);
 mpi_op_kernel_t *mpi_op_kernel(MPI_Op op, MPI_Datatype dt, int64_t *per,
                                size_t *align);

@@ -364,6 +364,8 @@ mpi_op_kernel_t *mpi_op_kernel(MPI_Op op, MPI_Datatype dt, int64_t *per,
     es = packed_size(dt->basic);
     *per = (int64_t)((size_t)dt->size / es);
     *align = es >= 16 ? 16 : es;
+    if ((*align & (*align - 1)) != 0)
+        return NULL; /* callers test alignment with a mask */
     return kernels[op->predef][dt->basic];
 }
 

@@ -341,7 +341,8 @@ case_exports() {
 # the peers' wrappers that are installed; each runs once with tiny sizes
 # (not timed): the point-to-point ones at 2 ranks, coll at 3, radix and
 # prefix at 4, overlap at 2 when Shoal has MPI_Iallreduce (a program calling
-# it must compile and link; the peers always build overlap.c).  The runners' --help must work.
+# it must compile and link; the peers always build overlap.c).  The runners' --help must work,
+# and bench/yield_floor.c builds with cc and runs.
 case_bench() {
     local b w lines
     local progs="latency bw bibw rate coll radix prefix hello" shoal_progs
@@ -378,6 +379,24 @@ case_bench() {
         done
     else
         echo "note: no python3; bench/compare and bench/pakin not tried"
+    fi
+    # bench/yield_floor.c (bench/compare --floor): plain C, no MPI.
+    if run_out "$tmp/cc.log" cc -O2 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wvla -Werror \
+        "$src/bench/yield_floor.c" -o "$tmp/yield_floor"; then
+        if run_out "$tmp/out" "$tmp/yield_floor" --procs 3 --iters 200 --batches 3 &&
+            grep -qE '^us_per_barrier [0-9.]+$' "$tmp/out" &&
+            grep -qE '^yields_per_barrier [0-9.]+$' "$tmp/out"; then
+            ok "yield_floor ran: $(grep '^us_per_barrier' "$tmp/out")"
+        else
+            fail "yield_floor --procs 3"
+            show_file "$tmp/out"
+        fi
+        run_out "$tmp/out" "$tmp/yield_floor" --procs 0
+        [[ $? -eq 2 ]] && grep -q "must be an integer from 1 to 1024, not '0'" "$tmp/out" &&
+            ok "yield_floor --procs 0 refused" || { fail "yield_floor --procs 0"; show_file "$tmp/out"; }
+    else
+        fail "cc bench/yield_floor.c"
+        show_file "$tmp/cc.log"
     fi
     [[ $failed -eq 0 ]] || finish
     skip_without_mpi

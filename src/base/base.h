@@ -9,6 +9,7 @@
 #define SHOAL_BASE_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
@@ -105,6 +106,34 @@ static inline void base_copy(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
     else
         base_copy_large(dst, src, n);
+}
+
+/* ThreadSanitizer builds (gcc defines __SANITIZE_THREAD__, clang answers
+ * __has_feature). */
+#if defined(__SANITIZE_THREAD__)
+#define BASE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BASE_TSAN 1
+#endif
+#endif
+
+/*
+ * A full fence: earlier stores are visible before later loads.
+ * ThreadSanitizer does not model atomic_thread_fence, and gcc refuses it
+ * there (-Wtsan) where it cannot merge it into a neighbouring locked
+ * instruction; under it, a sequentially consistent read-modify-write of a
+ * word of this thread's, a locked instruction and so a full barrier on
+ * x86, which TSan does understand as an atomic.
+ */
+static inline void base_fence_full(void)
+{
+#ifdef BASE_TSAN
+    static _Thread_local _Atomic unsigned fence_word;
+    atomic_fetch_add_explicit(&fence_word, 0, memory_order_seq_cst);
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
 }
 
 static inline void base_prefetch_write(const void *p)

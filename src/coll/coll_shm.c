@@ -190,7 +190,7 @@ static void ring(shm_call_t *a)
     int who = a->ring;
 
     a->ring = SHM_RING_NONE;
-    atomic_thread_fence(memory_order_seq_cst);
+    base_fence_full();
     if (who == SHM_RING_ALL)
         wake_all(a);
     else

@@ -271,7 +271,7 @@ int shm_arm(void)
     /* The looks at the channels must follow the store above: membarrier
      * when light, else the fence (on x86 the seq_cst store already is). */
     shm_fence_heavy();
-    atomic_thread_fence(memory_order_seq_cst);
+    base_fence_full();
     return wire_shm_pending();
 }
 

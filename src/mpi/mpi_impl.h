@@ -7,15 +7,19 @@
  * internal point-to-point calls collectives and communicator construction
  * are built on, and the lock that makes MPI_THREAD_MULTIPLE safe.
  *
- * Who owns what (one idea per file):
- *   mpi_init.c      Init/Finalize/environment, the global state `mpi`
- *   mpi_err.c       error classes, strings, handlers; mpi_error()
- *   mpi_p2p*.c      protocols, matching, requests, send modes, probe
- *   mpi_dt*.c       datatypes: constructors, engine, pack, external32
- *   mpi_group.c, mpi_comm*.c, mpi_topo.c, mpi_attr.c, mpi_info.c
- *   mpi_op.c        predefined and user reduction operations
- *   mpi_coll.c      MPI collective calls, glued to src/coll/
- *   mpi_handle.c    Fortran integer handles (c2f/f2c)
+ * Who owns what: one room per chapter group, one idea per file.
+ *   core/   init.c (Init/Finalize, the global state `mpi`), error.c and
+ *           errhandler.c (classes, strings, handlers; mpi_error()),
+ *           request.c (waits and tests), status.c, info.c,
+ *           handle_f2c.c (Fortran handles), progress_thread.c
+ *   p2p/    p2p_engine.c (matching, eager and rendezvous protocols),
+ *           p2p_api.c (the calls), p2p_bsend.c (buffered sends)
+ *   dt/     dt_*.c: constructors, layout builder, engine, pack, external32
+ *   comm/   group_*.c, comm_*.c (construction, context ids), attr.c,
+ *           topo_*.c
+ *   coll/   coll_api_*.c (the calls), coll_forms.c (nonblocking and
+ *           persistent forms), coll_transport.c (glue to src/coll/),
+ *           op.c (reduction ops), coll_tolerant.c (Pakin's barrier)
  *
  * Every public function is defined as PMPI_X and aliased weakly as MPI_X
  * with SHOAL_MPI_WEAK(X).  Internal callers use PMPI_X or mpi_* functions,
@@ -53,7 +57,7 @@
 #define MPI_MAGIC_INFO 0x496e666fu  /* "Info" */
 #define MPI_MAGIC_DEAD 0xdeadbeefu  /* freed objects get this */
 
-/* ---- global state (mpi_init.c) ------------------------------------------- */
+/* ---- global state (init.c) ------------------------------------------- */
 
 typedef struct mpi_state {
     int initialized, finalized;
@@ -102,7 +106,7 @@ static inline int mpi_ref_dec(int *refs) /* the count left */
  * strings) are guarded by this lock; never held while waiting. */
 extern pthread_mutex_t mpi_obj_lock;
 
-/* ---- errors (mpi_err.c) --------------------------------------------------- */
+/* ---- errors (error.c) --------------------------------------------------- */
 
 /*
  * Report an error from MPI function fn: format a detail message, run the
@@ -140,7 +144,7 @@ _Static_assert(sizeof(struct shoal_mpi_errhandler) == SHOAL_MPI_ERRH_STRIDE,
                "predefined error handlers are array elements of this size");
 SHOAL_MPI_API extern struct shoal_mpi_errhandler shoal_mpi_errh_predef[4];
 
-/* ---- info (mpi_info.c) ------------------------------------------------------ */
+/* ---- info (info.c) ------------------------------------------------------ */
 
 struct shoal_mpi_info {
     uint32_t magic;
@@ -152,7 +156,7 @@ struct shoal_mpi_info {
 /* Value of key in info (NULL when absent or info is MPI_INFO_NULL). */
 const char *mpi_info_lookup(MPI_Info info, const char *key);
 
-/* ---- attributes (mpi_attr.c) ------------------------------------------------ */
+/* ---- attributes (attr.c) ------------------------------------------------ */
 
 typedef struct mpi_attr {
     struct mpi_attr *next;
@@ -170,7 +174,7 @@ int mpi_attr_copy_all(int kind, void *from_obj, mpi_attr_t *from,
                       mpi_attr_t **to);
 int mpi_attr_delete_all(int kind, void *obj, mpi_attr_t **list);
 
-/* ---- groups (mpi_group.c) --------------------------------------------------- */
+/* ---- groups (group_api.c) --------------------------------------------------- */
 
 struct shoal_mpi_group {
     uint32_t magic;
@@ -184,7 +188,7 @@ struct shoal_mpi_group {
 int mpi_group_new(int n, const int *world, MPI_Group *group_p);
 void mpi_group_release(MPI_Group g); /* drop a reference; frees at 0 */
 
-/* ---- communicators (mpi_comm*.c) -------------------------------------------- */
+/* ---- communicators (comm/) -------------------------------------------- */
 
 typedef struct mpi_matchq mpi_matchq_t;
 struct mpi_topo;
@@ -235,7 +239,7 @@ int mpi_ctx_alloc(MPI_Comm parent, int nmembers, const int *members, int tag,
                   uint32_t *ctx_p);
 void mpi_ctx_free(uint32_t ctx);
 
-/* ---- datatypes (mpi_dt*.c) --------------------------------------------------- */
+/* ---- datatypes (dt/) --------------------------------------------------- */
 
 /* flags of a datatype */
 #define MPI_DT_PREDEF 0x1u    /* predefined: never freed */
@@ -328,7 +332,7 @@ void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
 /* The predefined type of index i (1..SHOAL_MPI_NPREDEF_TYPES-1). */
 #define MPI_DT_PREDEF_AT(i) (&shoal_mpi_dt_predef[(i)])
 
-/* ---- operations (mpi_op.c) ------------------------------------------------------ */
+/* ---- operations (op.c) ------------------------------------------------------ */
 
 struct shoal_mpi_op {
     union {
@@ -469,13 +473,13 @@ int mpi_sendrecv_internal(const void *sbuf, MPI_Count scount,
 /* One round of progress (wires, rendezvous, polled requests). */
 void mpi_progress(void);
 
-/* Set up / tear down the engine (mpi_init.c calls these). */
+/* Set up / tear down the engine (init.c calls these). */
 int mpi_p2p_init(void);
 void mpi_p2p_fini(void);
 mpi_matchq_t *mpi_matchq_get(uint32_t ctx); /* created on first use */
 void mpi_matchq_put(mpi_matchq_t *q);
 
-/* ---- collectives (mpi_coll.c) ------------------------------------------------ */
+/* ---- collectives (coll_transport.c) ------------------------------------------------ */
 
 /* Set up and release the collective layer's state of a communicator. */
 int mpi_coll_comm_init(MPI_Comm comm);
@@ -488,9 +492,9 @@ int mpi_coll_start(MPI_Request r);
 
 /* ---- set-up and tear-down of the predefined objects --------------------------- */
 
-int mpi_comm_init_predef(void);  /* COMM_WORLD and COMM_SELF (mpi_comm_core.c) */
+int mpi_comm_init_predef(void);  /* COMM_WORLD and COMM_SELF (comm_obj.c) */
 void mpi_comm_fini_predef(void);
-void mpi_req_pool_fini(void);    /* mpi_req.c */
-void mpi_handle_fini(void);      /* Fortran handle table (mpi_handle.c) */
+void mpi_req_pool_fini(void);    /* request.c */
+void mpi_handle_fini(void);      /* Fortran handle table (handle_f2c.c) */
 
 #endif /* SHOAL_MPI_IMPL_H */

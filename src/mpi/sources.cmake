@@ -1,5 +1,7 @@
-# The MPI layer.  Each area lists its files in its own file, so areas can
-# grow independently.
-foreach(area core dt comm coll)
-    include(${CMAKE_CURRENT_LIST_DIR}/sources-${area}.cmake)
+# The MPI layer, one room per chapter group: core (environment, errors,
+# requests), p2p, dt (datatypes), comm (groups, communicators, attributes,
+# topologies) and coll (collectives).  Each room lists its own files.
+# mpi_impl.h, the contract between the rooms, stays here.
+foreach(room core p2p dt comm coll)
+    include(${CMAKE_CURRENT_LIST_DIR}/${room}/sources.cmake)
 endforeach()

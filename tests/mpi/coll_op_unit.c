@@ -1,7 +1,7 @@
 /*
  * Unit test of the reduction kernels (mpi_op_apply, mpi_op_check) on
  * predefined types, without MPI_Init: the op x type matrix of MPI 4.0
- * section 6.9.2 written down independently of mpi_op.c, every allowed
+ * section 6.9.2 written down independently of op.c, every allowed
  * cell checked against a value computed here, every other cell refused;
  * wrapping integer arithmetic; MAXLOC/MINLOC with ties for every pair
  * type; user functions called with the count and the datatype.

@@ -7,7 +7,7 @@
  */
 #include <stddef.h>
 
-#include "mpi/mpi_dt.h"
+#include "mpi/dt/dt.h"
 #include "dt_test.h"
 
 #define BUF 8192

@@ -1,4 +1,4 @@
-# The tolerant barrier (SHOAL_BARRIER=tolerant, src/mpi/mpi_tolerant.c).
+# The tolerant barrier (SHOAL_BARRIER=tolerant, src/mpi/coll/coll_tolerant.c).
 
 # Pakin's Fig. 4.4 clock matrix and the Fig. 4.9 message that a single
 # clock would never deliver: through the info key, and through the

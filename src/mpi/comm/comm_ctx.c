@@ -1,0 +1,194 @@
+/*
+ * Context ids: every communicator uses ctx (point-to-point) and ctx + 1
+ * (collectives), so ids are even; 0 is MPI_COMM_WORLD's, 2 MPI_COMM_SELF's.
+ * A new communicator's id must be free in every member, so each process
+ * keeps a bitmap of its free slots (slot = ctx / 2) and the members AND
+ * their bitmaps together and take the lowest common slot.
+ *
+ * With MPI_THREAD_MULTIPLE two threads may agree at once on different
+ * parents; their picks could collide.  One agreement per process owns the
+ * bitmap at a time; any other contributes nothing and marks the result
+ * busy, so all its members retry.  Ownership goes to the waiting agreement
+ * with the lowest key (the parent's ctx), the same order in every process,
+ * so some agreement always completes.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "base/base_bitmap.h"
+#include "mpi/comm/comm.h"
+
+static uint64_t free_slots[MPI_CTX_WORDS];
+static int slots_ready, in_flight;
+
+#define MAX_WAITERS 64
+static uint32_t waiters[MAX_WAITERS];
+static int nwaiters;
+
+/* Called with mpi_obj_lock held. */
+static void slots_init(void)
+{
+    if (slots_ready)
+        return;
+    memset(free_slots, 0xff, sizeof(free_slots));
+    base_bitmap_clear(free_slots, 0);
+    base_bitmap_clear(free_slots, 1);
+    slots_ready = 1;
+}
+
+static int lowest_waiter(uint32_t key)
+{
+    for (int i = 0; i < nwaiters; i++)
+        if (waiters[i] < key)
+            return 0;
+    return 1;
+}
+
+static void waiter_add(mpi_ctx_try_t *t)
+{
+    if (!t->waiting && nwaiters < MAX_WAITERS) {
+        waiters[nwaiters++] = t->key;
+        t->waiting = 1;
+    }
+}
+
+static void waiter_remove(mpi_ctx_try_t *t)
+{
+    if (!t->waiting)
+        return;
+    for (int i = 0; i < nwaiters; i++)
+        if (waiters[i] == t->key) {
+            waiters[i] = waiters[--nwaiters];
+            break;
+        }
+    t->waiting = 0;
+}
+
+void mpi_ctx_begin(mpi_ctx_try_t *t, uint32_t key)
+{
+    int waiting = t->waiting, nonblocking = t->nonblocking;
+
+    memset(&t->mask, 0, sizeof(t->mask));
+    t->nonblocking = nonblocking;
+    t->key = key;
+    t->owner = 0;
+    t->waiting = waiting;
+    pthread_mutex_lock(&mpi_obj_lock);
+    slots_init();
+    if (!in_flight && lowest_waiter(key)) {
+        in_flight = 1;
+        t->owner = 1;
+        waiter_remove(t);
+        memcpy(t->mask.free, free_slots, sizeof(free_slots));
+    } else {
+        waiter_add(t);
+        t->mask.busy = 1;
+    }
+    pthread_mutex_unlock(&mpi_obj_lock);
+}
+
+void mpi_ctx_combine(void *acc, const void *in, size_t len)
+{
+    mpi_ctx_mask_t *a = acc;
+    const mpi_ctx_mask_t *b = in;
+
+    (void)len;
+    for (int i = 0; i < MPI_CTX_WORDS; i++)
+        a->free[i] &= b->free[i];
+    a->busy |= b->busy;
+}
+
+int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
+                uint32_t *ctx_p)
+{
+    size_t slot = base_bitmap_next_set(agreed->free, MPI_CTX_SLOTS, 0);
+    int rc;
+
+    pthread_mutex_lock(&mpi_obj_lock);
+    if (slot < MPI_CTX_SLOTS) {
+        if (take)
+            base_bitmap_clear(free_slots, slot);
+        *ctx_p = (uint32_t)slot * 2;
+        rc = MPI_SUCCESS;
+    } else {
+        rc = agreed->busy ? -1 : MPI_ERR_OTHER;
+    }
+    if (t->owner)
+        in_flight = 0;
+    t->owner = 0;
+    if (rc != -1)
+        waiter_remove(t);
+    pthread_mutex_unlock(&mpi_obj_lock);
+    if (rc == -1 && !t->nonblocking) {
+        mpi_progress();
+        sched_yield();
+    }
+    return rc;
+}
+
+void mpi_ctx_free(uint32_t ctx)
+{
+    size_t slot = ctx / 2;
+
+    if (slot < 2 || slot >= MPI_CTX_SLOTS)
+        return;
+    pthread_mutex_lock(&mpi_obj_lock);
+    base_bitmap_set(free_slots, slot);
+    pthread_mutex_unlock(&mpi_obj_lock);
+}
+
+int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
+{
+    mpi_ctx_try_t t;
+    int rc;
+
+    t.waiting = 0;
+    t.nonblocking = 0;
+    do {
+        mpi_ctx_begin(&t, m->comm->ctx);
+        rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
+                                   mpi_ctx_combine);
+        if (rc != MPI_SUCCESS) {
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, ctx_p);
+            return rc;
+        }
+        rc = mpi_ctx_end(&t, &t.mask, take, ctx_p);
+    } while (rc == -1);
+    return rc;
+}
+
+int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p)
+{
+    mpi_ctx_try_t t;
+    int rc;
+
+    t.waiting = 0;
+    t.nonblocking = 0;
+    do {
+        mpi_ctx_begin(&t, inter->ctx);
+        rc = mpi_inter_allreduce(inter, &t.mask, sizeof(t.mask),
+                                 mpi_ctx_combine, MPI_COMM_TAG_INTER);
+        if (rc != MPI_SUCCESS) {
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, ctx_p);
+            return rc;
+        }
+        rc = mpi_ctx_end(&t, &t.mask, 1, ctx_p);
+    } while (rc == -1);
+    return rc;
+}
+
+int mpi_ctx_alloc(MPI_Comm parent, int nmembers, const int *members, int tag,
+                  uint32_t *ctx_p)
+{
+    mpi_members_t m;
+    int rc;
+
+    if (parent->is_inter)
+        return mpi_ctx_agree_inter(parent, ctx_p);
+    rc = mpi_members_init(&m, parent, members != NULL ? nmembers
+                                                      : parent->size,
+                          members, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return mpi_ctx_agree(&m, 1, ctx_p);
+}

@@ -1,0 +1,129 @@
+/*
+ * MPI_Comm_dup and its variants: same groups, a fresh context, copies of
+ * attributes (through their copy callbacks), topology and info hints.
+ * The nonblocking forms of intracommunicators run the agreement from the
+ * progress engine (comm_idup.c); those of intercommunicators build the
+ * duplicate at once and return a completed request.
+ */
+#include "mpi/comm/comm.h"
+
+static int dup_core(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                    const char *fn)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+    uint32_t ctx;
+    int rc;
+
+    rc = mpi_ctx_alloc(comm, comm->size, NULL, MPI_COMM_TAG_CTX, &ctx);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "agreeing on a context id failed");
+    rc = mpi_comm_make(comm, comm->group,
+                       comm->is_inter ? comm->remote_group : MPI_GROUP_NULL,
+                       ctx, &c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "building the duplicate failed");
+    if (info != MPI_INFO_NULL)
+        rc = PMPI_Info_dup(info, &c->info);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_comm_dup_hook(comm, c);
+    if (rc != MPI_SUCCESS) {
+        mpi_comm_release(c);
+        return mpi_error(comm, rc, fn,
+                         "copying attributes, topology or info failed");
+    }
+    *newcomm = c;
+    return MPI_SUCCESS;
+}
+
+static int dup_check(MPI_Comm comm, MPI_Info info, int with_info,
+                     MPI_Comm *newcomm, const char *fn)
+{
+    MPI_COMM_CHECK(comm, fn);
+    if (newcomm == NULL)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (with_info && (info == MPI_INFO_NULL || info->magic != MPI_MAGIC_INFO))
+        return mpi_error(comm, MPI_ERR_INFO, fn, "invalid info %p",
+                         (void *)info);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    int rc;
+
+    MPI_CHECK_INIT("MPI_Comm_dup");
+    rc = dup_check(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return dup_core(comm, MPI_INFO_NULL, newcomm, "MPI_Comm_dup");
+}
+SHOAL_MPI_WEAK(Comm_dup)
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc;
+
+    MPI_CHECK_INIT("MPI_Comm_dup_with_info");
+    rc = dup_check(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return dup_core(comm, info, newcomm, "MPI_Comm_dup_with_info");
+}
+SHOAL_MPI_WEAK(Comm_dup_with_info)
+
+/* A request that is already complete, for the nonblocking forms. */
+static int done_request(MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    MPI_Request req = mpi_req_alloc(MPI_REQ_COLL, comm);
+
+    if (req == NULL)
+        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    req->status.MPI_ERROR = MPI_SUCCESS;
+    mpi_req_complete(req);
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+static int idup(MPI_Comm comm, MPI_Info info, int with_info,
+                MPI_Comm *newcomm, MPI_Request *request, const char *fn)
+{
+    int rc = dup_check(comm, info, with_info, newcomm, fn);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (!comm->is_inter) {
+        rc = mpi_comm_idup_start(comm, info, newcomm, request);
+        return rc == MPI_SUCCESS ? rc
+                                 : mpi_error(comm, rc, fn,
+                                             "starting the duplicate failed");
+    }
+    rc = dup_core(comm, info, newcomm, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = done_request(comm, request, fn);
+    if (rc != MPI_SUCCESS) {
+        MPI_Comm c = *newcomm;
+        *newcomm = MPI_COMM_NULL;
+        mpi_comm_release(c);
+    }
+    return rc;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    MPI_CHECK_INIT("MPI_Comm_idup");
+    return idup(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
+}
+SHOAL_MPI_WEAK(Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request)
+{
+    MPI_CHECK_INIT("MPI_Comm_idup_with_info");
+    return idup(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
+}
+SHOAL_MPI_WEAK(Comm_idup_with_info)

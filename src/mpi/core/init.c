@@ -1,0 +1,293 @@
+/*
+ * The MPI environment: Init and Finalize, thread levels, clocks, names,
+ * versions, Abort.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi/p2p/p2p_engine.h"
+
+/* The engine lock is recursive: poll functions of requests run inside
+ * progress (lock held) and start sends and receives of their own. */
+mpi_state_t mpi = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
+
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int provided_level(int required)
+{
+    switch (base_cfg.MPI_THREAD) {
+    case 1: /* single */
+        return required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                                                : required;
+    case 2: /* multiple */
+        return MPI_THREAD_MULTIPLE;
+    default:
+        return required;
+    }
+}
+
+static int init_common(int required, int *provided, const char *fn)
+{
+    int status;
+
+    if (mpi.initialized || mpi.finalized) {
+        fprintf(stderr, "shoal: MPI error: %s: MPI is already %s\n", fn,
+                mpi.finalized ? "finalized (it cannot be initialized again)"
+                              : "initialized");
+        return MPI_ERR_OTHER;
+    }
+    status = shoal_init(NULL);
+    if (status != SHOAL_OK) {
+        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
+                shoal_error_detail());
+        return MPI_ERR_OTHER;
+    }
+    mpi.world_rank = shoal_rank();
+    mpi.world_size = shoal_size();
+    if (required < MPI_THREAD_SINGLE)
+        required = MPI_THREAD_SINGLE;
+    if (required > MPI_THREAD_MULTIPLE)
+        required = MPI_THREAD_MULTIPLE;
+    mpi.thread_level = provided_level(required);
+    mpi.mt = mpi.thread_level == MPI_THREAD_MULTIPLE;
+    mpi.main_thread = pthread_self();
+    mpi.wtime_base = now_s();
+    if (gethostname(mpi.processor_name, sizeof(mpi.processor_name)) != 0)
+        strcpy(mpi.processor_name, "localhost");
+    mpi.processor_name[sizeof(mpi.processor_name) - 1] = '\0';
+    status = mpi_p2p_init();
+    if (status != SHOAL_OK) {
+        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
+                shoal_error_detail());
+        return MPI_ERR_OTHER;
+    }
+    mpi.initialized = 1;
+    status = mpi_comm_init_predef();
+    if (status != MPI_SUCCESS) {
+        mpi.initialized = 0;
+        fprintf(stderr, "shoal: MPI error: %s: setting up MPI_COMM_WORLD "
+                        "failed\n", fn);
+        return status;
+    }
+    status = mpi_coll_world_init();
+    if (status != MPI_SUCCESS) {
+        fprintf(stderr, "shoal: MPI error: %s: learning which ranks share "
+                        "hosts failed\n", fn);
+        return status;
+    }
+    if (mpi_progress_thread_start() != SHOAL_OK) {
+        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
+                shoal_error_detail());
+        return MPI_ERR_OTHER;
+    }
+    if (provided != NULL)
+        *provided = mpi.thread_level;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return init_common(MPI_THREAD_SINGLE, NULL, "MPI_Init");
+}
+SHOAL_MPI_WEAK(Init)
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (provided == NULL) {
+        fprintf(stderr, "shoal: MPI error: MPI_Init_thread: provided is "
+                        "NULL\n");
+        return MPI_ERR_ARG;
+    }
+    return init_common(required, provided, "MPI_Init_thread");
+}
+SHOAL_MPI_WEAK(Init_thread)
+
+int PMPI_Finalize(void)
+{
+    int status;
+
+    MPI_CHECK_INIT("MPI_Finalize");
+    /* From here on this thread alone drives the engine. */
+    mpi_progress_thread_stop();
+    /* The standard runs COMM_SELF's delete callbacks first, while the
+     * library still works (tools hook Finalize this way). */
+    mpi_attr_delete_all(MPI_ATTR_COMM, MPI_COMM_SELF, &MPI_COMM_SELF->attrs);
+    /* Buffered messages must leave before the wires close. */
+    {
+        void *b;
+        MPI_Count n;
+        PMPI_Buffer_detach_c(&b, &n);
+    }
+    /* Tolerant barriers still running and the messages they hold back. */
+    mpi_tol_fini();
+    mpi_comm_fini_predef();
+    mpi_coll_world_fini();
+    mpi_p2p_fini();
+    mpi_handle_fini();
+    mpi_req_pool_fini();
+    status = shoal_finalize();
+    mpi.finalized = 1;
+    if (status != SHOAL_OK)
+        return mpi_error(NULL, mpi_class_of_status(status), "MPI_Finalize",
+                         "%s", shoal_error_detail());
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Finalize)
+
+int PMPI_Initialized(int *flag)
+{
+    if (flag == NULL)
+        return MPI_ERR_ARG;
+    *flag = mpi.initialized;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+    if (flag == NULL)
+        return MPI_ERR_ARG;
+    *flag = mpi.finalized;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Finalized)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[96];
+
+    (void)comm;
+    snprintf(msg, sizeof(msg), "MPI_Abort called with error code %d",
+             errorcode);
+    if (!mpi.initialized) {
+        fprintf(stderr, "shoal: %s before MPI_Init\n", msg);
+        _exit(errorcode & 0xff ? errorcode & 0xff : 1);
+    }
+    shoal_abort(errorcode, msg);
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Abort)
+
+int PMPI_Query_thread(int *provided)
+{
+    MPI_CHECK_INIT("MPI_Query_thread");
+    if (provided == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, "MPI_Query_thread",
+                         "provided is NULL");
+    *provided = mpi.thread_level;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+    MPI_CHECK_INIT("MPI_Is_thread_main");
+    if (flag == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, "MPI_Is_thread_main",
+                         "flag is NULL");
+    *flag = pthread_equal(pthread_self(), mpi.main_thread) != 0;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Is_thread_main)
+
+double PMPI_Wtime(void)
+{
+    return now_s() - mpi.wtime_base;
+}
+SHOAL_MPI_WEAK(Wtime)
+
+double PMPI_Wtick(void)
+{
+    struct timespec res;
+
+    if (clock_getres(CLOCK_MONOTONIC, &res) != 0)
+        return 1e-9;
+    return (double)res.tv_sec + (double)res.tv_nsec * 1e-9;
+}
+SHOAL_MPI_WEAK(Wtick)
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    MPI_CHECK_INIT("MPI_Get_processor_name");
+    if (name == NULL || resultlen == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_processor_name",
+                         "name or resultlen is NULL");
+    snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", mpi.processor_name);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Get_processor_name)
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (version == NULL || subversion == NULL)
+        return MPI_ERR_ARG;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Get_version)
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    int n;
+
+    if (version == NULL || resultlen == NULL)
+        return MPI_ERR_ARG;
+    n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                 "Shoal %s (MPI %d.%d)", SHOAL_VERSION_STRING, MPI_VERSION,
+                 MPI_SUBVERSION);
+    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING
+                     ? n
+                     : MPI_MAX_LIBRARY_VERSION_STRING - 1;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Get_library_version)
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    void *p;
+
+    (void)info;
+    MPI_CHECK_INIT("MPI_Alloc_mem");
+    if (size < 0 || baseptr == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, "MPI_Alloc_mem",
+                         "size %ld negative or baseptr NULL", (long)size);
+    p = malloc(size > 0 ? (size_t)size : 1);
+    if (p == NULL)
+        return mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem",
+                         "no memory for %ld bytes", (long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Alloc_mem)
+
+int PMPI_Free_mem(void *base)
+{
+    MPI_CHECK_INIT("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Free_mem)
+
+int PMPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(Pcontrol)

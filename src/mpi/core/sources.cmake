@@ -1,0 +1,11 @@
+# src/mpi/core: the environment, errors and error handlers, info, requests, status, Fortran handles, the progress thread.
+# Paths are relative to src/.
+list(APPEND SHOAL_SOURCES
+    mpi/core/errhandler.c
+    mpi/core/error.c
+    mpi/core/handle_f2c.c
+    mpi/core/info.c
+    mpi/core/init.c
+    mpi/core/progress_thread.c
+    mpi/core/request.c
+    mpi/core/status.c)

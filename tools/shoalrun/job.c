@@ -3,9 +3,15 @@
  * the user expects.  Policy, in one place:
  *   - every rank exits 0: status 0;
  *   - the first rank that fails (non-zero exit, killed by a signal, PMI
- *     abort, or leaving a barrier the others wait in) is reported in one
- *     line, the others get SIGTERM and, after SHOALRUN_GRACE_NS, SIGKILL;
- *     the job's status is that rank's (exit code, 128+signal, abort code);
+ *     abort, leaving a barrier the others wait in, or exiting without
+ *     finalizing after a PMI init) is reported in one line, the others get
+ *     SIGTERM and, after SHOALRUN_GRACE_NS, SIGKILL; the job's status is
+ *     that rank's (exit code, 128+signal, abort code; 1 for an exit 0
+ *     without finalize);
+ *   - but a rank that fails after it finalized needs nothing from the
+ *     others any more, and they are probably finishing too (printing the
+ *     result, flushing stdio): they get SHOAL_EXIT_GRACE to exit on their
+ *     own before that stop, as Hydra waits for them (without a bound);
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.
@@ -159,23 +165,71 @@ static void on_stuck(void *ctx, int rank, const char *why)
 
 /* ---- reaping ------------------------------------------------------------- */
 
-/* The launcher's policy for a rank that ended, here or on another host. */
-void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status)
+/* "; waiting up to G s for the other N ranks to exit" (or nothing). */
+static const char *job_waiting(int n, char *buf, size_t cap)
 {
-    char buf[64], host[160];
+    double g = (double)base_cfg.EXIT_GRACE / 1e9;
+
+    if (n == 0)
+        return "";
+    if (n == 1)
+        snprintf(buf, cap, "; waiting up to %g s for the other rank to exit",
+                 g);
+    else
+        snprintf(buf, cap, "; waiting up to %g s for the other %d ranks to "
+                 "exit", g, n);
+    return buf;
+}
+
+/* A rank failed after finalizing: the others get SHOAL_EXIT_GRACE to exit
+ * on their own before job_stop (check_timers). */
+static void job_linger(job_t *job, int rank)
+{
+    if (job->stopping || job->linger_deadline != 0)
+        return;
+    if (base_cfg.EXIT_GRACE <= 0 || job->nalive == 0) {
+        job_stop(job);
+        return;
+    }
+    job->linger_deadline = base_time_ns() + (uint64_t)base_cfg.EXIT_GRACE;
+    job->linger_rank = rank;
+}
+
+/* The launcher's policy for a rank that ended, here or on another host. */
+void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
+{
+    char buf[96], host[160];
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int finalized = (pmi & SHOALRUN_PMI_FINALIZED) != 0;
+    /* An MPI program that ended before MPI_Finalize, status 0 or not (Open
+     * MPI's mpirun reports it too); unless the job is being stopped. */
+    int early = !finalized && (pmi & SHOALRUN_PMI_INITIALIZED) &&
+                sig == 0 && code == 0 && !job->stopping;
+    const char *after = finalized ? " after finalizing" : "";
+    const char *others =
+        finalized && base_cfg.EXIT_GRACE > 0 && !job->stopping &&
+                job->linger_deadline == 0
+            ? job_waiting(job->nalive, buf, sizeof(buf))
+            : job_others(job->nalive, buf, sizeof(buf));
 
     job_on_host(job, r->rank, host, sizeof(host));
     if (sig != 0 && job_fail(job, 128 + sig))
-        shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s",
-                     r->rank, (long)pid, host, sig, strsignal(sig),
-                     job_others(job->nalive, buf, sizeof(buf)));
+        shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s%s",
+                     r->rank, (long)pid, host, sig, strsignal(sig), after,
+                     others);
     else if (code != 0 && job_fail(job, code))
-        shoalrun_say("rank %d (pid %ld)%s exited with code %d%s", r->rank,
-                     (long)pid, host, code,
-                     job_others(job->nalive, buf, sizeof(buf)));
-    if (sig != 0 || code != 0)
+        shoalrun_say("rank %d (pid %ld)%s exited with code %d%s%s", r->rank,
+                     (long)pid, host, code, after, others);
+    else if (early && job_fail(job, 1))
+        shoalrun_say("rank %d (pid %ld)%s exited with code 0 without calling "
+                     "MPI_Finalize (or shoal_finalize) after initializing%s",
+                     r->rank, (long)pid, host, others);
+    if (sig == 0 && code == 0 && !early)
+        return;
+    if (finalized)
+        job_linger(job, r->rank);
+    else
         job_stop(job);
 }
 
@@ -187,15 +241,17 @@ static void rank_exited(job_t *job, rank_t *r, int status)
     if (r->rank == 0)
         shoalrun_stdio_rank0_exited(&job->io);
     shoalrun_pmi_drain(&job->pmi, r->rank); /* an abort comes first */
+    int pmi = shoalrun_pmi_state(&job->pmi, r->rank);
     if (job->daemon) {
         shoalrun_msg_t m = {0};
         shoalrun_msg_u32(&m, (uint32_t)r->rank);
         shoalrun_msg_u32(&m, (uint32_t)r->pid);
         shoalrun_msg_u32(&m, (uint32_t)status);
+        shoalrun_msg_u32(&m, (uint32_t)pmi);
         shoalrun_tree_up(job->tree, SHOALRUN_F_EXITED, m.buf, m.len);
         shoalrun_msg_fini(&m);
     } else
-        job_report_exit(job, r, r->pid, status);
+        job_report_exit(job, r, r->pid, status, pmi);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
     if (job->nlocal_alive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
@@ -456,6 +512,16 @@ static void check_timers(job_t *job)
         job->quiet = 1;
         job_stop(job);
     }
+    if (job->linger_deadline && !job->stopping &&
+        now >= job->linger_deadline) {
+        if (job->nalive > 0 && !job->daemon)
+            shoalrun_say("%d rank%s still running %g s after rank %d failed; "
+                         "stopping %s",
+                         job->nalive, job->nalive == 1 ? " is" : "s are",
+                         (double)base_cfg.EXIT_GRACE / 1e9, job->linger_rank,
+                         job->nalive == 1 ? "it" : "them");
+        job_stop(job);
+    }
     if (job->stopping && job->nalive > 0 && now >= job->kill_deadline) {
         if (!job->killed && !job->daemon)
             shoalrun_say("%d rank%s still running %g s after SIGTERM; "
@@ -475,6 +541,8 @@ static int next_wait_ms(const job_t *job)
 
     if (job->deadline && !job->stopping)
         next = job->deadline;
+    if (job->linger_deadline && !job->stopping && job->linger_deadline < next)
+        next = job->linger_deadline;
     if (job->stopping && job->nalive > 0 && job->kill_deadline < next)
         next = job->kill_deadline;
     if (job->nlocal_alive == 0 && job->drain_deadline < next)
@@ -506,6 +574,8 @@ static void job_loop(job_t *job)
             shoalrun_noise_quiet(&job->noise);
             kill_all(job, SIGKILL, 1);
             reap(job);
+            /* What the ranks wrote before they died still goes out. */
+            shoalrun_stdio_drain(&job->io, SHOALRUN_DRAIN_NS);
             return;
         }
         if (job->tree != NULL)

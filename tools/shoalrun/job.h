@@ -45,6 +45,10 @@ typedef struct job {
     uint64_t deadline;       /* --timeout; 0: none */
     uint64_t kill_deadline;  /* when stopping: SIGKILL at this time */
     uint64_t drain_deadline; /* all ranks gone: stop reading output */
+    /* A rank failed after finalizing: the others may exit on their own
+     * until then (SHOAL_EXIT_GRACE); 0: not waiting. */
+    uint64_t linger_deadline;
+    int linger_rank;
     int stopping;
     int failed; /* exit_code is decided */
     int exit_code;
@@ -63,8 +67,9 @@ int job_fail(job_t *job, int code);
 const char *job_on_host(const job_t *job, int rank, char *buf, size_t cap);
 /* "; stopping the other N ranks" (or nothing). */
 const char *job_others(int n, char *buf, size_t cap);
-/* The policy for a rank that ended or aborted, here or elsewhere. */
-void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status);
+/* The policy for a rank that ended or aborted, here or elsewhere; pmi is
+ * its shoalrun_pmi_state (SHOALRUN_PMI_*). */
+void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi);
 void job_report_abort(job_t *job, int rank, pid_t pid, long code,
                       const char *msg);
 

@@ -171,6 +171,7 @@ static void remote_exited(job_t *job, shoalrun_rd_t *r)
     uint32_t rank = shoalrun_rd_u32(r);
     pid_t pid = (pid_t)shoalrun_rd_u32(r);
     int status = (int)shoalrun_rd_u32(r);
+    int pmi = (int)shoalrun_rd_u32(r);
 
     if (r->bad || rank >= (uint32_t)job->nranks || !job->ranks[rank].alive)
         return;
@@ -179,7 +180,7 @@ static void remote_exited(job_t *job, shoalrun_rd_t *r)
     job->nalive--;
     if (rank == 0)
         job_stdin_stop_forwarding(job);
-    job_report_exit(job, &job->ranks[rank], pid, status);
+    job_report_exit(job, &job->ranks[rank], pid, status, pmi);
 }
 
 /* Launcher: what the daemons report. */

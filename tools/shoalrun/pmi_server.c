@@ -37,7 +37,7 @@ struct shoalrun_pmi_conn {
     pmi_linebuf_t in;
     char *out;
     size_t out_len;
-    int finalized, entered, aborted, gone, left;
+    int initialized, finalized, entered, aborted, gone, left;
     int complaints;
     base_vec_t pending; /* kv_t: puts since the last barrier */
 };
@@ -236,6 +236,7 @@ static void h_init(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
     pmi_fmt_add(&f, "pmi_version", "1");
     pmi_fmt_add(&f, "pmi_subversion", "1");
     pmi_fmt_add_long(&f, "rc", ok ? 0 : -1);
+    c->initialized |= ok;
     if (!ok) {
         pmi_fmt_add(&f, "msg", "shoalrun_speaks_PMI-1_only");
         shoalrun_say("rank %d asked for PMI version %s; shoalrun speaks "
@@ -583,6 +584,14 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank)
 
     if (c->fd >= 0)
         conn_read(c);
+}
+
+int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank)
+{
+    const shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
+
+    return (c->initialized ? SHOALRUN_PMI_INITIALIZED : 0) |
+           (c->finalized ? SHOALRUN_PMI_FINALIZED : 0);
 }
 
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank)

@@ -51,7 +51,9 @@
 #define SHOALRUN_MAX_RANKS 4096
 /* How long ranks get to exit after SIGTERM before SIGKILL. */
 #define SHOALRUN_GRACE_NS 1000000000ull
-/* After the last rank is reaped, how long we still read its output. */
+/* After the last rank is reaped, how long we still wait for the end of its
+ * output (EOF on its pipes: only a process that left the rank's process
+ * group can hold them open that long). */
 #define SHOALRUN_DRAIN_NS 500000000ull
 
 /* Choices of --bind-to, in the order of SHOAL_BIND_TO's "auto|core|none". */
@@ -272,6 +274,11 @@ int shoalrun_pmi_fence_release(shoalrun_pmi_t *s, const char *kv, size_t len);
 int shoalrun_pmi_attach(shoalrun_pmi_t *s, int rank, int fd);
 /* The rank's process ended: handle what it sent last (an abort, often). */
 void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
+/* What the rank did with PMI (call after shoalrun_pmi_drain): a rank that
+ * initialized and exits without finalizing ended its MPI program early. */
+#define SHOALRUN_PMI_INITIALIZED 1 /* sent a PMI-1 init that was accepted */
+#define SHOALRUN_PMI_FINALIZED 2   /* sent finalize */
+int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank);
 /* Then forget it: close, and fail a barrier it can no longer enter. */
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank);
 void shoalrun_pmi_fini(shoalrun_pmi_t *s);
@@ -323,7 +330,10 @@ void shoalrun_stdio_stdin_feed(shoalrun_stdio_t *io, const char *data,
 size_t shoalrun_stdio_stdin_window(void);
 /* Rank 0 is gone: stop feeding it. */
 void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io);
-/* Write out partial lines and close everything. */
+/* Read the ranks' pipes until EOF on all of them, or for at most wait_ns
+ * (0: only what they hold now), passing the output on. */
+void shoalrun_stdio_drain(shoalrun_stdio_t *io, uint64_t wait_ns);
+/* Drain what the pipes hold, write out partial lines, close everything. */
 void shoalrun_stdio_fini(shoalrun_stdio_t *io);
 
 /* ---- cleanup.c ----------------------------------------------------------- */
@@ -420,7 +430,7 @@ enum {
     SHOALRUN_F_FENCE_UP,      /* C→P: the subtree's new puts */
     SHOALRUN_F_FENCE_DOWN,    /* P→C: every new put of the job */
     SHOALRUN_F_OUTPUT,        /* C→P: rank, 1|2, bytes */
-    SHOALRUN_F_EXITED,        /* C→P: rank, pid, wait status */
+    SHOALRUN_F_EXITED,        /* C→P: rank, pid, wait status, PMI state */
     SHOALRUN_F_ABORT,         /* C→P: rank, pid, code, message */
     SHOALRUN_F_FAILED,        /* C→P: exit code, message */
     SHOALRUN_F_SAY,           /* C→P: a line for the launcher's stderr */

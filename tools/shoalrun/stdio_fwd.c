@@ -142,22 +142,20 @@ static int stream_reserve(shoalrun_stream_t *s, size_t more)
     return 0;
 }
 
-static void stream_on_io(void *ctx, int fd, short revents)
+/* Read at most rounds chunks of what the pipe holds; returns 1 when it
+ * may hold more (EAGAIN or rounds used up), 0 once the stream is closed. */
+static int stream_read(shoalrun_stream_t *s, int rounds)
 {
-    shoalrun_stream_t *s = ctx;
-
     /* Our reader is gone (`shoalrun ... | head`): let the rank see EPIPE
      * too, as it would writing to the pipe itself. */
     if (dest_broken[s->dest]) {
         stream_close(s);
-        return;
+        return 0;
     }
-
-    /* A bounded number of reads, so one chatty rank cannot starve PMI. */
-    for (int rounds = 0; rounds < 16; rounds++) {
+    while (rounds-- > 0) {
         if (stream_reserve(s, CHUNK) != 0) {
             stream_emit(s, 1);
-            return;
+            return 1;
         }
         ssize_t n = read(s->fd, s->buf + s->len, CHUNK);
         if (n > 0) {
@@ -165,13 +163,22 @@ static void stream_on_io(void *ctx, int fd, short revents)
             stream_emit(s, 0);
             continue;
         }
-        if (n < 0 && errno == EINTR)
+        if (n < 0 && errno == EINTR) {
+            rounds++;
             continue;
+        }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            return 1;
         stream_close(s); /* EOF, or an error that ends the stream */
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void stream_on_io(void *ctx, int fd, short revents)
+{
+    /* A bounded number of reads, so one chatty rank cannot starve PMI. */
+    stream_read(ctx, 16);
 }
 
 int shoalrun_stdio_init(shoalrun_stdio_t *io, shoalrun_loop_t *loop,
@@ -376,8 +383,39 @@ void shoalrun_stdio_rank0_exited(shoalrun_stdio_t *io)
     stdin_stop(io);
 }
 
+void shoalrun_stdio_drain(shoalrun_stdio_t *io, uint64_t wait_ns)
+{
+    uint64_t until = base_time_ns() + wait_ns;
+
+    for (;;) {
+        struct pollfd pfds[64];
+        int n = 0;
+
+        /* Read each open stream until it would block; a writer that never
+         * stops cannot keep us here (at most 4 MiB a stream a round). */
+        for (int i = 0; io->streams != NULL && i < 2 * io->nranks; i++) {
+            shoalrun_stream_t *s = &io->streams[i];
+            if (s->fd >= 0 && stream_read(s, 64) && n < 64) {
+                pfds[n].fd = s->fd;
+                pfds[n++].events = POLLIN;
+            }
+        }
+        uint64_t now = base_time_ns();
+        if (io->open == 0 || now >= until)
+            return;
+        uint64_t ms = (until - now + 999999) / 1000000;
+        if (n == 0) /* none could be polled: look again in a moment */
+            ms = 1;
+        if (poll(pfds, (nfds_t)n, ms > 100 ? 100 : (int)ms) < 0 &&
+            errno != EINTR)
+            return;
+    }
+}
+
 void shoalrun_stdio_fini(shoalrun_stdio_t *io)
 {
+    /* Whatever the pipes hold still goes out, however the job ended. */
+    shoalrun_stdio_drain(io, 0);
     for (int i = 0; io->streams != NULL && i < 2 * io->nranks; i++) {
         stream_close(&io->streams[i]);
         if (io->streams[i].len > 0 || io->streams[i].mid_line)

@@ -15,6 +15,18 @@
  *   gen-output RANK BYTES what rank RANK of "output" writes on stdout
  *   partial               output without newlines, for --tag-output
  *   abort CODE            rank 1 calls boot_abort(CODE); others sleep
+ *   finalize-exit R CODE API
+ *                         every rank initializes and finalizes with API
+ *                         (mpi: MPI_Init/MPI_Finalize, am: shoal_init/
+ *                         shoal_finalize); then rank R exits with CODE at
+ *                         once, the others sleep 0.3 s, print "rank N
+ *                         result 42" and exit 0
+ *   finalize-linger R CODE [ignore-term]
+ *                         MPI_Init and MPI_Finalize everywhere; then rank
+ *                         R exits with CODE, the others print "rank N
+ *                         computing" and sleep for ever (ignoring SIGTERM)
+ *   no-finalize R API     every rank initializes with API; rank R exits 0
+ *                         without finalizing, the others sleep
  *   garbage               rank 1 writes garbage on its PMI fd; then every
  *                         rank runs a normal put/fence/get
  *   finalize-early        rank 1 finalizes; the others enter a barrier
@@ -49,6 +61,8 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "mpi.h"
+#include "shoal.h"
 
 static int rank;
 
@@ -213,6 +227,64 @@ static void finalize_early(void)
     }
     boot_barrier(); /* never completes: shoalrun must notice */
     exit(0);
+}
+
+/* Initialize with the API named (mpi or am); exits 92 when it fails. */
+static void api_init(const char *api)
+{
+    if (strcmp(api, "mpi") == 0) {
+        if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+            exit(92);
+    } else if (shoal_init(NULL) != SHOAL_OK) {
+        exit(92);
+    }
+}
+
+static void api_finalize(const char *api)
+{
+    if (strcmp(api, "mpi") == 0) {
+        if (MPI_Finalize() != MPI_SUCCESS)
+            exit(93);
+    } else if (shoal_finalize() != SHOAL_OK) {
+        exit(93);
+    }
+}
+
+/* After finalizing, rank r exits with code at once while the others still
+ * have a result to print: shoalrun must let them. */
+static int finalize_exit(int r, int code, const char *api)
+{
+    api_init(api);
+    api_finalize(api);
+    if (rank == r)
+        return code;
+    sleep_s(0.3);
+    printf("rank %d result 42\n", rank); /* flushed by exit, as usual */
+    return 0;
+}
+
+/* After finalizing, rank r fails; the others never end on their own. */
+static int finalize_linger(int r, int code, int ignore_term)
+{
+    api_init("mpi");
+    api_finalize("mpi");
+    if (rank == r)
+        return code;
+    if (ignore_term)
+        signal(SIGTERM, SIG_IGN);
+    say("rank %d computing\n", rank);
+    forever();
+    return 0;
+}
+
+static int no_finalize(int r, const char *api)
+{
+    api_init(api);
+    say("rank %d initialized\n", rank);
+    if (rank == r)
+        return 0;
+    forever();
+    return 0;
 }
 
 static uint64_t now_ns(void)
@@ -423,6 +495,13 @@ static int run(const char *what, char **arg, int nargs)
             boot_abort(atoi(arg[0]), "helper abort test");
         forever();
     }
+    if (strcmp(what, "finalize-exit") == 0 && nargs >= 3)
+        return finalize_exit(atoi(arg[0]), atoi(arg[1]), arg[2]);
+    if (strcmp(what, "finalize-linger") == 0 && nargs >= 2)
+        return finalize_linger(atoi(arg[0]), atoi(arg[1]),
+                               nargs >= 3 && strcmp(arg[2], "ignore-term") == 0);
+    if (strcmp(what, "no-finalize") == 0 && nargs >= 2)
+        return no_finalize(atoi(arg[0]), arg[1]);
     if (strcmp(what, "garbage") == 0) {
         if (rank == 1)
             garbage();

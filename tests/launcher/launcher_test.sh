@@ -241,6 +241,107 @@ case_stuck() {
     nothing_left
 }
 
+# ---- finalize, exits after it, exits without it ---------------------------
+
+# A rank that fails after MPI_Finalize (or shoal_finalize) does not cost
+# the others their last output: they get SHOAL_EXIT_GRACE (5 s) to exit.
+case_finalize_exit() {
+    local t0 ms api
+    for api in mpi mpi mpi am; do
+        t0=$(now_ns)
+        run -n 3 --timeout 20 "$HELPER" "$M" finalize-exit 1 3 $api
+        ms=$(ms_since "$t0")
+        expect_rc 3
+        expect_out "^rank 0 result 42$"
+        expect_out "^rank 2 result 42$"
+        expect_err "^shoalrun: rank 1 \(pid [0-9]+\) exited with code 3 after finalizing; waiting up to 5 s for the other 2 ranks to exit$"
+        [ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "more than one message"
+        echo "$api: over after $ms ms"
+        # The others exit 0.3 s after finalizing: no need to wait 5 s.
+        [ "$ms" -lt 3000 ] || fail "took $ms ms"
+        nothing_left
+    done
+    # Every rank finalizes and exits 0: nothing to say.
+    run -n 3 --timeout 20 "$HELPER" "$M" finalize-exit 1 0 mpi
+    expect_rc 0
+    [ -s "$tmp/err" ] && fail "unexpected messages"
+    [ "$(grep -c "result 42" "$tmp/out")" -eq 2 ] || fail "result lines missing"
+    nothing_left
+}
+
+# A rank that initialized and exits, even with 0, without finalizing is a
+# failure: reported, status 1, the others stopped at once.
+case_no_finalize() {
+    local api t0 ms
+    for api in mpi am; do
+        t0=$(now_ns)
+        run -n 3 --timeout 20 "$HELPER" "$M" no-finalize 2 $api
+        ms=$(ms_since "$t0")
+        expect_rc 1
+        expect_err "^shoalrun: rank 2 \(pid [0-9]+\) exited with code 0 without calling MPI_Finalize \(or shoal_finalize\) after initializing; stopping the other 2 ranks$"
+        [ "$(grep -c . "$tmp/err")" -eq 1 ] || fail "more than one message"
+        [ "$ms" -lt 2500 ] || fail "took $ms ms"
+        nothing_left
+    done
+}
+
+# Programs that never initialize are not MPI programs: exit 0, no report.
+case_no_init() {
+    local prog
+    for prog in /bin/true hostname "$HELPER $M exit 0"; do
+        # shellcheck disable=SC2086
+        run -n 2 $prog
+        expect_rc 0
+        [ -s "$tmp/err" ] && fail "$prog: unexpected messages"
+    done
+    # Nor is a rank that exits 0 while another goes on.
+    run -n 2 sh -c '[ "$PMI_RANK" = 0 ] || sleep 0.3; echo done $PMI_RANK'
+    expect_rc 0
+    [ -s "$tmp/err" ] && fail "unexpected messages"
+    [ "$(grep -c '^done' "$tmp/out")" -eq 2 ] || fail "output missing"
+    nothing_left
+}
+
+# The grace is a bound: a rank that goes on computing after another failed
+# is stopped when it ends (SIGTERM, then SIGKILL a second later).
+case_exit_grace() {
+    local t0 ms
+    t0=$(now_ns)
+    SHOAL_EXIT_GRACE=0.5s run -n 2 --timeout 20 "$HELPER" "$M" finalize-linger 1 3
+    ms=$(ms_since "$t0")
+    echo "grace 0.5 s: over after $ms ms"
+    expect_rc 3
+    expect_out "^rank 0 computing$"
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) exited with code 3 after finalizing; waiting up to 0.5 s for the other rank to exit$"
+    expect_err "^shoalrun: 1 rank is still running 0.5 s after rank 1 failed; stopping it$"
+    [ "$(grep -c . "$tmp/err")" -eq 2 ] || fail "more than two messages"
+    [ "$ms" -ge 450 ] && [ "$ms" -lt 2000 ] || fail "stopped after $ms ms, expected about 500"
+    nothing_left
+    t0=$(now_ns)
+    SHOAL_EXIT_GRACE=0.5s run -n 3 --timeout 20 "$HELPER" "$M" finalize-linger 1 3 ignore-term
+    ms=$(ms_since "$t0")
+    echo "grace 0.5 s, SIGTERM ignored: over after $ms ms"
+    expect_rc 3
+    expect_err "^shoalrun: 2 ranks are still running 0.5 s after rank 1 failed; stopping them$"
+    expect_err "^shoalrun: 2 ranks are still running 1 s after SIGTERM; killing them$"
+    [ "$ms" -ge 1400 ] && [ "$ms" -lt 3000 ] || fail "killed after $ms ms, expected about 1500"
+    nothing_left
+    # The default: 5 s.
+    t0=$(now_ns)
+    run -n 2 --timeout 20 "$HELPER" "$M" finalize-linger 1 3
+    ms=$(ms_since "$t0")
+    echo "default grace: over after $ms ms"
+    expect_rc 3
+    expect_err "still running 5 s after rank 1 failed; stopping it$"
+    [ "$ms" -ge 4900 ] && [ "$ms" -lt 7000 ] || fail "stopped after $ms ms, expected about 5000"
+    # 0: stopped at once, as a failure before finalizing is.
+    SHOAL_EXIT_GRACE=0 run -n 2 --timeout 20 "$HELPER" "$M" finalize-linger 1 3
+    expect_rc 3
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) exited with code 3 after finalizing; stopping the other rank$"
+    SHOAL_EXIT_GRACE=soon bad_args 2 "SHOAL_EXIT_GRACE=soon is not valid" -n 1 true
+    nothing_left
+}
+
 case_bind() {
     local ncpu
     ncpu=$(nproc)

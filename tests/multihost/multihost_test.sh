@@ -466,6 +466,23 @@ exit_status)
     expect_err "rank 3 \(pid [0-9]+\) on host $P-h1 exited with code 7; stopping the other 3 ranks"
     nothing_left
     ;;
+finalize)
+    # The launcher learns from the daemons whether a rank finalized: rank 1
+    # fails after MPI_Finalize, and rank 0, on another host, still prints
+    # its result; then a rank that exits 0 without MPI_Finalize is named.
+    need_tcp
+    make_hosts 2
+    run_within 4000 "$P-l" --timeout 30 --host "$(host 0 1)","$(host 1 1)" \
+        "$HELPER" "$M" finalize-exit 1 3 mpi
+    expect_rc 3
+    expect_out "^rank 0 result 42$"
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) on host $P-h1 exited with code 3 after finalizing; waiting up to 5 s for the other rank to exit$"
+    run_within 4000 "$P-l" --timeout 30 --host "$(host 0 1)","$(host 1 1)" \
+        "$HELPER" "$M" no-finalize 1 mpi
+    expect_rc 1
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) on host $P-h1 exited with code 0 without calling MPI_Finalize \(or shoal_finalize\) after initializing; stopping the other rank$"
+    nothing_left
+    ;;
 kill_rank)
     make_hosts 2
     run "$P-h0" --timeout 30 --host localhost:2,"$(host 1)" \

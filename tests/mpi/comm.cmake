@@ -11,3 +11,6 @@ shoal_mpi_test(topo_graph SOURCES topo_graph.c NP 1 2 3 4 8)
 
 # MPI_Comm_idup runs its agreement from the progress engine.
 shoal_mpi_test(comm_idup SOURCES comm_idup.c NP 1 2 3 4 8)
+# ...also of intercommunicators (one over a create_group communicator),
+# several outstanding on several parents, started in different orders.
+shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)

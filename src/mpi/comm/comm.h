@@ -47,7 +47,7 @@ static inline int mpi_comm_tag_inter(int tag)
     return -0x40000000 + 4 * (tag & 0x07ffffff) + 3;
 }
 
-/* MPI_Comm_idup of an intracommunicator: a request whose poll function
+/* MPI_Comm_idup: a request whose poll function
  * runs the agreement; *newcomm is set when it completes (comm_idup.c). */
 int mpi_comm_idup_start(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                         MPI_Request *request);
@@ -111,13 +111,24 @@ typedef struct mpi_ctx_mask {
 
 typedef struct mpi_ctx_try {
     mpi_ctx_mask_t mask;
-    uint32_t key;
+    uint64_t key;
     int owner, waiting;
     int nonblocking; /* a retry must not progress or yield (idup) */
 } mpi_ctx_try_t;
 
-/* key orders concurrent agreements (lower goes first): the parent's ctx. */
-void mpi_ctx_begin(mpi_ctx_try_t *t, uint32_t key);
+/*
+ * key orders concurrent agreements (lower goes first) the same way in
+ * every process, so it must differ between any two that may be in flight
+ * at once: the parent's ctx, then the idup's number on that parent; a
+ * blocking agreement (MPI_CTX_NTH_BLOCKING) after the idups of its parent
+ * that this process started before it.
+ */
+#define MPI_CTX_NTH_BLOCKING UINT32_MAX
+static inline uint64_t mpi_ctx_key(uint32_t ctx, uint32_t nth)
+{
+    return (uint64_t)ctx << 32 | nth;
+}
+void mpi_ctx_begin(mpi_ctx_try_t *t, uint64_t key);
 void mpi_ctx_combine(void *acc, const void *in, size_t len);
 /*
  * After the masks were combined into agreed: MPI_SUCCESS with *ctx_p

@@ -9,8 +9,12 @@
  * parents; their picks could collide.  One agreement per process owns the
  * bitmap at a time; any other contributes nothing and marks the result
  * busy, so all its members retry.  Ownership goes to the waiting agreement
- * with the lowest key (the parent's ctx), the same order in every process,
- * so some agreement always completes.
+ * with the lowest key (the parent's ctx, then the idup's number on it: see
+ * mpi_ctx_key), the same order in every process, so some agreement always
+ * completes.  Keys must be unique among agreements in flight: with two
+ * idups of one parent under one key, each process could hand the bitmap
+ * back to whichever of the two finished its round first, and the two
+ * would keep making each other busy forever.
  */
 #include <sched.h>
 #include <string.h>
@@ -22,7 +26,7 @@ static uint64_t free_slots[MPI_CTX_WORDS];
 static int slots_ready, in_flight;
 
 #define MAX_WAITERS 64
-static uint32_t waiters[MAX_WAITERS];
+static uint64_t waiters[MAX_WAITERS];
 static int nwaiters;
 
 /* Called with mpi_obj_lock held. */
@@ -36,7 +40,7 @@ static void slots_init(void)
     slots_ready = 1;
 }
 
-static int lowest_waiter(uint32_t key)
+static int lowest_waiter(uint64_t key)
 {
     for (int i = 0; i < nwaiters; i++)
         if (waiters[i] < key)
@@ -64,7 +68,7 @@ static void waiter_remove(mpi_ctx_try_t *t)
     t->waiting = 0;
 }
 
-void mpi_ctx_begin(mpi_ctx_try_t *t, uint32_t key)
+void mpi_ctx_begin(mpi_ctx_try_t *t, uint64_t key)
 {
     int waiting = t->waiting, nonblocking = t->nonblocking;
 
@@ -145,7 +149,7 @@ int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
     t.waiting = 0;
     t.nonblocking = 0;
     do {
-        mpi_ctx_begin(&t, m->comm->ctx);
+        mpi_ctx_begin(&t, mpi_ctx_key(m->comm->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
                                    mpi_ctx_combine);
         if (rc != MPI_SUCCESS) {
@@ -165,7 +169,7 @@ int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p)
     t.waiting = 0;
     t.nonblocking = 0;
     do {
-        mpi_ctx_begin(&t, inter->ctx);
+        mpi_ctx_begin(&t, mpi_ctx_key(inter->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_inter_allreduce(inter, &t.mask, sizeof(t.mask),
                                  mpi_ctx_combine, MPI_COMM_TAG_INTER);
         if (rc != MPI_SUCCESS) {

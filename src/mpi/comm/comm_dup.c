@@ -1,9 +1,8 @@
 /*
  * MPI_Comm_dup and its variants: same groups, a fresh context, copies of
  * attributes (through their copy callbacks), topology and info hints.
- * The nonblocking forms of intracommunicators run the agreement from the
- * progress engine (comm_idup.c); those of intercommunicators build the
- * duplicate at once and return a completed request.
+ * The nonblocking forms run the agreement from the progress engine
+ * (comm_idup.c), for intra- and intercommunicators alike.
  */
 #include "mpi/comm/comm.h"
 
@@ -71,21 +70,6 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 SHOAL_MPI_WEAK(Comm_dup_with_info)
 
-/* A request that is already complete, for the nonblocking forms. */
-static int done_request(MPI_Comm comm, MPI_Request *request, const char *fn)
-{
-    MPI_Request req = mpi_req_alloc(MPI_REQ_COLL, comm);
-
-    if (req == NULL)
-        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory for a request");
-    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    req->status.MPI_TAG = MPI_ANY_TAG;
-    req->status.MPI_ERROR = MPI_SUCCESS;
-    mpi_req_complete(req);
-    *request = req;
-    return MPI_SUCCESS;
-}
-
 static int idup(MPI_Comm comm, MPI_Info info, int with_info,
                 MPI_Comm *newcomm, MPI_Request *request, const char *fn)
 {
@@ -95,22 +79,10 @@ static int idup(MPI_Comm comm, MPI_Info info, int with_info,
         return rc;
     if (request == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (!comm->is_inter) {
-        rc = mpi_comm_idup_start(comm, info, newcomm, request);
-        return rc == MPI_SUCCESS ? rc
-                                 : mpi_error(comm, rc, fn,
-                                             "starting the duplicate failed");
-    }
-    rc = dup_core(comm, info, newcomm, fn);
+    rc = mpi_comm_idup_start(comm, info, newcomm, request);
     if (rc != MPI_SUCCESS)
-        return rc;
-    rc = done_request(comm, request, fn);
-    if (rc != MPI_SUCCESS) {
-        MPI_Comm c = *newcomm;
-        *newcomm = MPI_COMM_NULL;
-        mpi_comm_release(c);
-    }
-    return rc;
+        return mpi_error(comm, rc, fn, "starting the duplicate failed");
+    return MPI_SUCCESS;
 }
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)

@@ -77,7 +77,7 @@ static int inter_ctx(const mpi_members_t *m, int leader, MPI_Comm peer,
     t.waiting = 0;
     t.nonblocking = 0;
     do {
-        mpi_ctx_begin(&t, m->comm->ctx);
+        mpi_ctx_begin(&t, mpi_ctx_key(m->comm->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
                                    mpi_ctx_combine);
         if (rc == MPI_SUCCESS && m->me == leader) {

@@ -14,3 +14,5 @@ shoal_mpi_test(comm_idup SOURCES comm_idup.c NP 1 2 3 4 8)
 # ...also of intercommunicators (one over a create_group communicator),
 # several outstanding on several parents, started in different orders.
 shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)
+# Attributes whose keyval was freed while attached: delete, copy, free.
+shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)

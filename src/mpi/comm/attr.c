@@ -289,7 +289,7 @@ typedef struct attr_obj {
 static int bad_keyval(const attr_obj_t *o, int k)
 {
     return mpi_error(o->err_comm, MPI_ERR_KEYVAL, o->fn,
-                     "keyval %d is not a live %s keyval", k,
+                     "keyval %d is not a %s keyval (or was freed)", k,
                      o->kind == MPI_ATTR_COMM ? "communicator" : "datatype");
 }
 
@@ -341,7 +341,9 @@ static int attr_get(const attr_obj_t *o, int k, void *val, int *flag)
         *flag = 1;
         return MPI_SUCCESS;
     }
-    if (!keyval_snapshot(k, o->kind, 1, &kv))
+    /* A freed keyval lives on while attached (MPI 4.0 7.7.2): its
+     * attributes can still be read and deleted, only not set anew. */
+    if (!keyval_snapshot(k, o->kind, 0, &kv))
         return bad_keyval(o, k);
     pthread_mutex_lock(&mpi_obj_lock);
     a = *find(o->list, k);
@@ -358,7 +360,7 @@ static int attr_delete(const attr_obj_t *o, int k)
     keyval_t kv;
     int rc;
 
-    if (!keyval_snapshot(k, o->kind, 1, &kv))
+    if (!keyval_snapshot(k, o->kind, 0, &kv)) /* freed: see attr_get */
         return bad_keyval(o, k);
     pthread_mutex_lock(&mpi_obj_lock);
     link = find(o->list, k);

@@ -16,3 +16,5 @@ shoal_mpi_test(comm_idup SOURCES comm_idup.c NP 1 2 3 4 8)
 shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)
 # Attributes whose keyval was freed while attached: delete, copy, free.
 shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)
+# MPI_INFO_NULL given to Comm_dup_with_info and Comm_idup_with_info.
+shoal_mpi_test(comm_info_null SOURCES comm_info_null.c NP 1 2 4)

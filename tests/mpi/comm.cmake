@@ -18,3 +18,5 @@ shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)
 shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)
 # MPI_INFO_NULL given to Comm_dup_with_info and Comm_idup_with_info.
 shoal_mpi_test(comm_info_null SOURCES comm_info_null.c NP 1 2 4)
+# MPI_LASTUSEDCODE against MPI_ERR_LASTCODE and user-added codes.
+shoal_mpi_test(errh_lastused SOURCES errh_lastused.c NP 1)

@@ -2,18 +2,20 @@
  * The error-handler API (create, set, get, call, free) and user-added
  * error classes, codes and strings.
  *
- * User classes and codes share one number space above the predefined
- * classes (from MPI_T_ERR_INVALID + 1); each entry records its class (a
- * class is its own) and an optional string.  Removed numbers are not
+ * User classes and codes share one number space above MPI_ERR_LASTCODE
+ * (the standard wants MPI_LASTUSEDCODE >= MPI_ERR_LASTCODE, and the value
+ * of MPI_ERR_LASTCODE is fixed in mpi.h, as MPICH's); each entry records
+ * its class (a class is its own) and an optional string.  Removed numbers are not
  * reused, so a stale code never names a different error.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi/core/errhandler.h"
 
-#define FIRST_USER (MPI_T_ERR_INVALID + 1)
+#define FIRST_USER (MPI_ERR_LASTCODE + 1)
 
 typedef struct user_code {
     int used;
@@ -24,7 +26,7 @@ typedef struct user_code {
 
 static user_code_t *codes; /* codes[c - FIRST_USER] */
 static int ncodes_used;    /* entries handed out */
-static int lastused = MPI_T_ERR_INVALID;
+static int lastused = MPI_ERR_LASTCODE; /* MPI_LASTUSEDCODE */
 
 static int is_predef_errh(MPI_Errhandler eh)
 {
@@ -75,7 +77,7 @@ static int new_code(int cls, int *code_p)
     static int cap;
     int code;
 
-    if (FIRST_USER + ncodes_used > MPI_ERR_LASTCODE)
+    if (ncodes_used >= INT_MAX - FIRST_USER)
         return MPI_ERR_OTHER;
     if (ncodes_used == cap) {
         int n = cap ? 2 * cap : 64;

@@ -9,3 +9,6 @@ shoal_mpi_test(nbc_many SOURCES nbc_many.c NP 1 2 3 5 8 9)
 shoal_mpi_test(nbc_neighbor SOURCES nbc_neighbor.c NP 1 2 3 4 6 9)
 shoal_mpi_test(nbc_inter SOURCES nbc_inter.c NP 2 3 5)
 shoal_mpi_test(nbc_errors SOURCES nbc_errors.c NP 1 2 3)
+# Persistent collectives on several communicators, initialized and
+# started in a different order on every rank.
+shoal_mpi_test(nbc_persist_order SOURCES nbc_persist_order.c NP 2 3 4 9)

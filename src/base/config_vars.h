@@ -114,4 +114,4 @@ BASE_CONFIG_VAR(FANOUT, INT, "32", "1:4096", "shoalrun",
 BASE_CONFIG_VAR(HOST_TIMEOUT, DURATION, "10s", "100ms:1000000s", "shoalrun",
                 "How long shoalrun waits for a daemon to connect back, and how long a daemon or its parent may stay silent before the host counts as lost")
 BASE_CONFIG_VAR(EXIT_GRACE, DURATION, "5s", "0:1000000s", "shoalrun",
-                "When a rank fails after it finalized, how long shoalrun lets the other ranks run on to exit and flush their output before it stops them (SIGTERM, then SIGKILL 1 s later); 0 stops them at once")
+                "When a rank fails after it finalized, or exits 0 without finalizing, how long shoalrun lets the other ranks run on to exit and flush their output before it stops them (SIGTERM, then SIGKILL 1 s later); 0 stops them at once")

@@ -84,8 +84,9 @@ static const char usage_text[] =
     "  126   the program is not executable\n"
     "  127   the program was not found\n"
     "\n"
-    "When a rank fails after finalizing, the others get SHOAL_EXIT_GRACE (default\n"
-    "5s) to exit on their own before they are stopped.\n"
+    "When a rank fails after finalizing, or exits 0 without finalizing, the\n"
+    "others get SHOAL_EXIT_GRACE (default 5s) to exit on their own before\n"
+    "they are stopped.\n"
     "\n"
     "See docs/LAUNCHING.md for signals, cleanup and running under other "
     "launchers.\n";

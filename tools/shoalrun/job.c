@@ -11,7 +11,10 @@
  *   - but a rank that fails after it finalized needs nothing from the
  *     others any more, and they are probably finishing too (printing the
  *     result, flushing stdio): they get SHOAL_EXIT_GRACE to exit on their
- *     own before that stop, as Hydra waits for them (without a bound);
+ *     own before that stop, as Hydra waits for them (without a bound); so
+ *     do they after a rank exited 0 without finalizing: it did not crash,
+ *     and whoever waits for it is told by the library (a dead peer), so
+ *     they can say so themselves;
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.
@@ -181,8 +184,9 @@ static const char *job_waiting(int n, char *buf, size_t cap)
     return buf;
 }
 
-/* A rank failed after finalizing: the others get SHOAL_EXIT_GRACE to exit
- * on their own before job_stop (check_timers). */
+/* A rank failed after finalizing, or exited 0 without finalizing: the
+ * others get SHOAL_EXIT_GRACE to exit on their own before job_stop
+ * (check_timers). */
 static void job_linger(job_t *job, int rank)
 {
     if (job->stopping || job->linger_deadline != 0)
@@ -208,7 +212,7 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
                 sig == 0 && code == 0 && !job->stopping;
     const char *after = finalized ? " after finalizing" : "";
     const char *others =
-        finalized && base_cfg.EXIT_GRACE > 0 && !job->stopping &&
+        (finalized || early) && base_cfg.EXIT_GRACE > 0 && !job->stopping &&
                 job->linger_deadline == 0
             ? job_waiting(job->nalive, buf, sizeof(buf))
             : job_others(job->nalive, buf, sizeof(buf));
@@ -227,7 +231,7 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
                      r->rank, (long)pid, host, others);
     if (sig == 0 && code == 0 && !early)
         return;
-    if (finalized)
+    if (finalized || early)
         job_linger(job, r->rank);
     else
         job_stop(job);

@@ -25,6 +25,9 @@ MAKEFLAGS += --no-print-directory
 # Values already in the environment win.
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:print_stacktrace=1:strict_string_checks=1
 export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
+# Every test fails on a lost wake-up: a sleep that outlived what it waited
+# for (docs/CONFIG.md, SHOAL_WAIT_CHECK).
+export SHOAL_WAIT_CHECK ?= fatal
 
 werror_flag = $(if $(filter 1 ON on yes YES true,$(WERROR)),ON,OFF)
 common_args = -DSHOAL_WERROR=$(werror_flag) $(CMAKE_ARGS)

@@ -65,6 +65,10 @@ typedef struct am_peer {
     int dead;
     base_list_t pending;      /* am_deferred_t, in send order */
     base_list_t pending_link; /* in am.pending_peers while pending */
+    /* In am.space_wanted from an am_request_try that found no room (the
+     * caller will retry) until one succeeds: a sleep asks the wire to be
+     * woken when this peer's channel gains room. */
+    base_list_t space_link;
 } am_peer_t;
 
 /* Dissemination-barrier state of one endpoint index. */
@@ -85,6 +89,7 @@ typedef struct am_state {
     size_t max_medium;
     int oversubscribed; /* more ranks on this host than CPUs for them */
     base_list_t pending_peers;
+    base_list_t space_wanted; /* am_peer_t.space_link */
     int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
     int deaths;            /* peer deaths seen, ever (collectives check) */
     uint64_t last_peer_check;

@@ -145,8 +145,10 @@ static int am_start(void)
     for (int r = 0; r < am.job->size; r++) {
         base_list_init(&am.peers[r].pending);
         base_list_init(&am.peers[r].pending_link);
+        base_list_init(&am.peers[r].space_link);
     }
     base_list_init(&am.pending_peers);
+    base_list_init(&am.space_wanted);
     status = wire_shm_ops.init(am.job, &up);
     if (status != SHOAL_OK)
         goto err_peers;

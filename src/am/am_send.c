@@ -427,6 +427,20 @@ int shoal_am_request_long(shoal_ep_t *ep, int dest, unsigned handler,
  * layers above that push data from their progress loop.  Short and medium
  * only; arguments are the caller's responsibility.
  */
+/*
+ * The caller of a try that found no room retries from its progress loop,
+ * and may sleep meanwhile: remember the peer, so that the sleep asks its
+ * channel for a wake-up when room appears (am_wait.c).  Without this the
+ * consumer frees the room without ringing and the sender sleeps till its
+ * next peer check.
+ */
+static int want_space(am_peer_t *peer)
+{
+    if (base_list_empty(&peer->space_link))
+        base_list_push_back(&am.space_wanted, &peer->space_link);
+    return SHOAL_ERR_AGAIN;
+}
+
 int am_request_try(unsigned ep, int dest, unsigned handler,
                    const void *payload, size_t len, const uint64_t *args,
                    unsigned nargs)
@@ -444,7 +458,7 @@ int am_request_try(unsigned ep, int dest, unsigned handler,
     if (!base_list_empty(&peer->pending)) {
         flush_peer(peer);
         if (!base_list_empty(&peer->pending))
-            return SHOAL_ERR_AGAIN;
+            return SHOAL_ERR_AGAIN; /* am.pending_peers wakes a sleep */
     }
     if (peer->open >= am.window) {
         uint64_t credits = peer->conn->ops->credits(peer->conn);
@@ -452,12 +466,16 @@ int am_request_try(unsigned ep, int dest, unsigned handler,
         peer->open = back >= peer->open ? 0 : peer->open - (uint32_t)back;
         peer->credits_seen = credits;
         if (peer->open >= am.window)
-            return SHOAL_ERR_AGAIN;
+            return want_space(peer);
     }
     status = peer->conn->ops->send(peer->conn, &m);
     if (status == SHOAL_OK) {
         peer->open++;
         am.stats.requests_sent++;
+        if (BASE_UNLIKELY(!base_list_empty(&peer->space_link)))
+            base_list_remove(&peer->space_link);
+    } else if (status == SHOAL_ERR_AGAIN) {
+        return want_space(peer);
     }
     return status;
 }

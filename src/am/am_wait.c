@@ -94,6 +94,22 @@ static int arm(wire_conn_t *blocked)
         if (p->conn->ops->want_space(p->conn))
             return 0;
     }
+    /* Peers an upper layer's try found full (am_send.c).  Once room has
+     * appeared the entry goes: the caller retries, and a retry that fails
+     * again puts it back, so an abandoned entry costs one wake-up. */
+    for (base_list_t *e = am.space_wanted.next, *next;
+         e != &am.space_wanted; e = next) {
+        am_peer_t *p = BASE_CONTAINER_OF(e, am_peer_t, space_link);
+        next = e->next;
+        if (p->dead) {
+            base_list_remove(e);
+            continue;
+        }
+        if (p->conn->ops->want_space(p->conn)) {
+            base_list_remove(e);
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -134,6 +150,53 @@ void am_sleep_disarm(void)
     disarm();
 }
 
+#define WAIT_CHECK_WARN 0
+#define WAIT_CHECK_FATAL 1
+#define WAIT_CHECK_OFF 2
+/* Naps shorter than this are not checked: a deadline near, or the TCP
+ * wire's blind naps, end them by design. */
+#define WAIT_CHECK_MIN_NAP 10000000ull
+
+/*
+ * SHOAL_WAIT_CHECK: every event a sleeper waits for rings its doorbell (a
+ * frame, room in a channel it asked about, a flag a peer raised), so a
+ * sleep that lasted its whole nap, with no ring, while the event was
+ * already there, is a lost wake-up: the rank stalled for a peer check
+ * (SHOAL_PEER_CHECK) for nothing.  Called after such a sleep, before the
+ * doorbells are disarmed; returns ready's answer.
+ */
+static int check_lost_wakeup(am_ready_fn_t ready, void *arg,
+                             wire_conn_t *blocked, uint64_t nap)
+{
+    static int warned;
+    const char *what = NULL;
+    int r;
+
+    if (wire_shm_rung())
+        return 0; /* woken in time (arm() below would hide the ring) */
+    r = ready(arg, 0);
+    if (r != 0)
+        what = "the condition it waited for was true";
+    else if (wire_shm_pending())
+        what = "a shared-memory frame was waiting";
+    else if (!arm(blocked))
+        what = "a channel it waited on had room";
+    if (what == NULL)
+        return r;
+    if (base_cfg.WAIT_CHECK == WAIT_CHECK_FATAL)
+        base_fatal("lost wake-up: rank %d slept %llu ms although %s "
+                   "(SHOAL_WAIT_CHECK=fatal)", am.job->rank,
+                   (unsigned long long)(nap / 1000000u), what);
+    if (!warned) {
+        warned = 1;
+        base_warn("am", "lost wake-up: rank %d slept %llu ms although %s; "
+                        "please report this (SHOAL_WAIT_CHECK=off hides "
+                        "it)", am.job->rank,
+                  (unsigned long long)(nap / 1000000u), what);
+    }
+    return r;
+}
+
 /*
  * Sleep until a doorbell rings, the deadline, or the next peer check.
  * Returns non-zero (ready's answer) when the condition came true while
@@ -153,6 +216,9 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (r == 0) {
             am.stats.sleeps++;
             sleep_wires(nap);
+            if (base_cfg.WAIT_CHECK != WAIT_CHECK_OFF &&
+                nap >= WAIT_CHECK_MIN_NAP && base_time_ns() - now >= nap)
+                r = check_lost_wakeup(ready, arg, blocked, nap);
         }
     }
     disarm();

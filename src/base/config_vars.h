@@ -68,6 +68,8 @@ BASE_CONFIG_VAR(WAIT_BLOCK, DURATION, "2ms", "0:1000s", "library",
                 "Adaptive wait: how long to spin and yield before sleeping on the doorbell")
 BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
                 "How often a sleeping rank checks that the peers it talks to are still alive")
+BASE_CONFIG_VAR(WAIT_CHECK, ENUM, "warn", "warn|fatal|off", "library",
+                "A sleep that lasted until its peer check although what it waited for was already there (a lost wake-up): warn once, end the rank (tests), or ignore")
 
 /* mpi */
 BASE_CONFIG_VAR(MPI_EAGER, SIZE, "16k", "0:256m", "library",

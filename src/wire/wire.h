@@ -139,6 +139,8 @@ typedef struct wire_ops {
 extern const wire_ops_t wire_shm_ops;
 /* 1 when a frame waits in a shared-memory channel (a cheap look). */
 int wire_shm_pending(void);
+/* 1 when a sender rang this process's doorbell since the last arm. */
+int wire_shm_rung(void);
 extern const wire_ops_t wire_tcp_ops;
 
 /* Counters kept by the wires (process-wide, single-threaded updates). */

@@ -142,6 +142,14 @@ const _Atomic uint32_t *wire_shm_bell(int rank)
     return ctrl != NULL ? &ctrl->sleeping : NULL;
 }
 
+int wire_shm_rung(void)
+{
+    /* A ring swaps the word the arm set to 0 (shm_doorbell_ring). */
+    return shm_state.me == NULL ||
+           atomic_load_explicit(&shm_state.me->sleeping,
+                                memory_order_acquire) == 0;
+}
+
 void wire_shm_wake_self(void)
 {
     if (shm_state.me != NULL)

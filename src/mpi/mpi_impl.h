@@ -384,6 +384,7 @@ struct shoal_mpi_request {
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free: release at completion */
     uint8_t blocking;   /* the caller waits for it at once (MPI_Send) */
+    uint8_t deferred;   /* a send queued for room (p2p_engine.c) */
     int done; /* read with mpi_req_is_done, set with mpi_req_complete */
     MPI_Status status;
     MPI_Comm comm;
@@ -458,6 +459,20 @@ int mpi_irecv_internal(void *buf, MPI_Count count, MPI_Datatype dt,
 /* Wait for and free requests (MPI_REQUEST_NULL entries skipped); the
  * first error is returned (MPI_ERR_TRUNCATE, MPI_ERR_PROC_ABORTED...). */
 int mpi_wait_internal(MPI_Request *req, MPI_Status *status);
+
+/* Give the user a request's status.  MPI_ERROR stays the caller's: only
+ * the multiple-completion calls set it, and only when they return
+ * MPI_ERR_IN_STATUS (MPI 4.1 section 3.2.5). */
+static inline void mpi_status_give(MPI_Status *to, const MPI_Status *from)
+{
+    int keep;
+
+    if (to == MPI_STATUS_IGNORE)
+        return;
+    keep = to->MPI_ERROR;
+    *to = *from;
+    to->MPI_ERROR = keep;
+}
 int mpi_waitall_internal(int n, MPI_Request *reqs);
 /* Blocking helpers built on the above. */
 int mpi_send_internal(const void *buf, MPI_Count count, MPI_Datatype dt,

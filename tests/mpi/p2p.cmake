@@ -34,3 +34,20 @@ add_test(NAME mp.mpi.p2p_fatal.np2
                  $<TARGET_FILE:shoalrun> 2 "MPI_Send: destination rank 5 out of range"
                  $<TARGET_FILE:mpi_p2p_badargs> fatal)
 set_tests_properties(mp.mpi.p2p_fatal.np2 PROPERTIES LABELS "mp;mpi" RUN_SERIAL TRUE TIMEOUT 90)
+
+# Local and nonblocking calls return while the peer sleeps (no waiting for
+# room in the channel, for credits or for the receiver).
+shoal_mpi_test(p2p_local_calls SOURCES p2p_local_calls.c NP 2 3)
+
+# Large noncontiguous messages: no wait may sleep past what it waits for
+# (SHOAL_WAIT_CHECK=fatal), with adaptive waits and with waits that sleep
+# at once, over shared memory and over TCP.
+shoal_mpi_test(p2p_noncontig_large SOURCES p2p_noncontig_large.c NP 2 3
+               ENV SHOAL_WAIT_CHECK=fatal TIMEOUT 180)
+shoal_mpi_test(p2p_noncontig_large_block SOURCES p2p_noncontig_large.c NP 2
+               ENV SHOAL_WAIT_CHECK=fatal SHOAL_WAIT=block TIMEOUT 180)
+shoal_mpi_test(p2p_noncontig_large_tcp SOURCES p2p_noncontig_large.c NP 2
+               ENV SHOAL_WAIT_CHECK=fatal SHOAL_WIRES=tcp TIMEOUT 180)
+
+# status.MPI_ERROR is the caller's except after MPI_ERR_IN_STATUS.
+shoal_mpi_test(p2p_status_error SOURCES p2p_status_error.c NP 2)

@@ -43,6 +43,7 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
     r->magic = MPI_MAGIC_REQ;
     r->kind = (uint8_t)kind;
     r->persistent = r->active = r->user_freed = r->blocking = 0;
+    r->deferred = 0;
     __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     r->status.MPI_SOURCE = r->status.MPI_TAG = r->status.MPI_ERROR = 0;
     r->status.shoal_cancelled = 0;
@@ -120,10 +121,8 @@ static int check_dead(MPI_Request r)
 dead:
     if (r->kind == MPI_REQ_RECV)
         mpi_posted_cancel(r);
-    else if (r->link.next != NULL) { /* in the push list */
-        base_list_remove(&r->link);
-        r->link.next = NULL;
-    }
+    else
+        mpi_send_unqueue(r);
     r->status.MPI_ERROR = MPI_ERR_PROC_ABORTED;
     mpi_req_complete(r);
     return 1;
@@ -226,10 +225,12 @@ static void status_out(MPI_Status *status, const MPI_Request r)
     if (status == MPI_STATUS_IGNORE)
         return;
     if (r->kind == MPI_REQ_GREQ && r->query_fn != NULL) {
+        int keep = status->MPI_ERROR;
         r->query_fn(r, status);
+        status->MPI_ERROR = keep; /* the caller sets it, or not */
         return;
     }
-    *status = r->status;
+    mpi_status_give(status, &r->status);
 }
 
 /* The empty status of a null or inactive request. */
@@ -280,11 +281,6 @@ static int finish(MPI_Request *req_p, MPI_Status *status, const char *fn)
     MPI_Comm comm = r->comm;
 
     status_out(status, r);
-    if (r->kind == MPI_REQ_RECV || r->kind == MPI_REQ_SEND) {
-        if (status != MPI_STATUS_IGNORE)
-            status->MPI_ERROR = err; /* standard: set only on failure, but
-                                        harmless to always set */
-    }
     if (comm != NULL)
         __atomic_add_fetch(&comm->refs, 1, __ATOMIC_RELAXED);
     mpi_req_retire(req_p);
@@ -387,6 +383,15 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
     int failed = 0;
     MPI_Comm comm = NULL;
 
+    /* The statuses' MPI_ERROR fields change only when the call returns
+     * MPI_ERR_IN_STATUS, and then every one does. */
+    for (int k = 0; k < nwhich; k++) {
+        MPI_Request r = reqs[which ? which[k] : k];
+        if (!inactive(r) && r->status.MPI_ERROR != MPI_SUCCESS) {
+            failed = 1;
+            comm = r->comm;
+        }
+    }
     for (int k = 0; k < nwhich; k++) {
         int i = which ? which[k] : k;
         MPI_Status st, *sp = statuses == MPI_STATUSES_IGNORE ? &st
@@ -397,11 +402,8 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
             continue;
         }
         status_out(sp, r);
-        sp->MPI_ERROR = r->status.MPI_ERROR;
-        if (r->status.MPI_ERROR != MPI_SUCCESS) {
-            failed = 1;
-            comm = r->comm;
-        }
+        if (failed)
+            sp->MPI_ERROR = r->status.MPI_ERROR;
         mpi_req_retire(&reqs[i]);
     }
     (void)n;

@@ -122,6 +122,18 @@ static int start_req(MPI_Request r)
     return rc;
 }
 
+/* The error of a send that could not start. */
+static int send_error(MPI_Comm comm, int rc, const char *fn, int dest)
+{
+    if (rc == MPI_ERR_BUFFER)
+        return mpi_error(comm, rc, fn,
+                         "no room in the attached buffer (MPI_Buffer_attach;"
+                         " each buffered message needs its packed size plus "
+                         "MPI_BSEND_OVERHEAD until it leaves)");
+    return mpi_error(comm, rc, fn, "send to rank %d failed: %s", dest,
+                     shoal_error_detail());
+}
+
 static int isend_any(const void *buf, MPI_Count count, MPI_Datatype dt,
                      int dest, int tag, MPI_Comm comm, int mode,
                      MPI_Request *request, const char *fn)
@@ -137,8 +149,7 @@ static int isend_any(const void *buf, MPI_Count count, MPI_Datatype dt,
     rc = start_req(r);
     if (rc != MPI_SUCCESS) {
         mpi_req_free(r);
-        return mpi_error(comm, rc, fn, "send failed: %s",
-                         shoal_error_detail());
+        return send_error(comm, rc, fn, dest);
     }
     *request = r;
     return MPI_SUCCESS;
@@ -152,8 +163,7 @@ static int wait_own(MPI_Request r, MPI_Status *status, const char *fn)
 
     if (rc == MPI_SUCCESS)
         rc = r->status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE)
-        *status = r->status;
+    mpi_status_give(status, &r->status);
     if (comm != NULL)
         __atomic_add_fetch(&comm->refs, 1, __ATOMIC_RELAXED);
     mpi_req_free(r);
@@ -196,12 +206,7 @@ static int send_blocking(const void *buf, MPI_Count count, MPI_Datatype dt,
         mpi_unlock();
         if (rc != MPI_SUCCESS) {
             mpi_req_free(r);
-            return mpi_error(comm, rc, fn,
-                             rc == MPI_ERR_BUFFER
-                                 ? "attached buffer too small (MPI_Buffer_"
-                                   "attach; each message needs its packed "
-                                   "size plus MPI_BSEND_OVERHEAD)"
-                                 : "buffered send failed");
+            return send_error(comm, rc, fn, dest);
         }
         return wait_own(r, MPI_STATUS_IGNORE, fn);
     }
@@ -212,8 +217,7 @@ static int send_blocking(const void *buf, MPI_Count count, MPI_Datatype dt,
     rc = start_req(r);
     if (rc != MPI_SUCCESS) {
         mpi_req_free(r);
-        return mpi_error(comm, rc, fn, "send to rank %d failed: %s", dest,
-                         shoal_error_detail());
+        return send_error(comm, rc, fn, dest);
     }
     return wait_own(r, MPI_STATUS_IGNORE, fn);
 }
@@ -224,7 +228,6 @@ static void status_proc_null(MPI_Status *status)
         return;
     status->MPI_SOURCE = MPI_PROC_NULL;
     status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
     status->shoal_count = 0;
     status->shoal_cancelled = 0;
 }
@@ -265,8 +268,7 @@ static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt,
         rc = mpi_req_wait_done(&req);
     if (rc == MPI_SUCCESS)
         rc = req.status.MPI_ERROR;
-    if (status != MPI_STATUS_IGNORE)
-        *status = req.status;
+    mpi_status_give(status, &req.status);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn,
                          rc == MPI_ERR_TRUNCATE
@@ -756,7 +758,6 @@ static void status_of_umsg(MPI_Status *status, const mpi_umsg_t *u)
         return;
     status->MPI_SOURCE = u->src;
     status->MPI_TAG = u->tag;
-    status->MPI_ERROR = MPI_SUCCESS;
     status->shoal_count = u->bytes;
     status->shoal_cancelled = 0;
 }
@@ -1037,8 +1038,8 @@ int mpi_wait_internal(MPI_Request *req, MPI_Status *status)
     rc = mpi_req_wait_done(r);
     if (rc == MPI_SUCCESS)
         rc = r->status.MPI_ERROR;
-    if (status != NULL && status != MPI_STATUS_IGNORE)
-        *status = r->status;
+    if (status != NULL)
+        mpi_status_give(status, &r->status);
     mpi_req_free(r);
     *req = MPI_REQUEST_NULL;
     return rc;

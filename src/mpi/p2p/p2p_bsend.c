@@ -2,8 +2,13 @@
  * Buffered sends: the attached buffer, carved first-fit into blocks that
  * each hold one packed message until its send completes.
  *
- * A block starts with its header (inside MPI_BSEND_OVERHEAD); blocks in use
- * form a list in address order, so free space is the gaps between them.
+ * A block is its 16-byte header followed by the packed message, rounded up
+ * to 16 bytes; blocks in use form a list in address order, so free space
+ * is the gaps between them.  What a message costs beyond its size (header,
+ * rounding, and once the alignment of the buffer's start: at most 46
+ * bytes) stays inside MPI_BSEND_OVERHEAD, so a buffer of the sum of
+ * size + MPI_BSEND_OVERHEAD over the messages always holds them, as the
+ * standard promises.
  */
 #include <string.h>
 
@@ -14,7 +19,9 @@ typedef struct bblock {
     size_t len; /* whole block, header included */
 } bblock_t;
 
-_Static_assert(sizeof(bblock_t) <= MPI_BSEND_OVERHEAD, "header fits");
+_Static_assert(sizeof(bblock_t) == 16, "blocks and data stay 16-aligned");
+_Static_assert(15 + sizeof(bblock_t) + 15 <= MPI_BSEND_OVERHEAD,
+               "alignment, header and rounding fit the overhead");
 
 static char *buffer;
 static size_t buffer_size;
@@ -73,10 +80,10 @@ int mpi_bsend_start(MPI_Request user, int blocking)
         mpi_req_complete(user);
         return MPI_SUCCESS;
     }
-    b = bblock_alloc(align_up((size_t)bytes + MPI_BSEND_OVERHEAD));
+    b = bblock_alloc(align_up(sizeof(*b) + (size_t)bytes));
     if (b == NULL)
         return MPI_ERR_BUFFER;
-    char *data = (char *)b + MPI_BSEND_OVERHEAD;
+    char *data = (char *)(b + 1);
     if (bytes > 0) {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, user->dt, user->count, user->buf, 0);

@@ -867,45 +867,84 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
 }
 
 /*
- * Sends started from inside a wait (poll functions of collective and idup
- * requests run there) must not wait themselves: when the channel or the
- * credits are short they queue here and the progress loop starts them.
+ * Only a blocking send called outside a wait (MPI_Send, MPI_Ssend) may
+ * wait for room in the channel.  Every other send (MPI_Isend, MPI_Start,
+ * the copy of a buffered send, sends from poll functions inside a wait)
+ * returns at once: when the channel or its credits are short it queues
+ * here, and progress sends it when room appears (a sleeping waiter is
+ * woken for that room: am_request_try remembers the peer).  Sends to one
+ * peer leave in the order they were started: while some wait here, later
+ * ones to that peer queue behind them (deferred_to counts them).
  */
+static uint32_t *deferred_to; /* by world rank: sends in mpi_pq.deferred */
+static uint32_t *retry_stamp; /* by world rank: retry round it stayed full */
+static uint32_t retry_round;
 
-static int defer_send(MPI_Request req)
+#define SEND_QUEUED (-1) /* send_first: no room, req waits its turn */
+
+static int defer_send(MPI_Request req, int world)
 {
-    base_list_push_back(&mpi_pq.deferred, &req->link);
-    return MPI_SUCCESS;
+    if (!req->deferred) { /* a retry keeps its place */
+        req->deferred = 1;
+        deferred_to[world]++;
+        base_list_push_back(&mpi_pq.deferred, &req->link);
+    }
+    return SEND_QUEUED;
 }
+
+static void undefer(MPI_Request req, int world)
+{
+    base_list_remove(&req->link);
+    req->link.next = NULL;
+    req->deferred = 0;
+    deferred_to[world]--;
+}
+
+/* Send the first frame (eager data or RTS) of req to world, or queue it
+ * (SEND_QUEUED); wait for room only when may_wait. */
+static int send_first(MPI_Request req, int world, int may_wait);
 
 static void retry_deferred_sends(void)
 {
     base_list_t *e, *next;
 
+    retry_round++;
     for (e = mpi_pq.deferred.next; e != &mpi_pq.deferred; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
+        int world = r->comm->peer_world[r->peer];
         int rc;
         next = e->next;
-        base_list_remove(e);
-        e->next = NULL;
-        rc = mpi_send_start(r);
+        if (retry_stamp[world] == retry_round)
+            continue; /* an earlier send to world found no room */
+        rc = send_first(r, world, 0);
+        if (rc == SEND_QUEUED) {
+            retry_stamp[world] = retry_round;
+            continue;
+        }
+        undefer(r, world);
         if (rc != MPI_SUCCESS) {
             r->status.MPI_ERROR = rc;
             mpi_send_done(r);
         }
-        if (r->link.next != NULL) /* deferred again: keep the order */
-            return;
     }
+}
+
+void mpi_send_unqueue(MPI_Request req)
+{
+    if (req->link.next == NULL)
+        return;
+    if (req->deferred) {
+        undefer(req, req->comm->peer_world[req->peer]);
+        return;
+    }
+    base_list_remove(&req->link); /* the push list */
+    req->link.next = NULL;
 }
 
 int mpi_send_start(MPI_Request req)
 {
     MPI_Comm comm = req->comm;
-    MPI_Count bytes = req->count * req->dt->size;
-    uint32_t ctx = comm->ctx + (uint32_t)req->ctx_off;
-    int sync = req->mode == MPI_P2P_SYNC;
-    int rank = comm->is_inter ? comm->group->rank : comm->rank;
-    int world, status;
+    int world, rc;
 
     __atomic_store_n(&req->done, 0, __ATOMIC_RELAXED);
     req->status.shoal_cancelled = 0;
@@ -916,7 +955,24 @@ int mpi_send_start(MPI_Request req)
     }
     world = comm->peer_world[req->peer];
     if (world == mpi.world_rank)
-        return send_self(req, bytes, ctx, rank);
+        return send_self(req, req->count * req->dt->size,
+                         comm->ctx + (uint32_t)req->ctx_off,
+                         comm->is_inter ? comm->group->rank : comm->rank);
+    if (BASE_UNLIKELY(deferred_to[world] > 0))
+        rc = defer_send(req, world); /* behind the earlier ones */
+    else
+        rc = send_first(req, world, req->blocking && !mpi.in_wait);
+    return rc == SEND_QUEUED ? MPI_SUCCESS : rc;
+}
+
+static int send_first(MPI_Request req, int world, int may_wait)
+{
+    MPI_Comm comm = req->comm;
+    MPI_Count bytes = req->count * req->dt->size;
+    uint32_t ctx = comm->ctx + (uint32_t)req->ctx_off;
+    int sync = req->mode == MPI_P2P_SYNC;
+    int rank = comm->is_inter ? comm->group->rank : comm->rank;
+    int status;
 
     uint64_t args[5] = {header_a0(ctx, req->tag),
                         header_a1(world, (sync ? MPI_MF_SYNC : 0u) |
@@ -928,17 +984,17 @@ int mpi_send_start(MPI_Request req)
         ecred_used[world] + cost <= mpi_p2p_cfg.eager_window) {
         void *tofree;
         const void *data = send_data(req, bytes, &tofree);
-        if (BASE_UNLIKELY(mpi.in_wait))
-            status = am_request_try(mpi.ep->index, world, MPI_H_EAGER, data,
-                                    (size_t)bytes, args, sync ? 3 : 2);
-        else
+        if (may_wait)
             status = am_request_medium_unchecked(mpi.ep->index, world,
                                                  MPI_H_EAGER, data,
                                                  (size_t)bytes, args,
                                                  sync ? 3 : 2);
+        else
+            status = am_request_try(mpi.ep->index, world, MPI_H_EAGER, data,
+                                    (size_t)bytes, args, sync ? 3 : 2);
         free(tofree); /* NULL: eager data fits the staging buffer */
         if (status == SHOAL_ERR_AGAIN)
-            return defer_send(req);
+            return defer_send(req, world);
         if (status != SHOAL_OK)
             return mpi_class_of_status(status);
         ecred_used[world] += cost;
@@ -949,13 +1005,13 @@ int mpi_send_start(MPI_Request req)
     if (mpi_dt_contig(req->dt) && mpi_p2p_cfg.cma)
         args[4] = (uint64_t)(uintptr_t)((const char *)req->buf +
                                         req->dt->true_lb);
-    if (BASE_UNLIKELY(mpi.in_wait))
+    if (may_wait)
+        status = shoal_am_request_short(mpi.ep, world, MPI_H_RTS, args, 5);
+    else
         status = am_request_try(mpi.ep->index, world, MPI_H_RTS, NULL, 0,
                                 args, 5);
-    else
-        status = shoal_am_request_short(mpi.ep, world, MPI_H_RTS, args, 5);
     if (status == SHOAL_ERR_AGAIN)
-        return defer_send(req);
+        return defer_send(req, world);
     return status == SHOAL_OK ? MPI_SUCCESS : mpi_class_of_status(status);
 }
 
@@ -1127,11 +1183,14 @@ int mpi_p2p_init(void)
     base_list_init(&mpi_pq.deferred);
     ecred_used = calloc((size_t)mpi.world_size, sizeof(uint64_t));
     ecred_owed = calloc((size_t)mpi.world_size, sizeof(uint64_t));
+    deferred_to = calloc((size_t)mpi.world_size, sizeof(uint32_t));
+    retry_stamp = calloc((size_t)mpi.world_size, sizeof(uint32_t));
     mpi_p2p_cfg.eager_max = (size_t)base_cfg.MPI_EAGER;
     mpi_p2p_cfg.cma = base_cfg.MPI_RNDV == 0; /* pull */
     mpi_p2p_cfg.coop_min = mpi_p2p_cfg.cma ? (size_t)base_cfg.MPI_COOP : 0;
     pack_buf = malloc(mpi_p2p_cfg.eager_max > 0 ? mpi_p2p_cfg.eager_max : 1);
-    if (ecred_used == NULL || ecred_owed == NULL || pack_buf == NULL)
+    if (ecred_used == NULL || ecred_owed == NULL || deferred_to == NULL ||
+        retry_stamp == NULL || pack_buf == NULL)
         return base_err(SHOAL_ERR_NOMEM, "MPI engine tables");
     status = shoal_ep_create(&params, &mpi.ep);
     if (status != SHOAL_OK)
@@ -1147,16 +1206,17 @@ int mpi_p2p_init(void)
     return SHOAL_OK;
 }
 
-static int ctl_drained(void *arg)
+static int sends_drained(void *arg)
 {
     (void)arg;
-    return base_list_empty(&mpi_pq.ctl);
+    return mpi_progress_idle();
 }
 
 void mpi_p2p_fini(void)
 {
-    /* Control frames still queued (acks peers wait for) go first. */
-    mpi_wait_until(ctl_drained, NULL);
+    /* Frames still queued (acks peers wait for, sends that found no room,
+     * a freed request's message) go first. */
+    mpi_wait_until(sends_drained, NULL);
     /* The endpoint goes first: destroying it quiesces, and the last
      * frames (credit returns) still run handlers that use the tables. */
     if (mpi.ep != NULL)
@@ -1177,8 +1237,11 @@ void mpi_p2p_fini(void)
     umsg_cache_fini();
     free(ecred_used);
     free(ecred_owed);
+    free(deferred_to);
+    free(retry_stamp);
     free(pack_buf);
     ecred_used = ecred_owed = NULL;
+    deferred_to = retry_stamp = NULL;
     pack_buf = NULL;
 }
 
@@ -1193,7 +1256,7 @@ int mpi_send_eager_fast(const void *buf, MPI_Count count, MPI_Datatype dt,
     int rank = comm->is_inter ? comm->group->rank : comm->rank;
 
     if (!(mpi_dt_contig(dt) && (size_t)bytes <= mpi_p2p_cfg.eager_max &&
-          world != mpi.world_rank &&
+          world != mpi.world_rank && deferred_to[world] == 0 &&
           ecred_used[world] + cost <= mpi_p2p_cfg.eager_window))
         return 0;
     uint64_t args[2] = {header_a0(comm->ctx, tag), header_a1(world, 0, rank)};

@@ -123,6 +123,8 @@ void mpi_tol_handler(shoal_token_t *t, const uint64_t *a, unsigned n,
 void mpi_tol_fini(void);
 /* Start a send request (fields set); completes or progresses later. */
 int mpi_send_start(MPI_Request req);
+/* Take a send off the engine's queues (its peer died). */
+void mpi_send_unqueue(MPI_Request req);
 /* Post a receive request (fields set): matches or queues it. */
 int mpi_recv_start(MPI_Request req);
 /* Find (and unlink when take) the first unexpected message matching. */

@@ -76,8 +76,9 @@ demo: build
 	    exit 1; }
 	$(BUILD_DIR)/tools/shoalrun/shoalrun -n 4 $(BUILD_DIR)/examples/shoal-demo
 
+# The long conformance run (label conformance-long) is CI's sanitizer step's.
 check: build
-	$(call run_tests,$(BUILD_DIR))
+	$(call run_tests,$(BUILD_DIR),conformance-long)
 
 test: check
 

@@ -51,15 +51,47 @@ endef
 # $(call run_tests,<dir>[,<labels>]): unit tests run in parallel; every
 # other test (multi-process, launcher, fault, abi, install, docs) runs
 # alone, because ranks of concurrent jobs on 2 cores starve each other into
-# timeouts.  Tests labelled one of <labels> (a|b|...) are left out.
+# timeouts.  Tests labelled one of <labels> (a|b|...) are left out.  After
+# each run the skipped tests are listed with their reasons (show_skips).
 define run_tests
-	@cd $(1) && rc=0; \
+	@cd $(1) && rc=0 && out=Testing/Temporary/make-ctest.out && \
+	mkdir -p Testing/Temporary && \
 	echo "== unit tests ($(JOBS) at a time) in $(1)"; \
-	$(CTEST) --output-on-failure -j $(JOBS) -L '^unit$$' $(CTEST_ARGS) || rc=1; \
+	rm -f $$out.failed; \
+	{ $(CTEST) --output-on-failure -j $(JOBS) -L '^unit$$' $(CTEST_ARGS) || \
+	    : >$$out.failed; } 2>&1 | tee $$out; \
+	[ -f $$out.failed ] && rc=1; \
+	$(show_skips) \
 	echo "== all other tests (one at a time) in $(1)$(if $(2), but those labelled $(2))"; \
-	$(CTEST) --output-on-failure -LE '^(unit$(if $(2),|$(2)))$$' $(CTEST_ARGS) || rc=1; \
+	rm -f $$out.failed; \
+	{ $(CTEST) --output-on-failure -LE '^(unit$(if $(2),|$(2)))$$' $(CTEST_ARGS) || \
+	    : >$$out.failed; } 2>&1 | tee $$out; \
+	[ -f $$out.failed ] && rc=1; \
+	$(show_skips) \
+	rm -f $$out $$out.failed; \
 	if [ $$rc -ne 0 ]; then echo "FAILED: tests in $(1) (details above)"; fi; \
 	exit $$rc
+endef
+
+# Part of run_tests, after a ctest run whose output is in $$out: CTest
+# names skipped tests only as "(Skipped)" and keeps their output in
+# Testing/Temporary/LastTest.log; print each one's SKIP lines from there
+# (its last line of output when it printed none), so the reason shows
+# without `ctest -V`.
+define show_skips
+	skipped=$$(sed -n 's/^[[:space:]]*[0-9][0-9]* - \(.*\) (Skipped)$$/\1/p' $$out); \
+	if [ -n "$$skipped" ]; then \
+	    echo "== skipped tests, and what they need:"; \
+	    for t in $$skipped; do \
+	        awk -v t="$$t" 'index($$0, "\"" t "\" start time:") == 1 { on = 1; next } \
+	            on == 1 && /^Output:$$/ { on = 2; getline; next } \
+	            on == 2 && /^<end of output>$$/ { exit } \
+	            on == 2 && /SKIP/ { print "  " t ": " $$0; found = 1; next } \
+	            on == 2 && NF { last = $$0 } \
+	            END { if (!found) print "  " t ": " (last != "" ? last : "(no reason printed)") }' \
+	            Testing/Temporary/LastTest.log; \
+	    done; \
+	fi;
 endef
 
 .PHONY: all build demo check test check-sanitize build-sanitize check-thread fuzz install clean help

@@ -5,6 +5,8 @@ shoal_mpi_test(dt_layout SOURCES dt_layout.c NP 1 2)
 shoal_mpi_test(dt_array SOURCES dt_array.c NP 1 2)
 shoal_mpi_test(dt_contents SOURCES dt_contents.c NP 1 2)
 shoal_mpi_test(dt_external SOURCES dt_external.c NP 1 2)
+# The standard's external32 sizes; C long is 4 bytes there.
+shoal_mpi_test(dt_ext32 SOURCES dt_ext32.c NP 1)
 shoal_mpi_test(dt_errors SOURCES dt_errors.c NP 1 2)
 # The large-count (_c) constructors, queries and external32 calls.
 shoal_mpi_test(dt_large SOURCES dt_large.c NP 1)

@@ -220,8 +220,9 @@ int dt_check_ptr(const char *fn, const void *p, MPI_Count n, const char *what);
  * ------------------------------------------ */
 
 /* Encode / decode n items of basic type `basic` between native and external32.
- */
-void dt_ext_encode(int basic, const void *native, void *ext, MPI_Count n);
+ * Encoding stops at the first value external32 cannot hold (a long beyond
+ * 32 bits) and returns how many items it encoded: n when all fit. */
+MPI_Count dt_ext_encode(int basic, const void *native, void *ext, MPI_Count n);
 void dt_ext_decode(int basic, const void *ext, void *native, MPI_Count n);
 
 #endif /* SHOAL_MPI_DT_H */

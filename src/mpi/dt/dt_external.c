@@ -1,7 +1,12 @@
 /*
  * The "external32" representation: every basic element big-endian at the
- * size the standard's table gives (long 8 bytes, long double an IEEE
- * binary128, wchar_t 4, bool 1...), elements packed without gaps.
+ * size the standard's table gives (long 4 bytes, long double an IEEE
+ * binary128, wchar_t 2, bool 1...), elements packed without gaps.
+ *
+ * An integer wider in memory than in external32 (long and unsigned long
+ * on LP64, wchar_t) is packed when its value fits and refused with
+ * MPI_ERR_CONVERSION when it does not, rather than cut; unpacking sign-
+ * or zero-extends it.
  *
  * Packing walks the type's runs of basic elements alongside a cursor over
  * the native stream: a chunk of one run is packed natively into a stack
@@ -9,6 +14,7 @@
  */
 #include <float.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mpi/dt/dt.h"
@@ -68,6 +74,19 @@ static void store_be(unsigned char *q, int ne, uint64_t v)
 {
     for (int i = ne - 1; i >= 0; i--, v >>= 8)
         q[i] = (unsigned char)v;
+}
+
+/* Does v (sign- or zero-extended to 64 bits) fit ne bytes? */
+static int fits(uint64_t v, int ne, int sign)
+{
+    uint64_t top;
+
+    if (ne >= 8)
+        return 1;
+    top = v >> (8 * ne - 1); /* the bits above ne bytes, and ne's top bit */
+    if (sign)
+        return top == 0 || top == ~(uint64_t)0 >> (8 * ne - 1);
+    return top >> 1 == 0;
 }
 
 static uint64_t load_be(const unsigned char *q, int ne, int sign)
@@ -207,32 +226,44 @@ static void quad_to_ld(quad_t q, unsigned char *p)
 /* ---- one basic type, n items
  * --------------------------------------------------------- */
 
-void dt_ext_encode(int basic, const void *native, void *ext, MPI_Count n)
+MPI_Count dt_ext_encode(int basic, const void *native, void *ext, MPI_Count n)
 {
     const dt_basic_info_t *bi = &dt_basic[basic];
     const unsigned char *p = native;
     unsigned char *q = ext;
+    MPI_Count i;
 
     switch (bi->kind) {
     case DT_KIND_BYTES:
         memcpy(q, p, (size_t)n);
         break;
     case DT_KIND_COMPLEX:
-        dt_ext_encode(bi->part, p, q, 2 * n);
+        dt_ext_encode(bi->part, p, q, 2 * n); /* floats: always fit */
         break;
     case DT_KIND_LDOUBLE:
-        for (; n > 0; n--, p += bi->native, q += 16) {
+        for (i = 0; i < n; i++, p += bi->native, q += 16) {
             quad_t v = ld_to_quad(p);
             store_be(q, 8, v.hi);
             store_be(q + 8, 8, v.lo);
         }
         break;
     default: /* integers and IEEE floats */
-        for (; n > 0; n--, p += bi->native, q += bi->ext)
+        if (bi->ext < bi->native) { /* narrowed integers: check each */
+            int sign = bi->kind == DT_KIND_SINT;
+            for (i = 0; i < n; i++, p += bi->native, q += bi->ext) {
+                uint64_t v = load_native(p, bi->native, sign);
+                if (!fits(v, bi->ext, sign))
+                    return i;
+                store_be(q, bi->ext, v);
+            }
+            break;
+        }
+        for (i = 0; i < n; i++, p += bi->native, q += bi->ext)
             store_be(q, bi->ext,
                      load_native(p, bi->native, bi->kind == DT_KIND_SINT));
         break;
     }
+    return n;
 }
 
 void dt_ext_decode(int basic, const void *ext, void *native, MPI_Count n)
@@ -296,22 +327,49 @@ static void walk_advance(ext_walk_t *w, MPI_Count k)
     }
 }
 
-static void ext_pack(const void *inbuf, MPI_Count count, MPI_Datatype dt,
-                     unsigned char *out)
+/* A value external32 cannot hold: MPI_ERR_CONVERSION naming it and the
+ * basic element (counted from 0 over the whole buffer) that holds it. */
+static int ext_refuse(const char *fn, int basic, const unsigned char *p,
+                      MPI_Count at)
+{
+    const dt_basic_info_t *bi = &dt_basic[basic];
+    int sign = bi->kind == DT_KIND_SINT;
+    uint64_t v = load_native(p, bi->native, sign);
+    char val[32];
+
+    if (sign)
+        snprintf(val, sizeof(val), "%lld", (long long)(int64_t)v);
+    else
+        snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+    return mpi_error(DT_ERR_COMM, MPI_ERR_CONVERSION, fn,
+                     "%s value %s (basic element %lld of the buffer) does not "
+                     "fit the %d bytes external32 gives it",
+                     shoal_mpi_dt_predef[basic].name, val, (long long)at,
+                     bi->ext);
+}
+
+static int ext_pack(const char *fn, const void *inbuf, MPI_Count count,
+                    MPI_Datatype dt, unsigned char *out)
 {
     unsigned char tmp[EXT_CHUNK] __attribute__((aligned(16)));
     ext_walk_t w = {dt_map(dt), 0, 0};
     mpi_dt_cursor_t c;
+    MPI_Count items = 0; /* basic elements converted so far */
 
     mpi_dt_cursor_init(&c, dt, count, inbuf, 0);
     while (c.done < c.total) {
         const dt_basic_info_t *bi;
-        MPI_Count k = walk_step(&w, &bi);
+        MPI_Count k = walk_step(&w, &bi), ok;
+        int basic = w.m->runs[w.run].basic;
         mpi_dt_cursor_pack(&c, tmp, k * bi->native);
-        dt_ext_encode(w.m->runs[w.run].basic, tmp, out, k);
+        ok = dt_ext_encode(basic, tmp, out, k);
+        if (ok < k)
+            return ext_refuse(fn, basic, tmp + ok * bi->native, items + ok);
         out += k * bi->ext;
+        items += k;
         walk_advance(&w, k);
     }
+    return MPI_SUCCESS;
 }
 
 static void ext_unpack(const unsigned char *in, void *outbuf, MPI_Count count,
@@ -394,9 +452,12 @@ static int ext_move(const char *fn, const char *datarep, int pack,
     if ((rc = ext_check_room(fn, pack ? outbuf : inbuf, size, *position,
                              bytes)) != MPI_SUCCESS)
         return rc;
-    if (pack)
-        ext_pack(inbuf, count, dt, (unsigned char *)outbuf + *position);
-    else
+    if (pack) {
+        rc = ext_pack(fn, inbuf, count, dt,
+                      (unsigned char *)outbuf + *position);
+        if (rc != MPI_SUCCESS)
+            return rc; /* position stays; the bytes after it are undefined */
+    } else
         ext_unpack((const unsigned char *)inbuf + *position, outbuf, count,
                    dt);
     *position += bytes;

@@ -5,6 +5,13 @@
  *
  * The list below is checked against mpi.h's SHOAL_MPI_PREDEF_TYPES at
  * compile time, so a type added there without an entry here fails to build.
+ *
+ * The external32 sizes are the standard's table ("External Data
+ * Representation: external32", MPI 4.1 section 15.5.2), whatever the
+ * native size: long and unsigned long are 4 bytes there, wchar_t 2, long
+ * double 16, MPI_AINT, MPI_COUNT and MPI_OFFSET 8.  A native value wider
+ * than its external32 size is packed when it fits and refused with
+ * MPI_ERR_CONVERSION when it does not (dt_external.c).
  */
 #include <complex.h>
 #include <stdbool.h>
@@ -30,14 +37,14 @@
     P(6, MPI_UNSIGNED_SHORT, unsigned short, UINT, 2, 0)                       \
     P(7, MPI_INT, int, SINT, 4, 0)                                             \
     P(8, MPI_UNSIGNED, unsigned, UINT, 4, 0)                                   \
-    P(9, MPI_LONG, long, SINT, 8, 0)                                           \
-    P(10, MPI_UNSIGNED_LONG, unsigned long, UINT, 8, 0)                        \
+    P(9, MPI_LONG, long, SINT, 4, 0)                                           \
+    P(10, MPI_UNSIGNED_LONG, unsigned long, UINT, 4, 0)                        \
     P(11, MPI_LONG_LONG_INT, long long, SINT, 8, 0)                            \
     P(12, MPI_UNSIGNED_LONG_LONG, unsigned long long, UINT, 8, 0)              \
     P(13, MPI_FLOAT, float, FLOAT, 4, 0)                                       \
     P(14, MPI_DOUBLE, double, FLOAT, 8, 0)                                     \
     P(15, MPI_LONG_DOUBLE, long double, LDOUBLE, 16, 0)                        \
-    P(16, MPI_WCHAR, wchar_t, UINT, 4, 0)                                      \
+    P(16, MPI_WCHAR, wchar_t, UINT, 2, 0)                                      \
     P(17, MPI_C_BOOL, bool, UINT, 1, 0)                                        \
     P(18, MPI_INT8_T, int8_t, SINT, 1, 0)                                      \
     P(19, MPI_INT16_T, int16_t, SINT, 2, 0)                                    \
@@ -56,7 +63,7 @@
     P(32, MPI_PACKED, unsigned char, BYTES, 1, 0)                              \
     Q(33, MPI_FLOAT_INT, float, 13, 4, int, 7, 4)                              \
     Q(34, MPI_DOUBLE_INT, double, 14, 8, int, 7, 4)                            \
-    Q(35, MPI_LONG_INT, long, 9, 8, int, 7, 4)                                 \
+    Q(35, MPI_LONG_INT, long, 9, 4, int, 7, 4)                                 \
     Q(36, MPI_2INT, int, 7, 4, int, 7, 4)                                      \
     Q(37, MPI_SHORT_INT, short, 5, 2, int, 7, 4)                               \
     Q(38, MPI_LONG_DOUBLE_INT, long double, 15, 16, int, 7, 4)                 \
@@ -89,6 +96,18 @@ enum { DT_LIST(IDX_P, IDX_Q, IDX_M) DT_IDX_END_ };
                    "dt_predef.c disagrees with mpi.h on " #n);
 SHOAL_MPI_PREDEF_TYPES(CHECK_X)
 _Static_assert(DT_IDX_END_ == SHOAL_MPI_NPREDEF_TYPES, "predefined type count");
+
+/* A pair's external32 bytes are its members' (no gaps). */
+#define EXT_P(i, n, T, kind, ext, part) DT_EXT_##i = ext,
+#define EXT_Q(i, n, ...)
+#define EXT_M(i, n)
+enum { DT_LIST(EXT_P, EXT_Q, EXT_M) DT_EXT_END_ };
+#define CHECK_EXT_P(...)
+#define CHECK_EXT_Q(i, n, V, vi, vx, S, si, sx)                                \
+    _Static_assert(DT_EXT_##vi == (vx) && DT_EXT_##si == (sx),                 \
+                   "external32 sizes of " #n " disagree with its members");
+#define CHECK_EXT_M(i, n)
+DT_LIST(CHECK_EXT_P, CHECK_EXT_Q, CHECK_EXT_M)
 
 /* ---- layouts: one block and one run each
  * ---------------------------------------- */

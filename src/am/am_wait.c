@@ -174,13 +174,15 @@ static int check_lost_wakeup(am_ready_fn_t ready, void *arg,
 
     if (wire_shm_rung())
         return 0; /* woken in time (arm() below would hide the ring) */
-    r = ready(arg, 0);
-    if (r != 0)
-        what = "the condition it waited for was true";
-    else if (wire_shm_pending())
+    /* Frames and room first: ready() may try sends and so ask about
+     * channels the sleep did not watch. */
+    r = 0;
+    if (wire_shm_pending())
         what = "a shared-memory frame was waiting";
     else if (!arm(blocked))
         what = "a channel it waited on had room";
+    else if ((r = ready(arg, 0)) != 0)
+        what = "the condition it waited for was true";
     if (what == NULL)
         return r;
     if (base_cfg.WAIT_CHECK == WAIT_CHECK_FATAL)

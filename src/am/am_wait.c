@@ -234,6 +234,7 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     uint64_t start = 0, now = 0, deadline = UINT64_MAX;
     /* When ranks share cores, the peer may need ours: hand it over soon. */
     uint32_t fast_polls = am.oversubscribed ? 1 : FAST_POLLS;
+    uint64_t sent = am.stats.requests_sent;
     int r, yielded = 0;
 
     for (uint32_t iter = 1;; iter++) {
@@ -253,13 +254,15 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         r = ready(arg, handled);
         if (r != 0)
             return r > 0 ? SHOAL_OK : r;
-        /* Frames keep coming (a long transfer): the wait starts over, so
-         * a wait that makes progress never reaches the sleep phase, whose
+        /* Frames keep coming or going (a long transfer, received or
+         * pushed from the caller's progress): the wait starts over, so a
+         * wait that makes progress never reaches the sleep phase, whose
          * arming costs a system call (and a membarrier) each time. */
-        if (handled > 0 && start != 0) {
+        if ((handled > 0 || am.stats.requests_sent != sent) && start != 0) {
             start = 0;
             iter = 1;
         }
+        sent = am.stats.requests_sent;
         if (report_deaths && am.unreported_deaths > 0) {
             am.unreported_deaths--;
             return base_err(SHOAL_ERR_PEER_DEAD,

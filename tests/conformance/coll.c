@@ -255,6 +255,7 @@ struct cop {
     MPI_Request req;
     int inited;
     double t_enter;
+    double t_call;            /* when the MPI call of the last cop_start began */
     int sleeper;
     char d[1024];
 };
@@ -963,11 +964,27 @@ cop_t *cop_new(rng_t *r, ccomm_t *c, int form, int small)
 }
 
 int cop_iters(const cop_t *o) { return o->iters; }
+double cop_call_time(const cop_t *o) { return o->t_call; }
+const char *cop_name(const cop_t *o)
+{
+    static _Thread_local char n[64];
+    snprintf(n, sizeof n, "%s %s", o->form == FORM_BLOCKING ? "" : o->form == FORM_NONBLOCKING ? "MPI_I" : "MPI_Start of",
+             kind_name[o->kind]);
+    return n;
+}
 int cop_form(const cop_t *o) { return o->form; }
 MPI_Request *cop_request(cop_t *o) { return &o->req; }
 
 /* ---- fill, call, verify --------------------------------------------------- */
+static void apply_blocks_(const cop_t *o, unsigned char *base, const blist_t *l, int it);
 static void apply_blocks(const cop_t *o, unsigned char *base, const blist_t *l, int it)
+{
+    local_enter();
+    apply_blocks_(o, base, l, it);
+    local_leave();
+}
+
+static void apply_blocks_(const cop_t *o, unsigned char *base, const blist_t *l, int it)
 {
     int es = rtype_size[o->rt];
     for (int i = 0; i < l->n; i++) {
@@ -1033,6 +1050,7 @@ void cop_start(cop_t *o, int it)
         }
         o->t_enter = now();
     }
+    o->t_call = now();
     switch (o->kind) {
     case C_BCAST:
         CALL3(MPI_Bcast, MPI_Ibcast, MPI_Bcast_init, rb, o->role == R_ROOT ? cs : cr,

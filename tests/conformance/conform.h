@@ -105,6 +105,18 @@ void add_bytes(double bytes);                     /* for the case's time budget 
 void add_sleep(double seconds);
 double now(void);
 void sleep_ms(int ms);
+/* The generator's own work (filling and checking buffers, building
+ * references) is not MPI's: it is timed apart and added to the case's
+ * budget.  Nested calls count once. */
+void local_enter(void);
+void local_leave(void);
+/* A call that must be local (a nonblocking start, a buffered send, MPI_Start)
+ * made while a peer sleeps `slept` seconds outside MPI: fails the case
+ * naming `call` when it took more than a quarter of the sleep.  t0: now()
+ * before the call. */
+void check_local_call(const char *call, double t0, double slept);
+#define TIMED_LOCAL(name, slept, call) do { double t0_ = now(); CHK(call); \
+    check_local_call(name, t0_, slept); } while (0)
 
 /* Description of the case, appended to as it is generated. */
 void desc_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -154,10 +166,35 @@ MPI_Request *cop_request(cop_t *o);
 void cop_verify(cop_t *o, int it);
 int cop_iters(const cop_t *o);
 int cop_form(const cop_t *o);
+/* now() when the last cop_start's MPI call began (after any deliberate sleep). */
+double cop_call_time(const cop_t *o);
+const char *cop_name(const cop_t *o);   /* "MPI_Ibcast", "MPI_Start of allreduce" */
 void cop_free(cop_t *o);
 void complete_one(rng_t *r, MPI_Request *req);
+/* A whole collective (drawn form) on c, all iterations, verified. */
+void run_cop_whole(rng_t *r, ccomm_t *c, int small);
+int random_comm_kind(rng_t *r);
+void comm_fill_info(ccomm_t *c);
 void coll_global_init(void);   /* user ops and types, once */
 void coll_global_fini(void);
+
+/* Scenarios aimed at known kinds of bug (stress.c): large noncontiguous
+ * messages into untouched memory, local calls made while a peer sleeps,
+ * idups of intercommunicators with traffic between them. */
+void scenario_bigtype(rng_t *r);
+void scenario_sleeper(rng_t *r);
+void scenario_idup_traffic(rng_t *r);
+/* How long the sleeping peer of those scenarios sleeps (seconds). */
+#define PEER_SLEEP 0.15
+
+/* A model for a datatype the caller built: one element's segments
+ * (type-map order), its bounds; takes ownership of dt (committed here). */
+tmodel *tm_custom(MPI_Datatype dt, const seg_t *segs, size_t nsegs, MPI_Aint lb, MPI_Aint ub,
+                  MPI_Datatype basic, const char *desc);
+/* Checks that the buffer at base holds stream `key` (nbytes bytes in t's
+ * layout); zeroes every data byte it checked.  Returns the stream index of
+ * the first wrong byte, or -1. */
+MPI_Aint check_stream_zero(unsigned char *base, const tmodel *t, MPI_Aint nbytes, uint64_t key);
 
 /* Count draw: weighted towards small, some up to several MiB of data. */
 MPI_Aint draw_bytes(rng_t *r, MPI_Aint cap);

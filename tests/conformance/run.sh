@@ -41,7 +41,7 @@ build_peer() {   # name compiler package
         echo "run.sh: $1 skipped: $2 not found (apt-get install $3)"
         return
     fi
-    if "$2" "${flags[@]}" "$here"/conform.c "$here"/types.c "$here"/p2p.c "$here"/coll.c \
+    if "$2" "${flags[@]}" "$here"/conform.c "$here"/types.c "$here"/p2p.c "$here"/coll.c "$here"/stress.c \
             -o "$work/conform.$1" 2>"$work/$1.build"; then
         peers+=("$1")
     else

@@ -686,7 +686,7 @@ void tm_span(const tmodel *t, MPI_Aint count, MPI_Aint *lo, MPI_Aint *hi)
     *hi = t->tub + (last > 0 ? last : 0);
 }
 
-int tm_overlaps(const tmodel *t, MPI_Aint count)
+static int tm_overlaps_impl(const tmodel *t, MPI_Aint count)
 {
     MPI_Aint lo, hi;
     tm_span(t, count, &lo, &hi);
@@ -711,8 +711,16 @@ int tm_overlaps(const tmodel *t, MPI_Aint count)
     return over;
 }
 
+int tm_overlaps(const tmodel *t, MPI_Aint count)
+{
+    local_enter();
+    int r_ = tm_overlaps_impl(t, count);
+    local_leave();
+    return r_;
+}
+
 /* ---- buffers ------------------------------------------------------------- */
-void buf_span(buf_t *b, MPI_Aint lo, MPI_Aint hi)
+static void buf_span_impl(buf_t *b, MPI_Aint lo, MPI_Aint hi)
 {
     b->len = (size_t)(hi - lo) + 2 * GUARD + 16;
     b->alloc = malloc(b->len);
@@ -726,6 +734,13 @@ void buf_span(buf_t *b, MPI_Aint lo, MPI_Aint hi)
     want = (want + 15) & ~(uintptr_t)15;
     b->base = (unsigned char *)want;
     memset(b->alloc, SENTINEL, b->len);
+}
+
+void buf_span(buf_t *b, MPI_Aint lo, MPI_Aint hi)
+{
+    local_enter();
+    buf_span_impl(b, lo, hi);
+    local_leave();
 }
 
 void buf_for(buf_t *b, const tmodel *t, MPI_Aint count)
@@ -742,7 +757,7 @@ void buf_free(buf_t *b)
     b->len = 0;
 }
 
-void buf_clone(buf_t *dst, const buf_t *src)
+static void buf_clone_impl(buf_t *dst, const buf_t *src)
 {
     dst->len = src->len;
     dst->alloc = malloc(src->len ? src->len : 1);
@@ -750,9 +765,23 @@ void buf_clone(buf_t *dst, const buf_t *src)
     dst->base = dst->alloc + (src->base - src->alloc);
 }
 
-void buf_reset(buf_t *b)
+void buf_clone(buf_t *dst, const buf_t *src)
+{
+    local_enter();
+    buf_clone_impl(dst, src);
+    local_leave();
+}
+
+static void buf_reset_impl(buf_t *b)
 {
     memset(b->alloc, SENTINEL, b->len);
+}
+
+void buf_reset(buf_t *b)
+{
+    local_enter();
+    buf_reset_impl(b);
+    local_leave();
 }
 
 static inline unsigned char pat(uint64_t key, uint64_t j)
@@ -764,8 +793,8 @@ static inline unsigned char pat(uint64_t key, uint64_t j)
     return (unsigned char)(x >> ((j & 7) * 8));
 }
 
-void put_stream(unsigned char *base, const tmodel *t, MPI_Aint first, MPI_Aint nbytes,
-                uint64_t key)
+static void put_stream_impl(unsigned char *base, const tmodel *t, MPI_Aint first, MPI_Aint nbytes,
+                            uint64_t key)
 {
     uint64_t j = 0;
     MPI_Aint ext = tm_extent(t);
@@ -779,7 +808,15 @@ void put_stream(unsigned char *base, const tmodel *t, MPI_Aint first, MPI_Aint n
         }
 }
 
-int buf_check(const buf_t *actual, const buf_t *ref, const char *what)
+void put_stream(unsigned char *base, const tmodel *t, MPI_Aint first, MPI_Aint nbytes,
+                uint64_t key)
+{
+    local_enter();
+    put_stream_impl(base, t, first, nbytes, key);
+    local_leave();
+}
+
+static int buf_check_impl(const buf_t *actual, const buf_t *ref, const char *what)
 {
     if (actual->len == ref->len && memcmp(actual->alloc, ref->alloc, actual->len) == 0)
         return 0;
@@ -802,6 +839,14 @@ int buf_check(const buf_t *actual, const buf_t *ref, const char *what)
     return 1;
 }
 
+int buf_check(const buf_t *actual, const buf_t *ref, const char *what)
+{
+    local_enter();
+    int r_ = buf_check_impl(actual, ref, what);
+    local_leave();
+    return r_;
+}
+
 MPI_Aint draw_bytes(rng_t *r, MPI_Aint cap)
 {
     int c = rng_range(r, 0, 99);
@@ -817,4 +862,52 @@ MPI_Aint draw_bytes(rng_t *r, MPI_Aint cap)
     else
         b = rng_range(r, 256 * 1024, 4 * 1024 * 1024);
     return b < cap ? b : cap;
+}
+
+MPI_Aint check_stream_zero(unsigned char *base, const tmodel *t, MPI_Aint nbytes, uint64_t key)
+{
+    uint64_t j = 0;
+    MPI_Aint ext = tm_extent(t), bad = -1;
+    local_enter();
+    for (MPI_Aint e = 0; nbytes > 0; e++)
+        for (size_t s = 0; s < t->nsegs && nbytes > 0; s++) {
+            unsigned char *p = base + e * ext + t->segs[s].off;
+            MPI_Aint n = t->segs[s].len < nbytes ? t->segs[s].len : nbytes;
+            for (MPI_Aint k = 0; k < n; k++, j++) {
+                if (p[k] != pat(key, j) && bad < 0)
+                    bad = (MPI_Aint)j;
+                p[k] = 0;
+            }
+            nbytes -= n;
+        }
+    local_leave();
+    return bad;
+}
+
+tmodel *tm_custom(MPI_Datatype dt, const seg_t *segs, size_t nsegs, MPI_Aint lb, MPI_Aint ub,
+                  MPI_Datatype basic, const char *desc)
+{
+    tmodel *t = tm_new();
+    int first = 1;
+    for (size_t i = 0; i < nsegs; i++) {
+        seg_push(t, segs[i].off, segs[i].len, segs[i].esz);
+        t->size += segs[i].len;
+        t->nelem += segs[i].len / segs[i].esz;
+        if (first || segs[i].off < t->tlb)
+            t->tlb = segs[i].off;
+        if (first || segs[i].off + segs[i].len > t->tub)
+            t->tub = segs[i].off + segs[i].len;
+        if (segs[i].esz > t->bsize)
+            t->bsize = segs[i].esz;
+        first = 0;
+    }
+    t->lb = lb;
+    t->ub = ub;
+    t->marked = 1;
+    t->basic = basic;
+    t->dt = dt;
+    t->owned = 1;
+    t->desc = xstrdup_printf("%s", desc);
+    CHK(MPI_Type_commit(&t->dt));
+    return t;
 }

@@ -132,8 +132,8 @@ void coll_comm_fini(coll_comm_t *c);
 
 /* ---- schedules advanced from the progress engine ------------------------------ */
 
-/* Start (again, for a persistent schedule) with the communicator's next
- * tag.  Returns 0, or an error starting it (then it is done). */
+/* Start (again, for a persistent schedule, with the tag it took when it
+ * was built).  Returns 0, or an error starting it (then it is done). */
 int coll_sched_start(coll_sched_t *s);
 /* Advance without blocking: 1 when done (the result is in
  * coll_sched_result), 0 when not yet. */

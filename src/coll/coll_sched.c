@@ -393,9 +393,13 @@ int coll_sched_finish(coll_sched_t *s)
         rewind_sched(h);
         *c->start_out = h;
         if (c->persistent) {
-            /* Persistent: the tag is taken at each start; give back the
-             * one building took, so the count matches other ranks'. */
-            c->seq--;
+            /* Persistent: the tag building took stays the request's for
+             * every start.  Ranks initialize a communicator's persistent
+             * collectives in one order but may start them in any order,
+             * so a tag taken at each start would differ between ranks.
+             * Starts of one request follow each other (a start waits for
+             * the last to complete), and messages between two ranks with
+             * one tag match in order, so reuse is safe. */
             h->done = 1;
             return 0;
         }
@@ -422,7 +426,6 @@ int coll_sched_finish(coll_sched_t *s)
 int coll_sched_start(coll_sched_t *s)
 {
     rewind_sched(s);
-    s->tag = (int)(s->comm->seq++ & COLL_TAG_MASK);
     run(s, 0);
     return 0;
 }

@@ -4,7 +4,7 @@
  * the design in docs/ARCHITECTURE.md, "Shared-memory collectives").
  *
  * A call is two poll steps.  "begin" takes the call's sequence number n (at
- * build time, or at each start of a persistent schedule), drives the
+ * build time), drives the
  * segment's set-up if it is not done, and waits until every rank has
  * finished reading call n - SHM_NSETS, whose blocks call n reuses (and,
  * for data in an area, the previous call of that area).  "main" runs the
@@ -43,9 +43,16 @@ enum {
     P_BROKEN /* the set-up failed with an error: every run reports it */
 };
 
+/*
+ * Not for persistent schedules: ranks may start a communicator's
+ * persistent collectives in different orders (MPI 4.0 lets them), and the
+ * shared blocks are handed out in call order.  Those run over
+ * point-to-point, whose tag each request fixes at its initialization.
+ */
 static int applies(const coll_comm_t *c)
 {
-    return !c->is_inter && c->nhosts <= 1 && c->size > 1;
+    return !c->is_inter && c->nhosts <= 1 && c->size > 1 &&
+           !(c->start_out != NULL && c->persistent);
 }
 
 /* ---- sequence numbers and reuse ------------------------------------------ */
@@ -413,9 +420,6 @@ static int shm_begin(void *arg)
     int rc;
 
     if (a->phase == P_IDLE || a->phase == P_DONE) {
-        /* a first run, or a new start of a persistent schedule */
-        if (a->persistent)
-            assign(m, a);
         a->phase = P_BEGIN;
         a->err = 0;
         a->next = 0;
@@ -510,7 +514,7 @@ static shm_call_t *pooled_record(coll_shm_t *m)
     return a;
 }
 
-/* Every field of a new call but pooled and persistent.  Field by field: a
+/* Every field of a new call but pooled.  Field by field: a
  * memset of the record compiles to `rep stos`, slow to start on the
  * machines we measure on. */
 static void init_call(shm_call_t *a, coll_comm_t *c, int kind, int tag)
@@ -551,7 +555,6 @@ static void init_call(shm_call_t *a, coll_comm_t *c, int kind, int tag)
 static shm_call_t *new_call(coll_sched_t *s, int kind)
 {
     coll_comm_t *c = s->comm;
-    int persistent = c->start_out != NULL && c->persistent;
     shm_call_t *a;
 
     if (c->shm == NULL && s->err == 0) {
@@ -570,7 +573,7 @@ static shm_call_t *new_call(coll_sched_t *s, int kind)
         m->fd = -1;
         c->shm = m;
     }
-    a = !persistent && c->shm != NULL ? pooled_record(c->shm) : NULL;
+    a = c->shm != NULL ? pooled_record(c->shm) : NULL;
     if (a == NULL) {
         a = coll_sched_alloc(s, (int64_t)sizeof(*a));
         if (a == NULL)
@@ -580,12 +583,6 @@ static shm_call_t *new_call(coll_sched_t *s, int kind)
         a->pooled = 1;
     }
     init_call(a, c, kind, s->tag);
-    a->persistent = persistent;
-    /* A persistent build gives its tag back (coll_sched_finish), and each
-     * start takes a new one that we cannot see: keep this one for the
-     * fallback's (and maybe the set-up's) messages. */
-    if (a->persistent)
-        c->seq++;
     return a;
 }
 
@@ -593,8 +590,7 @@ static int build(coll_sched_t *s, shm_call_t *a)
 {
     if (a == NULL)
         return 1; /* the schedule holds the error */
-    if (!a->persistent)
-        assign(a->c->shm, a);
+    assign(a->c->shm, a);
     coll_sched_poll(s, shm_begin, a);
     coll_sched_poll(s, shm_main, a);
     return 1;
@@ -745,7 +741,6 @@ static shm_call_t *now_call(coll_comm_t *c, int kind)
     if (a == NULL)
         return NULL;
     a->pooled = 1;
-    a->persistent = 0;
     init_call(a, c, kind, (int)(c->seq++ & COLL_TAG_MASK));
     return a;
 }

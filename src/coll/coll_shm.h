@@ -97,7 +97,7 @@ typedef struct coll_shm {
     shm_msg_t *status; /* rank 0: one per rank */
     void **reqs;
     int nreq;
-    /* records of non-persistent calls (the others live in their schedule) */
+    /* records of calls (others live in their schedule) */
     shm_call_t *records;
     int rec_next;
     /* The ranks' doorbell words (ops->bell), looked up at the first ring;
@@ -111,12 +111,11 @@ enum { SHM_BARRIER, SHM_BCAST, SHM_REDUCE, SHM_ALLREDUCE };
 enum { SHM_RING_NONE, SHM_RING_ROOT, SHM_RING_ALL };
 
 /* One call: the argument of its two poll steps; in c->shm's ring, or
- * coll_sched_alloc'ed when the ring is full or the schedule persistent. */
+ * coll_sched_alloc'ed when the ring is full. */
 struct shm_call {
     coll_comm_t *c;
     int kind;
     int phase;
-    int persistent; /* sequence number taken at each start */
     int waiting;    /* counted in done_waiters */
     int err;        /* first error; the protocol still completes */
     uint64_t n;     /* sequence number */

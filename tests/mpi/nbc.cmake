@@ -12,3 +12,6 @@ shoal_mpi_test(nbc_errors SOURCES nbc_errors.c NP 1 2 3)
 # Persistent collectives on several communicators, initialized and
 # started in a different order on every rank.
 shoal_mpi_test(nbc_persist_order SOURCES nbc_persist_order.c NP 2 3 4 9)
+# Persistent collectives started in rank-dependent orders on one
+# communicator too (legal: only their initializations are ordered).
+shoal_mpi_test(nbc_persist_anyorder SOURCES nbc_persist_anyorder.c NP 2 4 5)

@@ -71,15 +71,18 @@ int main(int argc, char **argv)
     char *battach = malloc((size_t)bsize);
     int *bc = malloc(COLL_N * sizeof(int));
     MPI_Request *rs = malloc((NSMALL + NBIG + 16) * sizeof(MPI_Request));
-    MPI_Request coll[8], pers[4], rq;
+    MPI_Request coll[9], pers[4], rq;
     int red_in = rank + 1, red_out = -1, all_out = -1, pers_out = -1;
     int *gath = malloc((size_t)size * sizeof(int));
-    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm dup = MPI_COMM_NULL, half, inter, interdup = MPI_COMM_NULL;
     int nr = 0;
     /* Buffers of the sends rank 0 starts (alive until they complete). */
     char one[SMALL], pbuf[SMALL], sbuf[SMALL], bbuf[SMALL];
 
     MT_CHECK(small && big && battach && bc && rs && gath, "no memory");
+    MT_OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+    MT_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank % 2, 5,
+                               &inter));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     if (rank == 0) {
@@ -152,6 +155,8 @@ int main(int argc, char **argv)
     LOCAL(MPI_Allreduce_init(&red_in, &pers_out, 1, MPI_INT, MPI_SUM,
                              MPI_COMM_WORLD, MPI_INFO_NULL, &coll[6]));
     LOCAL(MPI_Start(&coll[6]));
+    LOCAL(MPI_Comm_idup(inter, &interdup, &coll[7]));
+    LOCAL(MPI_Ibarrier(inter, &coll[8]));
 
     if (rank == 0) {
         if (slow > 0)
@@ -191,6 +196,7 @@ int main(int argc, char **argv)
     }
 
     MT_OK(MPI_Waitall(6, coll, MPI_STATUSES_IGNORE));
+    MT_OK(MPI_Waitall(2, coll + 7, MPI_STATUSES_IGNORE));
     MT_OK(MPI_Wait(&coll[6], MPI_STATUS_IGNORE));
     MT_OK(MPI_Request_free(&coll[6]));
     for (int i = 0; i < COLL_N; i++)
@@ -204,6 +210,10 @@ int main(int argc, char **argv)
     }
     MT_OK(MPI_Barrier(dup));
     MT_OK(MPI_Comm_free(&dup));
+    MT_OK(MPI_Barrier(interdup));
+    MT_OK(MPI_Comm_free(&interdup));
+    MT_OK(MPI_Comm_free(&inter));
+    MT_OK(MPI_Comm_free(&half));
 
     /* One message's size plus MPI_BSEND_OVERHEAD is enough for it, and
      * cancelling an unmatched send answers through Test_cancelled (which

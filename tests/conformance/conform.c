@@ -42,6 +42,7 @@ _Thread_local int t_thread = -1;
 
 static long opt_types = 0;
 static long opt_cases = 100, opt_only = -1, opt_first = 0;
+static char opt_skip[1024] = ",";   /* ",K1,K2,": cases not run (past a hang) */
 static double opt_time_limit = 0, opt_case_timeout = 30;
 /* The per-case time budget (see the case loop); factor 0: by library. */
 static double opt_budget_floor = 0.5, opt_budget_rate = 50, opt_budget_factor = 0;
@@ -87,6 +88,21 @@ void add_sleep(double seconds)
     pthread_mutex_lock(&g_lock);
     g_sleep += seconds;
     pthread_mutex_unlock(&g_lock);
+}
+
+/* Seconds this process's main thread spent runnable but not running
+ * (Linux /proc/self/schedstat; 0 elsewhere): time the machine's load took,
+ * not the library. */
+static double run_delay(void)
+{
+    FILE *f = fopen("/proc/self/schedstat", "r");
+    unsigned long long on = 0, wait = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu %llu", &on, &wait) != 2)
+        wait = 0;
+    fclose(f);
+    return (double)wait * 1e-9;
 }
 
 void local_enter(void)
@@ -398,7 +414,7 @@ static void scenario_multi(rng_t *r)
         comm_make(&cs[i], r, rng_chance(r, 45) ? CK_INTER : rng_chance(r, 50) ? CK_SPLIT : CK_DUP);
     for (int i = 0; i < m; i++) {
         rng_t sub = rng_derive(rng_next(r), (uint64_t)i);
-        int second = rng_chance(r, 35);
+        int second = rng_chance(r, 35), second_p = rng_chance(r, 50) && persistent;
         desc_add("comm %d: %s", i, cs[i].desc);
         ops[i] = cs[i].comm == MPI_COMM_NULL
                      ? NULL
@@ -407,8 +423,8 @@ static void scenario_multi(rng_t *r)
         if (second) {
             rng_t sub2 = rng_derive(rng_next(r), 50u + (uint64_t)i);
             if (cs[i].comm != MPI_COMM_NULL) {
-                desc_add("then on comm %d:", i);
-                ops2[i] = cop_new(&sub2, &cs[i], FORM_NONBLOCKING, 1);
+                desc_add(second_p ? "and on comm %d, started in any order with the first:" : "then on comm %d:", i);
+                ops2[i] = cop_new(&sub2, &cs[i], second_p ? FORM_PERSISTENT : FORM_NONBLOCKING, 1);
             }
         }
     }
@@ -420,10 +436,13 @@ static void scenario_multi(rng_t *r)
         int seq[8], ns = 0, seen[4] = { 0, 0, 0, 0 }, n = 0, slot[8];
         cop_t *started[8];
         MPI_Request reqs[8];
+        /* A second persistent op may start before the first (MPI 4.0
+         * orders the initializations of persistent collectives, not their
+         * starts): its entry is 4 + i. */
         for (int i = 0; i < m; i++) {
             seq[ns++] = i;
             if (ops2[i])
-                seq[ns++] = i;
+                seq[ns++] = cop_form(ops2[i]) == FORM_PERSISTENT ? 4 + i : i;
         }
         rng_shuffle(&mine, seq, ns);
         for (int i = 0; i < m; i++) {
@@ -435,9 +454,12 @@ static void scenario_multi(rng_t *r)
         /* Persistent: initialize on the first iteration in slot order (the
          * *_init calls are collective), then start in this rank's order. */
         if (persistent && it == 0)
-            for (int i = 0; i < m; i++)
+            for (int i = 0; i < m; i++) {
                 if (ops[i])
                     cop_start(ops[i], -1);
+                if (ops2[i] && cop_form(ops2[i]) == FORM_PERSISTENT)
+                    cop_start(ops2[i], -1);
+            }
         int asleep = it == 0 && sleeper >= 0;
         if (asleep && g_rank == sleeper) {
             sleep_ms((int)(PEER_SLEEP * 1e3));
@@ -447,27 +469,29 @@ static void scenario_multi(rng_t *r)
         double slept = asleep && g_rank != sleeper ? PEER_SLEEP : 0;
         int startall = persistent && rng_chance(&mine, 50);
         if (startall) {
-            /* Every first op at once: they precede the second ops. */
-            MPI_Request pr[4];
-            int np = 0;
-            for (int i = 0; i < m; i++)
-                if (ops[i])
-                    pr[np++] = *cop_request(ops[i]);
+            /* Every persistent op at once, in this rank's order; the
+             * nonblocking second ops follow. */
+            MPI_Request pr[8];
+            int np = 0, seen2[4] = { 0, 0, 0, 0 };
+            for (int k = 0; k < ns; k++) {
+                int i = seq[k] & 3;
+                cop_t *o = seq[k] >= 4 ? ops2[i] : seen2[i]++ ? ops2[i] : ops[i];
+                if (!o || cop_form(o) != FORM_PERSISTENT)
+                    continue;
+                pr[np] = *cop_request(o);
+                reqs[n] = pr[np++];
+                started[n] = o;
+                slot[n++] = i;
+            }
             double t0 = now();
             CHK(MPI_Startall(np, pr));
             if (slept > 0)
                 check_local_call("MPI_Startall of persistent collectives", t0, slept);
-            for (int i = 0; i < m; i++)
-                if (ops[i]) {
-                    reqs[n] = *cop_request(ops[i]);
-                    started[n] = ops[i];
-                    slot[n++] = i;
-                }
         }
         for (int k = 0; k < ns; k++) {
-            int i = seq[k];
-            cop_t *o = seen[i]++ ? ops2[i] : ops[i];
-            if (!o || (startall && o == ops[i]))
+            int i = seq[k] & 3;
+            cop_t *o = seq[k] >= 4 ? ops2[i] : seen[i]++ ? ops2[i] : ops[i];
+            if (!o || (startall && cop_form(o) == FORM_PERSISTENT))
                 continue;     /* absent here, or already started by the Startall */
             cop_start(o, it);
             if (slept > 0)
@@ -740,10 +764,11 @@ static void *watchdog(void *unused)
             /* Not under g_lock: a stuck thread may hold it. */
             fprintf(stderr,
                     "conform: HANG seed=%llu case=%ld rank=%d: still running after %.1f s "
-                    "(--case-timeout %.0f s)\n    case: %s\n    rerun: --seed %llu --only %ld\n",
+                    "(--case-timeout %.0f s)\n    case: %s\n    rerun: --seed %llu --only %ld "
+                    "(the cases after it: add --skip %ld)\n",
                     (unsigned long long)g_seed, atomic_load(&w_case), g_rank,
                     now() - atomic_load(&w_start), opt_case_timeout, g_desc,
-                    (unsigned long long)g_seed, atomic_load(&w_case));
+                    (unsigned long long)g_seed, atomic_load(&w_case), atomic_load(&w_case));
             fflush(stderr);
             _exit(124);
         }
@@ -757,7 +782,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: conform [--seed S] [--cases N] [--first K] [--only K] [--time-limit SEC]\n"
             "               [--case-timeout SEC] [--budget-floor SEC] [--budget-rate MB/s]\n"
-            "               [--budget-factor F] [--times] [--verbose]\n"
+            "               [--budget-factor F] [--skip K1,K2,...] [--times] [--verbose]\n"
             "               [--no-threads]\n");
 }
 
@@ -785,6 +810,8 @@ static int parse_args(int argc, char **argv)
             opt_budget_rate = strtod(v, NULL);
         else if (OPT("--budget-factor"))
             opt_budget_factor = strtod(v, NULL);
+        else if (OPT("--skip"))
+            snprintf(opt_skip, sizeof opt_skip, ",%s,", v);
         else if (OPT("--types"))
             opt_types = strtol(v, NULL, 0);
         else if (strcmp(a, "--times") == 0)
@@ -871,7 +898,11 @@ int main(int argc, char **argv)
                (unsigned long long)g_seed, first, last - 1, g_size,
                g_thread_level == MPI_THREAD_MULTIPLE ? "multiple" : "below multiple (no thread cases)");
     for (long idx = first; idx < last; idx++) {
-        double took = 0, budget = 0, bytes = 0, local = 0;
+        double took = 0, budget = 0, bytes = 0, local = 0, waited = 0;
+        char key[32];
+        snprintf(key, sizeof key, ",%ld,", idx);
+        if (strstr(opt_skip, key))
+            continue;
         int case_failed = 0, stalled = 0, stop = 0;
         /* A case over its budget runs once more: a stall counts only when
          * it repeats (a loaded machine's hiccup does not). */
@@ -882,7 +913,7 @@ int main(int argc, char **argv)
             g_case_failed = 0;
             g_bytes = g_sleep = g_local = 0;
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = now();
+            double t0 = now(), d0 = run_delay();
             atomic_store(&w_case, idx);
             atomic_store(&w_start, t0);
             atomic_store(&w_deadline, t0 + opt_case_timeout);
@@ -893,26 +924,30 @@ int main(int argc, char **argv)
                                (long long)(g_sleep * 1e6) };
             if (g_rank == 0 && opt_time_limit > 0 && now() - t_begin > opt_time_limit)
                 v[1] = 1;
-            long long out[5], lsum = 0, lmine = (long long)(g_local * 1e6);
+            long long out[5], lsum[2] = { 0, 0 };
+            long long lmine[2] = { (long long)(g_local * 1e6), (long long)((run_delay() - d0) * 1e6) };
             MPI_Allreduce(v, out, 5, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-            MPI_Allreduce(&lmine, &lsum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(lmine, lsum, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             took = (double)out[2] / 1e6;
             bytes = (double)out[3];
-            local = (double)lsum / 1e6;
+            local = (double)lsum[0] / 1e6;
+            waited = (double)lsum[1] / 1e6;
             /* The budget: the data at opt_budget_rate (a floor for
-             * latency), times the library's factor, plus deliberate sleeps
-             * and the generator's own work on every rank. */
+             * latency), times the library's factor, plus deliberate sleeps,
+             * the generator's own work on every rank and the time ranks
+             * were runnable but had no CPU (a loaded machine).  A rank that
+             * sleeps through a lost wake-up is not runnable: not excused. */
             double comm_t = bytes / (opt_budget_rate * 1e6);
             if (comm_t < opt_budget_floor)
                 comm_t = opt_budget_floor;
-            budget = opt_budget_factor * comm_t + (double)out[4] / 1e6 + local;
+            budget = opt_budget_factor * comm_t + (double)out[4] / 1e6 + local + waited;
             case_failed = (int)out[0];
             stop = (int)out[1];
-            stalled = opt_budget_floor > 0 && !case_failed && took > budget;
+            stalled = opt_budget_floor > 0 && took > budget;
             t_total_cases += took;
             ran += attempt == 0;
-            if (!stalled || attempt == 1)
-                break;
+            if (!stalled || attempt == 1 || case_failed)
+                break;       /* a failed case is not run again: its stall counts too */
             if (g_rank == 0) {
                 fprintf(stderr, "conform: slow seed=%llu case=%ld: %.3f s over its budget %.3f s; "
                                 "running it again\n", (unsigned long long)g_seed, idx, took, budget);
@@ -921,12 +956,12 @@ int main(int argc, char **argv)
         }
         if (stalled && g_rank == 0) {
             fprintf(stderr,
-                    "conform: STALL seed=%llu case=%ld: took %.3f s twice over, budget %.3f s "
+                    "conform: STALL seed=%llu case=%ld: took %.3f s%s, budget %.3f s "
                     "(%.0f bytes on the busiest rank at %.0f MB/s, floor %.2f s, factor %.1f; "
-                    "sleeps; %.3f s of the generator's own work)\n    case: %s\n"
-                    "    rerun: --seed %llu --only %ld\n",
-                    (unsigned long long)g_seed, idx, took, budget, bytes, opt_budget_rate,
-                    opt_budget_floor, opt_budget_factor, local, g_desc, (unsigned long long)g_seed, idx);
+                    "sleeps; %.3f s of the generator's own work, %.3f s runnable without a CPU)\n"
+                    "    case: %s\n    rerun: --seed %llu --only %ld\n",
+                    (unsigned long long)g_seed, idx, took, case_failed ? "" : " twice over", budget, bytes, opt_budget_rate,
+                    opt_budget_floor, opt_budget_factor, local, waited, g_desc, (unsigned long long)g_seed, idx);
             fflush(stderr);
         }
         if (case_failed || stalled) {
@@ -936,8 +971,8 @@ int main(int argc, char **argv)
                 failed_list[nlisted++] = idx;
         }
         if (g_rank == 0 && (opt_times || opt_verbose))
-            printf("case %ld %.6f %s%s [budget %.3f s, own work %.3f s]\n", idx, took,
-                   case_failed ? "FAIL " : stalled ? "STALL " : "", g_desc, budget, local);
+            printf("case %ld %.6f %s%s [budget %.3f s, own work %.3f s, no CPU %.3f s]\n", idx, took,
+                   case_failed ? "FAIL " : stalled ? "STALL " : "", g_desc, budget, local, waited);
         fflush(stdout);
         if (stop) {
             if (g_rank == 0)

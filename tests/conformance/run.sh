@@ -5,9 +5,14 @@
 #   - a case failing under every library is suspect (the generator or the
 #     standard's reading): reported apart;
 #   - a case taking more than STALL_FACTOR (10) times its time under the
-#     faster peer, and over STALL_FLOOR seconds, is a stall.
+#     faster peer, and over STALL_FLOOR seconds, is a stall;
+#   - every library also runs with the generator's own per-case time budget
+#     (the peers with their own factor, docs/TESTING.md).
 #
-#   tests/conformance/run.sh [-n NP] [-c CASES] [-b BUILD_DIR] SEED...
+#   tests/conformance/run.sh [-n NP] [-c CASES] [-b BUILD_DIR] [-x ARGS] SEED...
+#
+# -x: more arguments for every run (e.g. -x --no-threads, as make check's
+# seed 102 runs).
 #
 # The peers are built here from the same sources with mpicc.mpich and
 # mpicc.openmpi; a missing peer is skipped with the package to install.
@@ -16,10 +21,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 np=3 cases=200 build=${BUILD_DIR:-build} timeout=${CASE_TIMEOUT:-30}
 STALL_FACTOR=${STALL_FACTOR:-10} STALL_FLOOR=${STALL_FLOOR:-0.5}
-while getopts "n:c:b:" o; do
+extra=()
+while getopts "n:c:b:x:" o; do
     case $o in
-    n) np=$OPTARG ;; c) cases=$OPTARG ;; b) build=$OPTARG ;;
-    *) echo "usage: $0 [-n NP] [-c CASES] [-b BUILD_DIR] SEED..." >&2; exit 2 ;;
+    n) np=$OPTARG ;; c) cases=$OPTARG ;; b) build=$OPTARG ;; x) extra+=($OPTARG) ;;
+    *) echo "usage: $0 [-n NP] [-c CASES] [-b BUILD_DIR] [-x ARGS] SEED..." >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -58,7 +64,7 @@ if [[ " ${peers[*]} " == *" openmpi "* ]] && ! command -v mpirun.openmpi >/dev/n
 fi
 
 run() {   # impl seed -> $work/<impl>.<seed>.{out,err}
-    local impl=$1 seed=$2 args=(--seed "$2" --cases "$cases" --case-timeout "$timeout" --stall-min 0 --times)
+    local impl=$1 seed=$2 args=(--seed "$2" --cases "$cases" --case-timeout "$timeout" --times ${extra[@]+"${extra[@]}"})
     local limit=$((cases * timeout + 60))
     case $impl in
     shoal) timeout "$limit" "$shoalrun" -n "$np" --timeout "$limit" "$shoal_prog" "${args[@]}" ;;
@@ -118,11 +124,12 @@ for seed in "${seeds[@]}"; do
     if grep -q "SHOAL BUG\|STALL \|SUSPECT" "$work/report"; then status=1; fi
     for impl in shoal "${peers[@]}"; do
         [[ -n $impl ]] || continue
-        if grep -q 'FAIL\|HANG\|STALL' "$work/$impl.$seed.err"; then
+        if grep -q 'FAIL\|HANG\|STALL\|slow' "$work/$impl.$seed.err"; then
             echo "   -- $impl messages (first 10):"
-            grep -h -A1 'FAIL\|HANG\|STALL' "$work/$impl.$seed.err" | grep -v '^--' | head -20 | cut -c1-400 | sed 's/^/      /'
+            grep -h -A1 'FAIL\|HANG\|STALL\|slow' "$work/$impl.$seed.err" | grep -v '^--' | head -20 | cut -c1-400 | sed 's/^/      /'
         fi
     done
 done
+[[ -n ${KEEP:-} ]] && { cp "$work"/*.out "$work"/*.err "$KEEP"/ 2>/dev/null; echo "outputs kept in $KEEP"; }
 echo "rerun a case: $shoalrun -n $np $shoal_prog --seed S --only K"
 exit $status

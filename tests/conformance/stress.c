@@ -14,11 +14,13 @@
  *            MPI_Comm_create_group, two pending on one parent) with
  *            point-to-point traffic between the idups that deadlocks if an
  *            idup waits for the other ranks. */
+#define _GNU_SOURCE 1  /* MAP_ANONYMOUS */
 #include "conform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static uint64_t skey(int a, int b)
 {
@@ -141,8 +143,8 @@ void scenario_bigtype(rng_t *r)
     MPI_Aint cr = dense ? nbytes / tr->size : cs;
     static const char *sname[] = { "send", "isend", "ssend" };
     static const char *rname[] = { "recv", "irecv+waitall", "irecv+wait in reverse" };
-    desc_add("bigtype: %d x %s %d->%d of %s count %ld (%ld B of data, extent %ld) into calloc'ed "
-             "buffers, %s as %s count %ld%s%s",
+    desc_add("bigtype: %d x %s %d->%d of %s count %ld (%ld B of data, extent %ld) into fresh (mmap'ed, "
+             "untouched) buffers, %s as %s count %ld%s%s",
              nmsg, sname[smode], src, dst, ts->desc, (long)cs, (long)nbytes, (long)tm_extent(ts),
              rname[rmode], dense ? tr->desc : "the same type", (long)cr, late ? ", receiver 20 ms late" : "",
              use_dup ? ", on a dup of world" : "");
@@ -185,7 +187,11 @@ void scenario_bigtype(rng_t *r)
             add_sleep(0.02);
         }
         for (int i = 0; i < nmsg; i++) {
-            alloc[i] = calloc(1, len);          /* untouched: every page faults in the receive */
+            /* Untouched: every page faults in during the receive.  (calloc
+             * would often reuse freed, already mapped heap memory and clear
+             * it first: a receiver that never falls behind.) */
+            void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            alloc[i] = p == MAP_FAILED ? NULL : p;
             if (!alloc[i]) {
                 fprintf(stderr, "conform: out of memory (%zu bytes)\n", len);
                 MPI_Abort(MPI_COMM_WORLD, 3);
@@ -213,7 +219,7 @@ void scenario_bigtype(rng_t *r)
                 fail("%s: data byte %ld (of %ld) differs", what, (long)bad, (long)nbytes);
             else if (!all_zero(alloc[i], len))
                 fail("%s: bytes outside the data (gaps or guards) were written", what);
-            free(alloc[i]);
+            munmap(alloc[i], len);
         }
     }
     add_bytes((double)nbytes * nmsg);
@@ -402,8 +408,9 @@ static void sleeper_coll(rng_t *r, ccomm_t *c)
     int members = c->inter ? c->size + c->rsize : c->size;
     int sleeper = rng_range(r, 0, members - 1);
     int me = c->rank + (c->inter && c->group == 1 ? c->rsize : 0);
-    desc_add("sleeper: member %d of %s sleeps %.0f ms before %d %s collective(s) the others start",
-             sleeper, c->desc, PEER_SLEEP * 1e3, k, persistent ? "persistent" : "nonblocking");
+    desc_add("sleeper: member %d of %s sleeps %.0f ms before %d %s collective(s) the others start%s",
+             sleeper, c->desc, PEER_SLEEP * 1e3, k, persistent ? "persistent" : "nonblocking",
+             persistent ? " (each rank in its own order)" : "");
     cop_t *ops[3];
     MPI_Request reqs[3];
     for (int i = 0; i < k; i++) {
@@ -416,13 +423,19 @@ static void sleeper_coll(rng_t *r, ccomm_t *c)
     add_sleep(PEER_SLEEP);
     if (me == sleeper)
         sleep_ms((int)(PEER_SLEEP * 1e3));
-    for (int i = 0; i < k; i++) {
+    /* Persistent ones start in this rank's own order (MPI 4.0 orders their
+     * initializations only); nonblocking ones in the common order. */
+    rng_t mine = rng_derive(rng_next(r), 0x50000u + (uint64_t)g_rank);
+    int order[3] = { 0, 1, 2 };
+    if (cop_form(ops[0]) == FORM_PERSISTENT)
+        rng_shuffle(&mine, order, k);
+    for (int j = 0; j < k; j++) {
+        int i = order[j];
         cop_start(ops[i], 0);
         if (me != sleeper)
             check_local_call(cop_name(ops[i]), cop_call_time(ops[i]), PEER_SLEEP);
         reqs[i] = *cop_request(ops[i]);
     }
-    rng_t mine = rng_derive(rng_next(r), 0x50000u + (uint64_t)g_rank);
     if (rng_chance(&mine, 50)) {
         CHK(MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE));
     } else {
@@ -549,7 +562,7 @@ void scenario_idup_traffic(rng_t *r)
     static const char *tname[] = { "send", "ssend", "isend+wait" };
     desc_add("idup traffic: %d pending idup(s) of %s%s%s", k, base.desc,
              with_traffic ? "; after its first idup an even world rank sends to its odd neighbour, "
-                            "who receives before its own idup"
+                            "who receives before its own idup: "
                           : "",
              with_traffic ? tname[tmode] : "");
     if (sleeper >= 0)

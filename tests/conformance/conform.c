@@ -1,7 +1,8 @@
 /* Conformance generator: randomized, seeded MPI programs.
  *
  *   conform --seed S --cases N [--only K] [--first K] [--time-limit SEC]
- *           [--case-timeout SEC] [--stall-min SEC] [--times] [--verbose]
+ *           [--case-timeout SEC] [--budget-floor SEC] [--budget-rate MB/s]
+ *           [--budget-factor F] [--skip K,...] [--times] [--verbose]
  *           [--no-threads]
  *
  * Every rank derives the same random sequence from (seed, case index), so

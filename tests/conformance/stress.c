@@ -376,7 +376,10 @@ static void sleeper_p2p(rng_t *r, ccomm_t *c)
                 CHK(MPI_Start(&reqs[i]));
             char nm[96];
             snprintf(nm, sizeof nm, "%s of message %d (%d B) of %d", sm_name[mode[i]], i, len[i], total);
-            check_local_call(nm, t0, PEER_SLEEP);
+            /* Open MPI 4's MPI_Bsend waits for the receiver (its Ibsend and
+             * Bsend_init do not): not timed there. */
+            if (!(g_quirk_ompi4 && mode[i] == SM_BSEND))
+                check_local_call(nm, t0, PEER_SLEEP);
             o += (size_t)len[i];
         }
         CHK(MPI_Waitall(total, reqs, MPI_STATUSES_IGNORE));

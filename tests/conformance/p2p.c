@@ -88,7 +88,8 @@ static void send_refill(buf_t *b, buf_t *ref, const spec_t *m, uint64_t key)
 {
     buf_reset(b);
     put_stream(b->base, m->ts, 0, m->nbytes, key);
-    memcpy(ref->alloc, b->alloc, b->len);
+    if (b->len > 0)
+        memcpy(ref->alloc, b->alloc, b->len);
 }
 
 static int recv_check(const buf_t *b, const spec_t *m, MPI_Aint nbytes, uint64_t key, const char *what)

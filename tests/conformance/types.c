@@ -759,8 +759,17 @@ void buf_free(buf_t *b)
 
 static void buf_clone_impl(buf_t *dst, const buf_t *src)
 {
+    if (src->alloc == NULL) { /* a buffer never spanned: nothing to copy */
+        dst->alloc = dst->base = NULL;
+        dst->len = 0;
+        return;
+    }
     dst->len = src->len;
     dst->alloc = malloc(src->len ? src->len : 1);
+    if (!dst->alloc) {
+        fprintf(stderr, "conform: out of memory (%zu bytes)\n", src->len);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     memcpy(dst->alloc, src->alloc, src->len);
     dst->base = dst->alloc + (src->base - src->alloc);
 }
@@ -774,7 +783,8 @@ void buf_clone(buf_t *dst, const buf_t *src)
 
 static void buf_reset_impl(buf_t *b)
 {
-    memset(b->alloc, SENTINEL, b->len);
+    if (b->alloc != NULL)
+        memset(b->alloc, SENTINEL, b->len);
 }
 
 void buf_reset(buf_t *b)
@@ -818,7 +828,8 @@ void put_stream(unsigned char *base, const tmodel *t, MPI_Aint first, MPI_Aint n
 
 static int buf_check_impl(const buf_t *actual, const buf_t *ref, const char *what)
 {
-    if (actual->len == ref->len && memcmp(actual->alloc, ref->alloc, actual->len) == 0)
+    if (actual->len == ref->len &&
+        (actual->len == 0 || memcmp(actual->alloc, ref->alloc, actual->len) == 0))
         return 0;
     size_t first = (size_t)-1, ndiff = 0, last = 0;
     for (size_t i = 0; i < actual->len; i++)

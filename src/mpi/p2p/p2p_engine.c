@@ -884,11 +884,9 @@ static uint32_t retry_round;
 
 static int defer_send(MPI_Request req, int world)
 {
-    if (!req->deferred) { /* a retry keeps its place */
-        req->deferred = 1;
-        deferred_to[world]++;
-        base_list_push_back(&mpi_pq.deferred, &req->link);
-    }
+    req->deferred = 1;
+    deferred_to[world]++;
+    base_list_push_back(&mpi_pq.deferred, &req->link);
     return SEND_QUEUED;
 }
 
@@ -916,12 +914,17 @@ static void retry_deferred_sends(void)
         next = e->next;
         if (retry_stamp[world] == retry_round)
             continue; /* an earlier send to world found no room */
+        /* Off the queue before it may complete (another thread may then
+         * free it); back in its place if it found no room again. */
+        base_list_t *prev = e->prev;
+        undefer(r, world);
         rc = send_first(r, world, 0);
         if (rc == SEND_QUEUED) {
+            base_list_remove(&r->link); /* defer_send put it last */
+            base_list_insert_after(prev, &r->link);
             retry_stamp[world] = retry_round;
             continue;
         }
-        undefer(r, world);
         if (rc != MPI_SUCCESS) {
             r->status.MPI_ERROR = rc;
             mpi_send_done(r);

@@ -71,6 +71,17 @@ typedef struct am_peer {
     base_list_t space_link;
 } am_peer_t;
 
+/* Wires SHOAL_WIRES may list, and network wires up at once, at most. */
+#define AM_WIRES_MAX 8
+
+/* A network wire that is up, and how often progress polls it: every
+ * every-th call while it is quiet (am_progress.c). */
+typedef struct am_net {
+    const wire_ops_t *ops;
+    uint32_t every, countdown;
+    uint32_t poll_max; /* SHOAL_TCP_POLL_MAX, or 1 alone on the host */
+} am_net_t;
+
 /* Dissemination-barrier state of one endpoint index. */
 typedef struct am_barrier {
     uint32_t epoch;
@@ -94,12 +105,17 @@ typedef struct am_state {
     int deaths;            /* peer deaths seen, ever (collectives check) */
     uint64_t last_peer_check;
     shoal_stats_t stats;
-    /* TCP, when some peer is reached through it: polled every tcp_every-th
-     * progress call while quiet (see am_progress.c). */
-    int tcp_on;
-    int tcp_wake; /* shm doorbells wake a sleep in the TCP wire */
-    uint32_t tcp_every, tcp_countdown;
-    uint32_t tcp_poll_max; /* SHOAL_TCP_POLL_MAX, or 1 alone on the host */
+    /* The network wires up, in SHOAL_WIRES order (am_wires.c): progress
+     * polls each through its throttle, waits sleep in net[0], which also
+     * watches the shared-memory doorbell and the other network wires. */
+    int nnet;
+    am_net_t net[AM_WIRES_MAX];
+    int net_blind;    /* some doorbell cannot end a sleep in net[0] */
+    uint64_t net_nap; /* longest sleep the network wires allow (by arm) */
+    /* SHOAL_WIRES, parsed: the wires in order of preference. */
+    const wire_ops_t *listed[AM_WIRES_MAX];
+    int nlisted;
+    int shm_listed;
 } am_state_t;
 
 extern am_state_t am;
@@ -109,8 +125,9 @@ extern am_state_t am;
 /* Deliver arrived frames and flush queued ones; returns handlers run. */
 int am_progress(void);
 
-/* Poll TCP now, or count down to its next turn while it is quiet. */
-void am_progress_tcp(void);
+/* Poll each network wire now, or count down to its next turn while it
+ * is quiet. */
+void am_progress_net(void);
 
 /* The wires' deliver upcall: run the handler of one frame. */
 int am_deliver(void *arg, int src, const wire_msg_t *msg);
@@ -138,10 +155,31 @@ int am_sleep_arm(void);
 void am_sleep(uint64_t nap);
 void am_sleep_disarm(void);
 
-/* ---- sending (am_send.c) ------------------------------------------------- */
+/* ---- the wires (am_wires.c) ----------------------------------------------- */
 
-/* The wire that reaches rank best (NULL: none does). */
+/* Parse SHOAL_WIRES into am.listed; SHOAL_ERR_CONFIG naming a bad item. */
+int am_wires_parse(const char *list);
+
+/* Bring up the listed network wires the job needs (collective: every rank
+ * decides alike), and make a sleep in the first one wake for the others. */
+int am_wires_start(const wire_upcalls_t *up);
+
+/* Take the network wires down, the last one up first. */
+void am_wires_stop(void);
+
+/* The wires up, as "shm+tcp", for the log. */
+void am_wires_describe(char *buf, size_t cap);
+
+/* The first listed wire that is up and reaches rank (NULL: none does). */
 const wire_ops_t *am_wire_for(int rank);
+
+/* The error for a rank that no wire reaches. */
+int am_wire_unreachable(int rank);
+
+/* The i-th wire SHOAL_WIRES may name, NULL past the last (shoal-info). */
+const wire_ops_t *am_wire_known(int i);
+
+/* ---- sending (am_send.c) ------------------------------------------------- */
 
 /* The peer's connection, opened on first use. */
 int am_peer_get(int rank, am_peer_t **peer_p);

@@ -49,8 +49,8 @@ static int install_handlers(shoal_ep_t *ep, const shoal_handler_entry_t *t,
 static void unpublish(unsigned index)
 {
     wire_shm_ops.publish_segment(index, NULL, 0);
-    if (am.tcp_on)
-        wire_tcp_ops.publish_segment(index, NULL, 0);
+    for (int i = 0; i < am.nnet; i++)
+        am.net[i].ops->publish_segment(index, NULL, 0);
 }
 
 static int attach_segment(shoal_ep_t *ep, void *base, size_t size,
@@ -63,9 +63,9 @@ static int attach_segment(shoal_ep_t *ep, void *base, size_t size,
     ep->seg_size = ep->seg != NULL ? size : 0;
     int status =
         wire_shm_ops.publish_segment(ep->index, ep->seg, ep->seg_size);
-    if (status == SHOAL_OK && am.tcp_on)
-        status = wire_tcp_ops.publish_segment(ep->index, ep->seg,
-                                              ep->seg_size);
+    for (int i = 0; i < am.nnet && status == SHOAL_OK; i++)
+        status = am.net[i].ops->publish_segment(ep->index, ep->seg,
+                                                ep->seg_size);
     return status;
 }
 

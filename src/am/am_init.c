@@ -55,10 +55,21 @@ static int check_config(void)
                         "the maximum",
                         (long long)base_cfg.AM_MEDIUM_MAX,
                         (long long)base_cfg.SHM_BULK);
-    return SHOAL_OK;
+    return am_wires_parse(base_cfg.WIRES);
 }
 
-static int tcp_all_open(void *arg, int handled);
+static int all_open(void *arg, int handled)
+{
+    (void)arg;
+    (void)handled;
+    if (am.deaths > 0)
+        return base_err(SHOAL_ERR_PEER_DEAD,
+                        "a peer died while connections opened");
+    for (int i = 0; i < am.nnet; i++)
+        if (am.net[i].ops->connecting() > 0)
+            return 0;
+    return 1;
+}
 
 static int connect_all(void)
 {
@@ -69,63 +80,13 @@ static int connect_all(void)
             return status;
     }
     /* Every connection open (and authenticated) before init returns. */
-    return am.tcp_on ? am_block(tcp_all_open, NULL, NULL, 0, -1) : SHOAL_OK;
-}
-
-/* SHOAL_WIRES choices, in config_vars.h order. */
-#define WIRES_TCP 1
-#define WIRES_SHM 2
-
-/*
- * TCP comes up when some rank runs on another host (then every rank sees
- * one, so all decide alike and the collective start-up matches), or for
- * every job of more than one rank with SHOAL_WIRES=tcp or pretend hosts
- * (SHOAL_WIRES_FAKE_HOSTS).
- */
-static int tcp_start(const wire_upcalls_t *up)
-{
-    int remote = am.job->local_size < am.job->size;
-    int status;
-
-    if (base_cfg.WIRES == WIRES_SHM) {
-        if (remote)
-            base_info("am", "SHOAL_WIRES=shm: ranks on other hosts are "
-                      "unreachable");
-        return SHOAL_OK;
-    }
-    if (!remote && !(base_cfg.WIRES == WIRES_TCP && am.job->size > 1) &&
-        !(base_cfg.WIRES_FAKE_HOSTS > 1 && am.job->size > 1))
-        return SHOAL_OK;
-    status = wire_tcp_ops.init(am.job, up);
-    if (status != SHOAL_OK)
-        return status;
-    am.tcp_on = 1;
-    am.tcp_every = 1;
-    /* Polling TCP less often while it is quiet keeps shared-memory
-     * latency low; a rank alone on its host has no shared-memory peer to
-     * protect, and every skipped poll would delay the next frame. */
-    am.tcp_poll_max =
-        am.job->local_size > 1 ? (uint32_t)base_cfg.TCP_POLL_MAX : 1;
-    /* Sleep in the TCP wire's epoll; local senders ring its socket. */
-    int fd = wire_shm_wake_fd();
-    wire_tcp_watch_fd(fd);
-    am.tcp_wake = fd >= 0;
-    return SHOAL_OK;
-}
-
-static int tcp_all_open(void *arg, int handled)
-{
-    (void)arg;
-    (void)handled;
-    if (am.deaths > 0)
-        return base_err(SHOAL_ERR_PEER_DEAD,
-                        "a peer died while connections opened");
-    return wire_tcp_connecting() == 0;
+    return am.nnet > 0 ? am_block(all_open, NULL, NULL, 0, -1) : SHOAL_OK;
 }
 
 static int am_start(void)
 {
     wire_upcalls_t up = {am_deliver, am_peer_failed, am_segment, NULL};
+    char wires[64];
     int status;
 
     status = base_config_load(0);
@@ -152,7 +113,7 @@ static int am_start(void)
     status = wire_shm_ops.init(am.job, &up);
     if (status != SHOAL_OK)
         goto err_peers;
-    status = tcp_start(&up);
+    status = am_wires_start(&up);
     if (status != SHOAL_OK)
         goto err_shm;
     am.window = (uint32_t)base_cfg.AM_WINDOW;
@@ -164,16 +125,16 @@ static int am_start(void)
         if (status != SHOAL_OK)
             goto err_wire;
     }
+    am_wires_describe(wires, sizeof(wires));
     base_info("am", "rank %d of %d (%d on this host, %s), launcher %s, "
               "wires %s",
               am.job->rank, am.job->size, am.job->local_size,
               am.oversubscribed ? "oversubscribed" : "a CPU each",
-              am.job->backend, am.tcp_on ? "shm+tcp" : "shm");
+              am.job->backend, wires);
     return SHOAL_OK;
 
 err_wire:
-    if (am.tcp_on)
-        wire_tcp_ops.fini();
+    am_wires_stop();
 err_shm:
     wire_shm_ops.fini();
 err_peers:
@@ -242,8 +203,7 @@ int shoal_finalize(void)
     }
     am.neps = 0;
     free_deferred();
-    if (am.tcp_on)
-        wire_tcp_ops.fini();
+    am_wires_stop();
     wire_shm_ops.fini();
     free(am.peers);
     int boot_status = boot_fini();

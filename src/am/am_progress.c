@@ -67,32 +67,41 @@ int am_deliver(void *arg, int src, const wire_msg_t *m)
 }
 
 /*
- * Polling two wires (multi-protocol AM-II): an epoll_wait costs hundreds
- * of times a look at the shared-memory rings (docs/TCP.md has numbers), so
- * while TCP is quiet it is polled every tcp_every-th call only, the
- * interval doubling up to SHOAL_TCP_POLL_MAX (a rank alone on its host
- * polls TCP every call: no shared-memory peer pays for it); frames arriving, bytes
- * waiting to go out, or a frame just sent (whose answer may come soon)
- * bring it back to every call.
+ * Polling several wires (multi-protocol AM-II): an epoll_wait costs
+ * hundreds of times a look at the shared-memory rings (docs/TCP.md has
+ * numbers), so while a network wire is quiet it is polled every every-th
+ * call only, the interval doubling up to SHOAL_TCP_POLL_MAX (a rank alone
+ * on its host polls every call: no shared-memory peer pays for it); frames
+ * arriving, work in hand (busy), or a frame just sent on any network wire
+ * (whose answer may come soon) bring it back to every call.
  */
-void am_progress_tcp(void)
+static void net_turn(am_net_t *n)
 {
-    uint32_t max = am.tcp_poll_max;
+    uint32_t max = n->poll_max;
 
-    if (wire_tcp_kick) {
-        wire_tcp_kick = 0;
-        am.tcp_every = 1;
-        am.tcp_countdown = 0;
-    }
-    if (am.tcp_countdown > 1) {
-        am.tcp_countdown--;
+    if (n->countdown > 1) {
+        n->countdown--;
         return;
     }
-    if (wire_tcp_ops.poll(AM_POLL_BUDGET) > 0 || wire_tcp_busy())
-        am.tcp_every = 1;
-    else if (am.tcp_every < max)
-        am.tcp_every = am.tcp_every * 2 < max ? am.tcp_every * 2 : max;
-    am.tcp_countdown = am.tcp_every;
+    if (n->ops->poll(AM_POLL_BUDGET) > 0 || n->ops->busy())
+        n->every = 1;
+    else if (n->every < max)
+        n->every = n->every * 2 < max ? n->every * 2 : max;
+    n->countdown = n->every;
+}
+
+void am_progress_net(void)
+{
+    if (wire_net_kick) {
+        wire_net_kick = 0;
+        /* Which wire sent is not known, and the answer may come on any. */
+        for (int i = 0; i < am.nnet; i++) {
+            am.net[i].every = 1;
+            am.net[i].countdown = 0;
+        }
+    }
+    for (int i = 0; i < am.nnet; i++)
+        net_turn(&am.net[i]);
 }
 
 int am_progress(void)
@@ -102,8 +111,8 @@ int am_progress(void)
     if (BASE_UNLIKELY(!base_list_empty(&am.pending_peers)))
         am_flush_deferred();
     wire_shm_ops.poll(AM_POLL_BUDGET);
-    if (BASE_UNLIKELY(am.tcp_on))
-        am_progress_tcp();
+    if (BASE_UNLIKELY(am.nnet > 0))
+        am_progress_net();
     return (int)(am.stats.messages_handled - before);
 }
 

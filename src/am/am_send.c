@@ -10,30 +10,6 @@
 
 /* ---- peers ----------------------------------------------------------------- */
 
-/* SHOAL_WIRES choices, in config_vars.h order. */
-#define AM_WIRES_SHM_TCP 0
-#define AM_WIRES_TCP 1
-
-/* SHOAL_WIRES_FAKE_HOSTS=K puts rank r on pretend host r * K / size. */
-static int fake_host(int rank)
-{
-    return (int)((int64_t)rank * base_cfg.WIRES_FAKE_HOSTS / am.job->size);
-}
-
-const wire_ops_t *am_wire_for(int rank)
-{
-    /* A rank reaches itself through its own rings, whatever is forced. */
-    if (rank == am.job->rank)
-        return &wire_shm_ops;
-    if (am.tcp_on && (base_cfg.WIRES == AM_WIRES_TCP ||
-                      (base_cfg.WIRES_FAKE_HOSTS > 1 &&
-                       fake_host(rank) != fake_host(am.job->rank))))
-        return &wire_tcp_ops;
-    if (wire_shm_ops.reaches(rank))
-        return &wire_shm_ops;
-    return am.tcp_on ? &wire_tcp_ops : NULL;
-}
-
 int am_peer_get(int rank, am_peer_t **peer_p)
 {
     am_peer_t *p = &am.peers[rank];
@@ -49,9 +25,7 @@ int am_peer_get(int rank, am_peer_t **peer_p)
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", rank);
     w = am_wire_for(rank);
     if (w == NULL)
-        return base_err(SHOAL_ERR_PEER_UNREACHABLE,
-                        "rank %d runs on another host and SHOAL_WIRES=shm",
-                        rank);
+        return am_wire_unreachable(rank);
     status = w->connect(rank, &p->conn);
     if (status != SHOAL_OK)
         return status;

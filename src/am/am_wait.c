@@ -67,24 +67,46 @@ static wait_plan_t plan(void)
     return p;
 }
 
-/* Without the wake-up socket, shared-memory doorbells cannot end a
- * sleep in the TCP wire: nap briefly instead. */
-#define TCP_BLIND_NAP_NS 1000000ull
+/* Without the doorbell socket or another wire's descriptor watched, a
+ * sleep in the first network wire cannot be ended by the wire it stands
+ * for: nap briefly instead. */
+#define NET_BLIND_NAP_NS 1000000ull
 
 static void check_peers_now(uint64_t now)
 {
     am.last_peer_check = now;
     wire_shm_ops.check_peers();
-    if (am.tcp_on)
-        wire_tcp_ops.check_peers();
+    for (int i = 0; i < am.nnet; i++)
+        am.net[i].ops->check_peers();
+}
+
+/*
+ * Arm every wire's doorbell; 1 when frames wait already.  The network
+ * wires' timers are read here, under the caller's lock, for a sleep that
+ * may run outside it (am_sleep).
+ */
+static int arm_wires(void)
+{
+    uint64_t nap = am.net_blind ? NET_BLIND_NAP_NS : UINT64_MAX;
+
+    if (wire_shm_ops.arm())
+        return 1;
+    for (int i = 0; i < am.nnet; i++) {
+        const wire_ops_t *w = am.net[i].ops;
+        uint64_t t;
+        if (w->arm())
+            return 1;
+        t = w->timer_ns();
+        nap = t < nap ? t : nap;
+    }
+    am.net_nap = nap;
+    return 0;
 }
 
 /* Arm the doorbells; 1 when we may sleep, 0 when there is work already. */
 static int arm(wire_conn_t *blocked)
 {
-    if (wire_shm_ops.arm())
-        return 0;
-    if (am.tcp_on && wire_tcp_ops.arm())
+    if (arm_wires())
         return 0;
     if (blocked != NULL && blocked->ops->want_space(blocked))
         return 0;
@@ -113,25 +135,26 @@ static int arm(wire_conn_t *blocked)
     return 1;
 }
 
-/* Sleep on every wire at once: with TCP up, in its epoll, which also
- * watches the shared-memory doorbell's socket. */
+/* Sleep on every wire at once: with network wires up, in the first one,
+ * which also watches the shared-memory doorbell's socket and the others'
+ * descriptors (am_wires.c), no longer than their timers allow. */
 static void sleep_wires(uint64_t nap)
 {
-    if (!am.tcp_on) {
+    if (am.nnet == 0) {
         wire_shm_ops.sleep(nap);
         return;
     }
-    if (!am.tcp_wake && nap > TCP_BLIND_NAP_NS)
-        nap = TCP_BLIND_NAP_NS;
-    wire_tcp_ops.sleep(nap);
+    if (nap > am.net_nap)
+        nap = am.net_nap;
+    am.net[0].ops->sleep(nap);
 }
 
 static void disarm(void)
 {
     wire_shm_ops.disarm();
-    if (am.tcp_on) {
-        wire_tcp_ops.disarm();
-        am.tcp_countdown = 0; /* look at the sockets on the next progress */
+    for (int i = 0; i < am.nnet; i++) {
+        am.net[i].ops->disarm();
+        am.net[i].countdown = 0; /* look at it on the next progress */
     }
 }
 
@@ -153,8 +176,8 @@ void am_sleep_disarm(void)
 #define WAIT_CHECK_WARN 0
 #define WAIT_CHECK_FATAL 1
 #define WAIT_CHECK_OFF 2
-/* Naps shorter than this are not checked: a deadline near, or the TCP
- * wire's blind naps, end them by design. */
+/* Naps shorter than this are not checked: a deadline near, or the network
+ * wires' blind naps and timers, end them by design. */
 #define WAIT_CHECK_MIN_NAP 10000000ull
 
 /*

@@ -47,17 +47,17 @@ BASE_CONFIG_VAR(TCP_HANDSHAKE_TIMEOUT, DURATION, "10s", "1ms:1000s", "library",
 BASE_CONFIG_VAR(TCP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
                 "A TCP peer whose link stays silent this long (data in flight and no ACK, a closed window whose probes go unanswered, or keepalive probes unanswered: then at least 3 s) is reported dead; a peer that only reads nothing (busy) is not; 0 leaves it to the kernel (about 15 minutes)")
 BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
-                "While TCP is quiet, progress polls its sockets only every N-th call, N doubling up to this (a rank alone on its host polls every call)")
+                "While a network wire (TCP, udp) is quiet, progress polls it only every N-th call, N doubling up to this (a rank alone on its host polls every call)")
 
 /* am */
 BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
                 "Largest medium payload; at most half of SHOAL_SHM_BULK")
 BASE_CONFIG_VAR(AM_WINDOW, INT, "64", "1:65536", "library",
                 "Requests a rank may have outstanding to one peer before it must wait for credits")
-BASE_CONFIG_VAR(WIRES, ENUM, "shm,tcp", "shm,tcp|tcp|shm", "library",
-                "Wires for peers: shared memory on the same host and TCP to others, TCP for every other rank (a test of TCP on one host), or shared memory only")
+BASE_CONFIG_VAR(WIRES, STRING, "shm,tcp", "", "library",
+                "Wires in order of preference, a comma-separated list of shm, udp and tcp: each peer goes to the first listed wire that is up and reaches it (shm: ranks of this host); e.g. tcp sends to every other rank over TCP (a test of TCP on one host), shm never leaves the host")
 BASE_CONFIG_VAR(WIRES_FAKE_HOSTS, INT, "0", "0:65536", "library",
-                "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over TCP, as across real hosts; 0 uses the real placement")
+                "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over the network wires, as across real hosts; 0 uses the real placement")
 BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",
                 "Open connections to peers on first use, or to every peer during initialization")
 BASE_CONFIG_VAR(WAIT, ENUM, "adaptive", "adaptive|poll|block", "library",

@@ -10,4 +10,6 @@ list(APPEND SHOAL_SOURCES
     wire/tcp/tcp_frame.c
     wire/tcp/tcp_live.c
     wire/tcp/tcp_setup.c
-    wire/tcp/tcp_xfer.c)
+    wire/tcp/tcp_xfer.c
+    wire/udp/udp_setup.c
+    wire/wire_common.c)

@@ -134,6 +134,31 @@ typedef struct wire_ops {
     /* Look for dead peers (every one this wire reaches); reports each once
      * via peer_failed. */
     void (*check_peers)(void);
+
+    /*
+     * Network wires only (NULL in the shm wire).  The am layer keeps them
+     * in a table (SHOAL_WIRES), polls each less often while it is quiet,
+     * and sleeps in the first one, which also watches the others.
+     */
+    /* Whether the wire could work here, on what, or why not (shoal-info);
+     * needs no job. */
+    int (*probe)(char *why, size_t cap);
+    /* Work in hand that progress must look at soon: handshakes, queued
+     * bytes, frames the budget left, acknowledgements owed, data not yet
+     * acknowledged. */
+    int (*busy)(void);
+    /* Peers asked for whose connection is not open yet. */
+    int (*connecting)(void);
+    /* A descriptor that is readable while the wire has something for
+     * poll (its epoll set), for another wire's sleep to watch. */
+    int (*event_fd)(void);
+    /* End sleep() also when fd is readable: a doorbell socket whose bytes
+     * sleep drains (drain 1), or another wire's event_fd (drain 0). */
+    int (*watch_fd)(int fd, int drain);
+    /* Nanoseconds until poll must run although nothing arrives (a
+     * retransmission or acknowledgement timer), UINT64_MAX for none;
+     * valid after arm. */
+    uint64_t (*timer_ns)(void);
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;
@@ -150,6 +175,9 @@ typedef struct wire_stats {
     uint64_t single_copy; /* long payloads moved by cross-memory attach */
     uint64_t connections; /* connections opened */
     uint64_t dropped;     /* malformed or undeliverable frames dropped */
+    uint64_t retransmits; /* datagrams sent again (datagram wire) */
+    uint64_t rejected;    /* datagrams refused: no or a wrong tag, an
+                             unknown sender, malformed (datagram wire) */
 } wire_stats_t;
 
 extern wire_stats_t wire_stats;
@@ -222,22 +250,17 @@ void wire_shm_finished(void);
  * Sleeping on shared memory and sockets at once.  wire_shm_wake_fd() makes
  * this rank's doorbell a datagram socket instead of a futex from now on
  * (local senders that find it asleep send a byte there) and returns the
- * socket, for the TCP wire to watch with wire_tcp_watch_fd(): a sleep in
- * the TCP wire then wakes for both.  -1 when it cannot be created.
+ * socket, for a network wire to watch (ops->watch_fd(fd, 1)): a sleep in
+ * that wire then wakes for both.  -1 when it cannot be created.
  */
 int wire_shm_wake_fd(void);
-void wire_tcp_watch_fd(int fd);
 
-/* Set by the TCP wire when it sent a frame (an answer may follow soon);
- * the layer above polls TCP at once again and clears it. */
-extern volatile int wire_tcp_kick;
-/* The TCP wire has work in hand (handshakes, queued bytes, unread frames,
- * credits to return): poll it often. */
-int wire_tcp_busy(void);
-/* Peers asked for whose connection is not open yet. */
-int wire_tcp_connecting(void);
-/* Whether this process could listen for TCP peers, and on what (for
- * shoal-info); reads SHOAL_TCP_ADDR and SHOAL_TCP_IF. */
-int wire_tcp_probe(char *why, size_t cap);
+/* Set by a network wire when it sent a frame (an answer may follow soon);
+ * the layer above polls the network wires at once again and clears it. */
+extern volatile int wire_net_kick;
+
+/* The datagram wire (src/wire/udp): IPv4 or IPv6 datagrams with their own
+ * sequence numbers, acknowledgements and retransmission (docs/DATAGRAM.md). */
+extern const wire_ops_t wire_udp_ops;
 
 #endif /* SHOAL_WIRE_H */

@@ -25,5 +25,11 @@ set(mixed_env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_COLL_FAKE_HOSTS=2)
 foreach(p p2p_basic coll_basic coll_reduce nbc_coll)
     shoal_mp_test(mpi.mixed.${p} PROGRAM mpi_${p} NP 5 ENV ${mixed_env} LABELS mpi)
 endforeach()
+# The same with the datagram wire first across pretend hosts: where it is
+# not up, TCP takes its peers.
+foreach(p p2p_basic coll_basic)
+    shoal_mp_test(mpi.mixed_udp.${p} PROGRAM mpi_${p} NP 5
+                  ENV SHOAL_WIRES=shm,udp,tcp ${mixed_env} LABELS mpi)
+endforeach()
 # Four threads per rank sending over TCP (make check-thread: label thread).
 shoal_mp_test(mpi.tcp.p2p_threads PROGRAM mpi_p2p_threads NP 2 ENV ${tcp_env} LABELS mpi thread)

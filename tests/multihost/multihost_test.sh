@@ -218,6 +218,8 @@ am_suite() {
     job long_offsets "$MH_AM/am_traffic" long_offsets
     job long_offsets_shared "$MH_AM/am_traffic" long_offsets shared
     SHOAL_WAIT=block job block.all_to_all "$MH_AM/am_traffic" all_to_all 300
+    # The datagram wire first across hosts; where it is not up, TCP.
+    SHOAL_WIRES=shm,udp,tcp job udp_tcp.all_to_all "$MH_AM/am_traffic" all_to_all 300
     job badinput "$MH_AM/am_badinput"
     job vanished_peer_connected "$MH_AM/am_fault" vanish connected
     # Unconnected, and with more than 2 ranks, a survivor that leaves first

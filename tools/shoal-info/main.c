@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "am/am.h"
 #include "base/base.h"
 #include "boot/boot_internal.h"
 #include "shoal.h"
@@ -112,7 +113,7 @@ static int probe_memfd(char *why, size_t cap)
 static void print_info(void)
 {
     char why[160];
-    int shm, cma, mem, tcp;
+    int shm, cma, mem;
 
     printf("Shoal %s (interface %d.%d)\n", SHOAL_VERSION_STRING,
            SHOAL_VERSION_MAJOR, SHOAL_VERSION_MINOR);
@@ -128,8 +129,14 @@ static void print_info(void)
     mem = probe_memfd(why, sizeof(why));
     printf("  %-22s %-4s %s\n", "  shared segments", mem ? "yes" : "no",
            why);
-    tcp = wire_tcp_probe(why, sizeof(why));
-    printf("  %-22s %-4s %s\n", "tcp", tcp ? "yes" : "no", why);
+    /* The network wires SHOAL_WIRES may name, in the am layer's table. */
+    for (int i = 0; am_wire_known(i) != NULL; i++) {
+        const wire_ops_t *w = am_wire_known(i);
+        if (w->probe == NULL)
+            continue; /* shared memory, above */
+        int ok = w->probe(why, sizeof(why));
+        printf("  %-22s %-4s %s\n", w->name, ok ? "yes" : "no", why);
+    }
     printf("\nlaunchers (SHOAL_BOOT=auto|pmi1|pmi2|pmix|single)\n");
     printf("  %-22s %-4s %s\n", "shoalrun", "yes",
            "pmi1: PMI-1 over PMI_FD; other hosts with --host");

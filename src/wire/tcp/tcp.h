@@ -159,12 +159,21 @@ typedef struct tcp_peer {
     uint8_t seg_known[WIRE_MAX_EPS];
 } tcp_peer_t;
 
+/* Descriptors of other wires that end a sleep here too (watch_fd): the
+ * shared-memory doorbell's socket, other network wires' epoll sets. */
+#define TCP_WATCH_MAX 4
+typedef struct tcp_watch {
+    int fd;
+    int drain; /* a doorbell socket: its bytes are read away after a wake */
+} tcp_watch_t;
+
 typedef struct tcp_state {
     const boot_info_t *job;
     wire_upcalls_t up;
     int epfd;
-    int lfd;     /* listening socket */
-    int wake_fd; /* a doorbell channel of another wire, or -1 */
+    int lfd; /* listening socket */
+    tcp_watch_t watch[TCP_WATCH_MAX]; /* their epoll tags: &watch[i] */
+    int nwatch;
     uint8_t secret[TCP_SECRET];
     tcp_peer_t *peers;   /* by rank */
     tcp_sock_t **hs;     /* sockets in handshake */
@@ -192,11 +201,13 @@ extern tcp_state_t tcp_state;
 
 /* tcp_setup.c */
 int tcp_is_listen_tag(const void *tag);
-int tcp_is_wake_tag(const void *tag);
+/* The watched descriptor an epoll tag stands for, or NULL. */
+const tcp_watch_t *tcp_watch_of(const void *tag);
 
 /* tcp_conn.c */
 int tcp_epoll_set(int op, int fd, uint32_t events, void *tag);
 int tcp_connect(int rank, wire_conn_t **conn_p);
+int tcp_connecting(void);
 void tcp_accept_all(void);
 void tcp_hs_event(tcp_sock_t *s, uint32_t events);
 void tcp_hs_expire(uint64_t now);
@@ -222,10 +233,12 @@ int tcp_send(wire_conn_t *conn, const wire_msg_t *msg);
 size_t tcp_max_payload(wire_conn_t *conn, unsigned cat);
 uint64_t tcp_credits(wire_conn_t *conn);
 int tcp_poll(int budget);
+int tcp_busy(void);
 int tcp_arm(void);
 int tcp_want_space(wire_conn_t *conn);
 int tcp_sleep(uint64_t timeout_ns);
 void tcp_disarm(void);
+uint64_t tcp_timer_ns(void);
 /* Send a control frame now or queue it; SHOAL_ERR_AGAIN when no room. */
 int tcp_send_ctl(tcp_peer_t *p, const tcp_frame_t *f);
 /* Queued bytes go out while the kernel takes them. */

@@ -369,7 +369,7 @@ int tcp_connect(int rank, wire_conn_t **conn_p)
     return SHOAL_OK;
 }
 
-int wire_tcp_connecting(void)
+int tcp_connecting(void)
 {
     int n = 0;
 

@@ -22,10 +22,10 @@
 #include "tcp.h"
 
 tcp_state_t tcp_state;
-volatile int wire_tcp_kick;
 
-/* Tags of the epoll entries that are not sockets of a peer. */
-static char listen_tag, wake_tag;
+/* The tag of the listening socket's epoll entry (watched descriptors are
+ * tagged with their tcp_watch_t, peers' sockets with their tcp_sock_t). */
+static char listen_tag;
 
 /* ---- addresses --------------------------------------------------------------- */
 
@@ -96,7 +96,7 @@ static int listen_open(char *text, size_t cap)
     return SHOAL_OK;
 }
 
-int wire_tcp_probe(char *why, size_t cap)
+static int tcp_probe(char *why, size_t cap)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
     char ip[INET_ADDRSTRLEN], from[64];
@@ -171,7 +171,7 @@ static void state_free(void)
     free(t->hs);
     free(t->due);
     memset(t, 0, sizeof(*t));
-    t->lfd = t->epfd = t->wake_fd = -1;
+    t->lfd = t->epfd = -1;
 }
 
 static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
@@ -181,7 +181,7 @@ static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
     int status;
 
     memset(t, 0, sizeof(*t));
-    t->lfd = t->epfd = t->wake_fd = -1;
+    t->lfd = t->epfd = -1;
     t->job = job;
     t->up = *up;
     t->q_cap = (uint32_t)base_cfg.TCP_QUEUE;
@@ -288,21 +288,45 @@ static void tcp_fini(void)
     state_free();
 }
 
-void wire_tcp_watch_fd(int fd)
+/* The layer above sleeps in one network wire: it must wake for the other
+ * wires too (their descriptors join this epoll set). */
+static int tcp_watch_fd(int fd, int drain)
 {
-    tcp_state.wake_fd = fd;
-    if (fd >= 0)
-        tcp_epoll_set(EPOLL_CTL_ADD, fd, EPOLLIN, &wake_tag);
+    tcp_state_t *t = &tcp_state;
+    tcp_watch_t *w;
+    int status;
+
+    if (fd < 0)
+        return base_err(SHOAL_ERR_INVALID, "TCP wire: no descriptor to watch");
+    if (t->nwatch == TCP_WATCH_MAX)
+        return base_err(SHOAL_ERR_TOO_LARGE,
+                        "the TCP wire watches at most %d descriptors",
+                        TCP_WATCH_MAX);
+    w = &t->watch[t->nwatch];
+    w->fd = fd;
+    w->drain = drain != 0;
+    status = tcp_epoll_set(EPOLL_CTL_ADD, fd, EPOLLIN, w);
+    if (status == SHOAL_OK)
+        t->nwatch++;
+    return status;
+}
+
+const tcp_watch_t *tcp_watch_of(const void *tag)
+{
+    for (int i = 0; i < tcp_state.nwatch; i++)
+        if (tag == &tcp_state.watch[i])
+            return &tcp_state.watch[i];
+    return NULL;
+}
+
+static int tcp_event_fd(void)
+{
+    return tcp_state.epfd;
 }
 
 int tcp_is_listen_tag(const void *tag)
 {
     return tag == &listen_tag;
-}
-
-int tcp_is_wake_tag(const void *tag)
-{
-    return tag == &wake_tag;
 }
 
 static int tcp_reaches(int rank)
@@ -371,4 +395,10 @@ const wire_ops_t wire_tcp_ops = {
     .sleep = tcp_sleep,
     .disarm = tcp_disarm,
     .check_peers = tcp_check_peers,
+    .probe = tcp_probe,
+    .busy = tcp_busy,
+    .connecting = tcp_connecting,
+    .event_fd = tcp_event_fd,
+    .watch_fd = tcp_watch_fd,
+    .timer_ns = tcp_timer_ns,
 };

@@ -178,7 +178,7 @@ int tcp_send(wire_conn_t *conn, const wire_msg_t *m)
                        hlen + iov[1].iov_len);
     if (BASE_LIKELY(status == SHOAL_OK)) {
         p->noreply_sent = f.credits;
-        wire_tcp_kick = 1; /* an answer may come soon: poll often */
+        wire_net_kick = 1; /* an answer may come soon: poll often */
         tcp_state.hot = p;
     }
     return status;
@@ -444,11 +444,13 @@ static void send_credits(int all)
     t->ndue = kept;
 }
 
-static void drain_wake(void)
+/* A doorbell socket rang: read its bytes away, or it stays readable and
+ * every later sleep would end at once. */
+static void drain_fd(int fd)
 {
     char sink[64];
 
-    while (recv(tcp_state.wake_fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
         ;
 }
 
@@ -491,11 +493,15 @@ int tcp_poll(int budget)
     for (int i = 0; i < nev; i++) {
         void *tag = ev[i].data.ptr;
         tcp_sock_t *s = tag;
+        const tcp_watch_t *w;
 
         if (tcp_is_listen_tag(tag)) {
             tcp_accept_all();
-        } else if (tcp_is_wake_tag(tag)) {
-            drain_wake();
+        } else if ((w = tcp_watch_of(tag)) != NULL) {
+            /* Another wire's epoll set stays readable until that wire
+             * polls, which the layer above does next. */
+            if (w->drain)
+                drain_fd(w->fd);
         } else if (s->state == TCP_S_CLOSED) {
             continue;
         } else if (s->state != TCP_S_OPEN) {
@@ -520,7 +526,7 @@ int tcp_poll(int budget)
     return n;
 }
 
-int wire_tcp_busy(void)
+int tcp_busy(void)
 {
     tcp_state_t *t = &tcp_state;
 
@@ -559,11 +565,17 @@ int tcp_sleep(uint64_t timeout_ns)
     wire_stats.sleeps++;
     if (epoll_wait(tcp_state.epfd, &ev, 1, ms) < 0 && errno != EINTR)
         return base_err(SHOAL_ERR_SYSTEM, "epoll_wait: %s", strerror(errno));
-    if (tcp_state.wake_fd >= 0)
-        drain_wake();
+    for (int i = 0; i < tcp_state.nwatch; i++)
+        if (tcp_state.watch[i].drain)
+            drain_fd(tcp_state.watch[i].fd);
     return SHOAL_OK;
 }
 
 void tcp_disarm(void)
 {
+}
+
+uint64_t tcp_timer_ns(void)
+{
+    return tcp_state.nap_max; /* a handshake may time out: see tcp_arm */
 }

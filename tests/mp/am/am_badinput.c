@@ -3,6 +3,10 @@
  * detail that says what was wrong, and the job goes on (traffic after the
  * errors still works).  Also a frame for a handler the receiver does not
  * have: dropped there and counted, nothing else disturbed.  Run at 2 ranks.
+ *
+ *   am_badinput                     the calls' bad input
+ *   am_badinput bad_wires WORD...   SHOAL_WIRES (set by the test) is bad:
+ *                                   shoal_init fails naming each WORD
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -198,10 +202,30 @@ static void receiver_drops(void)
         T_EQ(st.dropped, 0);
 }
 
-int main(void)
+/* Refused before anything starts, on every rank alike (so no rank waits
+ * in a start-up fence for another that gave up), every time it is tried. */
+static int bad_wires(int nwords, char **words)
+{
+    char detail[256];
+
+    for (int attempt = 0; attempt < 2; attempt++) {
+        T_ERR(shoal_init(NULL), SHOAL_ERR_CONFIG);
+        T_DETAIL("SHOAL_WIRES");
+        for (int i = 0; i < nwords; i++)
+            T_DETAIL(words[i]);
+        snprintf(detail, sizeof(detail), "%s", shoal_error_detail());
+        T_ERR(shoal_rank(), SHOAL_ERR_NOT_INIT);
+    }
+    printf("ok: refused: %s\n", detail);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     uint64_t args[2] = {0, 0};
 
+    if (argc >= 2 && strcmp(argv[1], "bad_wires") == 0)
+        return bad_wires(argc - 2, argv + 2);
     before_init();
     setup();
     bad_requests();

@@ -49,6 +49,30 @@ BASE_CONFIG_VAR(TCP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
 BASE_CONFIG_VAR(TCP_POLL_MAX, INT, "64", "1:65536", "library",
                 "While a network wire (TCP, udp) is quiet, progress polls it only every N-th call, N doubling up to this (a rank alone on its host polls every call)")
 
+/* udp: the datagram wire (docs/DATAGRAM.md) */
+BASE_CONFIG_VAR(UDP_ADDR, STRING, "", "", "library",
+                "IPv4 or IPv6 address the datagram wire binds; empty picks SHOAL_UDP_IF's (else SHOAL_TCP_IF's) first address of SHOAL_UDP_FAMILY, SHOAL_TCP_ADDR for IPv4 when set, or the first non-loopback interface's")
+BASE_CONFIG_VAR(UDP_IF, STRING, "", "", "library",
+                "Network interface whose address the datagram wire binds, when SHOAL_UDP_ADDR is empty (empty: SHOAL_TCP_IF)")
+BASE_CONFIG_VAR(UDP_FAMILY, ENUM, "ipv4", "ipv4|ipv6", "library",
+                "Address family the datagram wire looks for on an interface (SHOAL_UDP_ADDR may name either)")
+BASE_CONFIG_VAR(UDP_MTU, SIZE, "0", "0:65535", "library",
+                "Largest IP packet the datagram wire sends (header included); 0 takes the interface's MTU")
+BASE_CONFIG_VAR(UDP_QUEUE, SIZE, "1m", "64k:256m", "library",
+                "Bytes of each peer's send ring on the datagram wire (a power of two), kept until the peer acknowledges them; frames are at most half of it")
+BASE_CONFIG_VAR(UDP_WINDOW, INT, "256", "8:32768", "library",
+                "Datagrams a sender may have unacknowledged at one peer on the datagram wire (rounded down to a power of two, and to what the receive buffer holds)")
+BASE_CONFIG_VAR(UDP_GSO, ENUM, "on", "off|on", "library",
+                "Segmentation offload on the datagram wire: a window of datagrams leaves in one sendmsg (UDP_SEGMENT) and arrives coalesced where the kernel can (UDP_GRO)")
+BASE_CONFIG_VAR(UDP_RTO_MIN, DURATION, "2ms", "100us:10s", "library",
+                "Shortest retransmission timeout of the datagram wire (the timeout follows the measured round trip)")
+BASE_CONFIG_VAR(UDP_ACK_DELAY, DURATION, "200us", "0:1s", "library",
+                "How long an acknowledgement may wait for a datagram back to the same peer to ride on before it goes on its own")
+BASE_CONFIG_VAR(UDP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
+                "A peer of the datagram wire that answers nothing (data, acknowledgements or liveness probes) this long while data to it waits is reported dead; a peer that only computes still answers probes; 0 never")
+BASE_CONFIG_VAR(UDP_FAULTS, STRING, "", "", "library",
+                "Testing aid: drop=N,dup=N,reorder=N (per mille) of the datagrams this rank sends are dropped, sent twice or sent after the next one")
+
 /* am */
 BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
                 "Largest medium payload; at most half of SHOAL_SHM_BULK")

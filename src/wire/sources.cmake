@@ -11,5 +11,10 @@ list(APPEND SHOAL_SOURCES
     wire/tcp/tcp_live.c
     wire/tcp/tcp_setup.c
     wire/tcp/tcp_xfer.c
+    wire/udp/udp_frame.c
+    wire/udp/udp_live.c
+    wire/udp/udp_recv.c
+    wire/udp/udp_send.c
     wire/udp/udp_setup.c
-    wire/wire_common.c)
+    wire/wire_common.c
+    wire/wire_frame.c)

@@ -30,27 +30,27 @@ static void frames(const uint8_t *data, size_t size)
 
     /* Decode back to back, as the receiver does with its buffer. */
     while (off < size) {
-        tcp_frame_t f, g;
-        uint8_t out[TCP_HDR_MAX];
+        wire_frame_t f, g;
+        uint8_t out[WIRE_FRAME_HDR_MAX];
         const char *why = NULL;
-        int r = tcp_frame_decode(data + off, size - off, MAX_INLINE, &f, &why);
+        int r = wire_frame_decode(data + off, size - off, MAX_INLINE, &f, &why);
 
         if (r <= 0) {
             CHECK(r == 0 || (r == SHOAL_ERR_PROTOCOL && why != NULL));
             return;
         }
-        CHECK((size_t)r <= size - off && (size_t)r == tcp_frame_hdr_len(&f));
+        CHECK((size_t)r <= size - off && (size_t)r == wire_frame_hdr_len(&f));
         CHECK(f.nargs <= WIRE_MAX_ARGS && f.ep < WIRE_MAX_EPS);
-        if (f.type == TCP_FRAME_AM &&
+        if (f.type == WIRE_FRAME_AM &&
             (f.kind & WIRE_CAT_MASK) != WIRE_CAT_LONG)
-            CHECK(tcp_frame_data_len(&f) <= MAX_INLINE);
-        CHECK(tcp_frame_encode(&f, out) == (size_t)r);
+            CHECK(wire_frame_data_len(&f) <= MAX_INLINE);
+        CHECK(wire_frame_encode(&f, out) == (size_t)r);
         CHECK(memcmp(out, data + off, (size_t)r) == 0);
-        CHECK(tcp_frame_decode(out, (size_t)r, MAX_INLINE, &g, &why) == r);
+        CHECK(wire_frame_decode(out, (size_t)r, MAX_INLINE, &g, &why) == r);
         CHECK(memcmp(&f, &g, sizeof(f)) == 0);
         off += (size_t)r;
         /* Skip the payload as the receiver would. */
-        uint32_t len = tcp_frame_data_len(&f);
+        uint32_t len = wire_frame_data_len(&f);
         if (len > size - off)
             return;
         off += len;

@@ -17,46 +17,7 @@
 #include <stdint.h>
 
 #include "wire/wire.h"
-
-/* ---- frames (tcp_frame.c: pure encoding and decoding) ------------------- */
-
-#define TCP_FRAME_AM 1u     /* an active-message frame */
-#define TCP_FRAME_CREDIT 2u /* carries only the credit count */
-#define TCP_FRAME_SEG 3u    /* a segment of the sender: ep, args[0] = size */
-#define TCP_FRAME_BYE 4u    /* the sender closes on purpose: EOF follows */
-
-#define TCP_HDR_SIZE 24u
-/* Header, arguments and a long frame's offset, at most. */
-#define TCP_HDR_MAX (TCP_HDR_SIZE + 8u * (WIRE_MAX_ARGS + 1u))
-/* Frame kinds on the wire: the wire kind plus WIRE_F_LANDED. */
-#define TCP_KIND_MASK (WIRE_KIND_MASK | WIRE_F_LANDED)
-
-typedef struct tcp_frame {
-    uint8_t type;    /* TCP_FRAME_* */
-    uint8_t kind;    /* TCP_KIND_MASK bits (AM frames) */
-    uint8_t ep;
-    uint8_t handler;
-    uint8_t nargs;
-    uint32_t len;     /* payload bytes (a landed frame carries none) */
-    uint64_t credits; /* the sender's count of our requests it finished */
-    uint64_t offset;  /* long frames */
-    uint64_t args[WIRE_MAX_ARGS];
-} tcp_frame_t;
-
-/* Bytes of the frame's header region (header, args, offset). */
-size_t tcp_frame_hdr_len(const tcp_frame_t *f);
-/* Payload bytes that follow the header region on the wire. */
-uint32_t tcp_frame_data_len(const tcp_frame_t *f);
-/* Write the header region into out (TCP_HDR_MAX bytes); returns its size. */
-size_t tcp_frame_encode(const tcp_frame_t *f, uint8_t *out);
-/*
- * Decode the header region at buf (avail bytes).  Returns its size (> 0)
- * when complete and well formed, 0 when more bytes are needed, or
- * SHOAL_ERR_PROTOCOL with *why set.  Non-long payloads longer than
- * max_inline are malformed (the receiver must hold them whole).
- */
-int tcp_frame_decode(const uint8_t *buf, size_t avail, uint32_t max_inline,
-                     tcp_frame_t *f, const char **why);
+#include "wire/wire_frame.h"
 
 /* ---- handshake messages ---------------------------------------------------- */
 
@@ -145,7 +106,7 @@ typedef struct tcp_peer {
     /* Receiving. */
     uint8_t *rx;
     size_t rx_len, rx_cap;
-    tcp_frame_t cur;   /* the long frame whose payload is arriving */
+    wire_frame_t cur;   /* the long frame whose payload is arriving */
     char *cur_dst;     /* where it lands (NULL: being skipped) */
     uint64_t cur_left; /* its payload bytes still to read */
     int cur_ok;        /* deliver it when complete */
@@ -240,7 +201,7 @@ int tcp_sleep(uint64_t timeout_ns);
 void tcp_disarm(void);
 uint64_t tcp_timer_ns(void);
 /* Send a control frame now or queue it; SHOAL_ERR_AGAIN when no room. */
-int tcp_send_ctl(tcp_peer_t *p, const tcp_frame_t *f);
+int tcp_send_ctl(tcp_peer_t *p, const wire_frame_t *f);
 /* Queued bytes go out while the kernel takes them. */
 int tcp_flush(tcp_peer_t *p);
 /* Set EPOLLIN/EPOLLOUT interest of p's open socket to match its ring. */

@@ -190,7 +190,7 @@ static int hs_send(tcp_sock_t *s, const tcp_hs_t *h)
 static void send_segments(tcp_peer_t *p)
 {
     for (unsigned ep = 0; ep < WIRE_MAX_EPS; ep++) {
-        tcp_frame_t f = {.type = TCP_FRAME_SEG, .ep = (uint8_t)ep, .nargs = 1};
+        wire_frame_t f = {.type = WIRE_FRAME_SEG, .ep = (uint8_t)ep, .nargs = 1};
         f.args[0] = tcp_state.my_segs[ep].size;
         if (tcp_send_ctl(p, &f) != SHOAL_OK)
             base_warn("tcp", "no room to tell rank %d about segment %u",
@@ -205,7 +205,7 @@ static int establish(tcp_peer_t *p, tcp_sock_t *s)
     if (p->q == NULL)
         p->q = malloc(t->q_cap);
     if (p->rx == NULL) {
-        p->rx_cap = t->q_cap / 2 + TCP_HDR_MAX + 64;
+        p->rx_cap = t->q_cap / 2 + WIRE_FRAME_HDR_MAX + 64;
         p->rx = malloc(p->rx_cap);
     }
     if (p->q == NULL || p->rx == NULL) {

@@ -192,7 +192,7 @@ static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
         return base_err(SHOAL_ERR_CONFIG,
                         "SHOAL_TCP_QUEUE=%u must be a power of two",
                         t->q_cap);
-    if ((size_t)base_cfg.AM_MEDIUM_MAX > t->q_cap / 2 - TCP_HDR_MAX)
+    if ((size_t)base_cfg.AM_MEDIUM_MAX > t->q_cap / 2 - WIRE_FRAME_HDR_MAX)
         return base_err(SHOAL_ERR_CONFIG,
                         "SHOAL_AM_MEDIUM_MAX=%lld does not fit half of "
                         "SHOAL_TCP_QUEUE=%u; raise the queue",
@@ -246,7 +246,7 @@ static void goodbye(void)
 
     for (int r = 0; r < t->job->size; r++) {
         tcp_peer_t *p = &t->peers[r];
-        tcp_frame_t bye = {.type = TCP_FRAME_BYE};
+        wire_frame_t bye = {.type = WIRE_FRAME_BYE};
         if (p->sock == NULL)
             continue;
         while (p->q_tail != p->q_head && base_time_ns() < deadline &&
@@ -361,7 +361,7 @@ static int tcp_publish_segment(unsigned ep, const void *base, size_t size)
     t->my_segs[ep].size = base != NULL ? size : 0;
     for (int r = 0; r < t->job->size; r++) {
         tcp_peer_t *p = &t->peers[r];
-        tcp_frame_t f = {.type = TCP_FRAME_SEG, .ep = (uint8_t)ep, .nargs = 1};
+        wire_frame_t f = {.type = WIRE_FRAME_SEG, .ep = (uint8_t)ep, .nargs = 1};
         f.args[0] = t->my_segs[ep].size;
         if (p->sock != NULL && tcp_send_ctl(p, &f) != SHOAL_OK)
             base_warn("tcp", "no room to tell rank %d about segment %u", r,

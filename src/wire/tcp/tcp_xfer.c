@@ -151,29 +151,20 @@ static int put_frame(tcp_peer_t *p, struct iovec *iov, int niov, size_t total)
 int tcp_send(wire_conn_t *conn, const wire_msg_t *m)
 {
     tcp_peer_t *p = (tcp_peer_t *)conn;
-    tcp_frame_t f;
-    uint8_t hdr[TCP_HDR_MAX];
+    wire_frame_t f;
+    uint8_t hdr[WIRE_FRAME_HDR_MAX];
     struct iovec iov[2];
     size_t hlen;
     int status;
 
     if (BASE_UNLIKELY(p->dead || p->bye))
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", p->base.rank);
-    f.type = TCP_FRAME_AM;
-    f.kind = m->kind & TCP_KIND_MASK;
-    f.ep = m->ep;
-    f.handler = m->handler;
-    f.nargs = m->nargs;
-    f.len = m->len;
-    f.credits = p->noreply;
-    f.offset = m->offset;
-    for (unsigned i = 0; i < m->nargs; i++)
-        f.args[i] = m->args[i];
-    hlen = tcp_frame_encode(&f, hdr);
+    wire_frame_of_msg(m, p->noreply, &f);
+    hlen = wire_frame_encode(&f, hdr);
     iov[0].iov_base = hdr;
     iov[0].iov_len = hlen;
     iov[1].iov_base = (void *)(uintptr_t)m->payload;
-    iov[1].iov_len = tcp_frame_data_len(&f);
+    iov[1].iov_len = wire_frame_data_len(&f);
     status = put_frame(p, iov, iov[1].iov_len > 0 ? 2 : 1,
                        hlen + iov[1].iov_len);
     if (BASE_LIKELY(status == SHOAL_OK)) {
@@ -184,15 +175,15 @@ int tcp_send(wire_conn_t *conn, const wire_msg_t *m)
     return status;
 }
 
-int tcp_send_ctl(tcp_peer_t *p, const tcp_frame_t *f)
+int tcp_send_ctl(tcp_peer_t *p, const wire_frame_t *f)
 {
-    uint8_t hdr[TCP_HDR_MAX];
-    tcp_frame_t c = *f;
+    uint8_t hdr[WIRE_FRAME_HDR_MAX];
+    wire_frame_t c = *f;
     struct iovec iov;
 
     c.credits = p->noreply;
     iov.iov_base = hdr;
-    iov.iov_len = tcp_frame_encode(&c, hdr);
+    iov.iov_len = wire_frame_encode(&c, hdr);
     int status = put_frame(p, &iov, 1, iov.iov_len);
     if (status == SHOAL_OK)
         p->noreply_sent = c.credits;
@@ -202,7 +193,7 @@ int tcp_send_ctl(tcp_peer_t *p, const tcp_frame_t *f)
 size_t tcp_max_payload(wire_conn_t *conn, unsigned cat)
 {
     (void)conn;
-    return cat == WIRE_CAT_SHORT ? 0 : tcp_state.q_cap / 2 - TCP_HDR_MAX;
+    return cat == WIRE_CAT_SHORT ? 0 : tcp_state.q_cap / 2 - WIRE_FRAME_HDR_MAX;
 }
 
 uint64_t tcp_credits(wire_conn_t *conn)
@@ -224,33 +215,15 @@ static void credit_due(tcp_peer_t *p)
 }
 
 /* Run the frame's handler (or account for a frame that was dropped). */
-static void deliver(tcp_peer_t *p, const tcp_frame_t *f, const void *payload,
+static void deliver(tcp_peer_t *p, const wire_frame_t *f, const void *payload,
                     int ok)
 {
-    wire_msg_t m = {
-        .kind = f->kind & WIRE_KIND_MASK,
-        .ep = f->ep,
-        .handler = f->handler,
-        .nargs = f->nargs,
-        .len = f->len,
-        .offset = f->offset,
-        .args = f->args,
-        .payload = payload,
-    };
-    int r;
-
-    if (ok)
-        r = tcp_state.up.deliver(tcp_state.up.arg, p->base.rank, &m);
-    else
-        r = (f->kind & (WIRE_F_REPLY | WIRE_F_FRAGMENT))
-                ? WIRE_DELIVERED
-                : WIRE_DELIVERED_NOREPLY;
-    if (r == WIRE_DELIVERED_NOREPLY) {
+    if (wire_frame_deliver(&tcp_state.up, p->base.rank, f, payload, ok) ==
+        WIRE_DELIVERED_NOREPLY) {
         p->noreply++;
         credit_due(p);
     }
 }
-
 static void protocol_error(tcp_peer_t *p, const char *why)
 {
     wire_stats.dropped++;
@@ -260,21 +233,10 @@ static void protocol_error(tcp_peer_t *p, const char *why)
 }
 
 /* Where a long frame lands, or NULL (reported) when it does not fit. */
-static char *long_dest(tcp_peer_t *p, const tcp_frame_t *f)
+static char *long_dest(tcp_peer_t *p, const wire_frame_t *f)
 {
-    void *base = NULL;
-    size_t size = 0;
-
-    tcp_state.up.segment(tcp_state.up.arg, f->ep, &base, &size);
-    if (base != NULL && f->offset <= size && f->len <= size - f->offset)
-        return (char *)base + f->offset;
-    wire_stats.dropped++;
-    base_error("tcp", "dropped a long frame from rank %d (ep %u, %u bytes at "
-               "offset %llu): outside the segment",
-               p->base.rank, f->ep, f->len, (unsigned long long)f->offset);
-    return NULL;
+    return wire_frame_long_dest(&tcp_state.up, p->base.rank, f, "tcp");
 }
-
 /*
  * Deliver the complete frames in p's receive buffer, at most budget.
  * Returns how many ran; stops early when the connection went away.
@@ -287,9 +249,9 @@ static int rx_process(tcp_peer_t *p, int budget)
     int n = 0;
 
     while (n < budget && p->cur_left == 0) {
-        tcp_frame_t f;
+        wire_frame_t f;
         const char *why = NULL;
-        int r = tcp_frame_decode(p->rx + off, p->rx_len - off, max_inline, &f,
+        int r = wire_frame_decode(p->rx + off, p->rx_len - off, max_inline, &f,
                                  &why);
         size_t avail;
 
@@ -302,17 +264,17 @@ static int rx_process(tcp_peer_t *p, int budget)
         if (f.credits > p->credits)
             p->credits = f.credits;
         avail = p->rx_len - off - (size_t)r;
-        if (f.type != TCP_FRAME_AM) {
-            if (f.type == TCP_FRAME_SEG) {
+        if (f.type != WIRE_FRAME_AM) {
+            if (f.type == WIRE_FRAME_SEG) {
                 p->segs[f.ep].size = f.args[0];
                 p->seg_known[f.ep] = 1;
-            } else if (f.type == TCP_FRAME_BYE) {
+            } else if (f.type == WIRE_FRAME_BYE) {
                 p->bye = 1;
             }
             off += (size_t)r;
             continue;
         }
-        uint32_t data = tcp_frame_data_len(&f);
+        uint32_t data = wire_frame_data_len(&f);
         if ((f.kind & WIRE_CAT_MASK) != WIRE_CAT_LONG) {
             if (avail < data)
                 break; /* the payload is still on its way */
@@ -340,7 +302,7 @@ static int rx_process(tcp_peer_t *p, int budget)
     }
     memmove(p->rx, p->rx + off, p->rx_len - off);
     p->rx_len -= off;
-    int more = n == budget && p->rx_len >= TCP_HDR_SIZE;
+    int more = n == budget && p->rx_len >= WIRE_FRAME_HDR;
     if (more != p->backlog) {
         p->backlog = more;
         tcp_state.nbacklog += more ? 1 : -1;
@@ -431,7 +393,7 @@ static void send_credits(int all)
     batch = batch > 8 ? 8 : batch < 1 ? 1 : batch;
     for (int i = 0; i < t->ndue; i++) {
         tcp_peer_t *p = &t->peers[t->due[i]];
-        tcp_frame_t f = {.type = TCP_FRAME_CREDIT};
+        wire_frame_t f = {.type = WIRE_FRAME_CREDIT};
         uint64_t owed = p->noreply - p->noreply_sent;
         if (owed != 0 && p->sock != NULL &&
             ((!all && owed < batch) ||

@@ -394,14 +394,16 @@ static void flood(long count)
 static uint64_t ring_connections(void)
 {
     const char *wires = getenv("SHOAL_WIRES");
-    int tcp = wires != NULL && strcmp(wires, "tcp") == 0;
+    /* Only network wires (tcp, udp): the neighbours also count the
+     * connections opened to them. */
+    int net_only = wires != NULL && strstr(wires, "shm") == NULL;
     shoal_job_info_t ji;
     unsigned char *peer = calloc((size_t)nranks, 1);
     uint64_t count = 0;
 
     T_OK(shoal_job_info(&ji));
     T_ASSERT(peer != NULL);
-#define REMOTE(r) (tcp || (r) / ji.local_size != me / ji.local_size)
+#define REMOTE(r) (net_only || (r) / ji.local_size != me / ji.local_size)
     peer[(me + 1) % nranks] = 1;
     peer[(me + nranks - 1) % nranks] |= REMOTE((me + nranks - 1) % nranks);
     if (ji.local_size < nranks)

@@ -53,24 +53,24 @@ static void test_round_trip(void)
 
     for (unsigned k = 0; k < sizeof(kinds); k++)
         for (unsigned nargs = 0; nargs <= WIRE_MAX_ARGS; nargs++) {
-            tcp_frame_t f = {.type = TCP_FRAME_AM, .kind = kinds[k],
+            wire_frame_t f = {.type = WIRE_FRAME_AM, .kind = kinds[k],
                              .ep = 15, .handler = 200, .nargs = (uint8_t)nargs,
                              .len = (kinds[k] & WIRE_CAT_MASK) ? 100 : 0,
                              .credits = 1ull << 40, .offset = 12345};
-            uint8_t buf[TCP_HDR_MAX];
-            tcp_frame_t g;
+            uint8_t buf[WIRE_FRAME_HDR_MAX];
+            wire_frame_t g;
             const char *why = NULL;
 
             for (unsigned i = 0; i < nargs; i++)
                 f.args[i] = ~(uint64_t)i;
             if ((kinds[k] & WIRE_CAT_MASK) != WIRE_CAT_LONG)
                 f.offset = 0;
-            size_t n = tcp_frame_encode(&f, buf);
-            T_EQ(n, tcp_frame_hdr_len(&f));
+            size_t n = wire_frame_encode(&f, buf);
+            T_EQ(n, wire_frame_hdr_len(&f));
             /* Every prefix asks for more; the whole decodes. */
             for (size_t cut = 0; cut < n; cut++)
-                T_EQ(tcp_frame_decode(buf, cut, 4096, &g, &why), 0);
-            T_EQ(tcp_frame_decode(buf, n, 4096, &g, &why), (int)n);
+                T_EQ(wire_frame_decode(buf, cut, 4096, &g, &why), 0);
+            T_EQ(wire_frame_decode(buf, n, 4096, &g, &why), (int)n);
             T_EQ(g.kind, f.kind);
             T_EQ(g.nargs, f.nargs);
             T_EQ(g.len, f.len);
@@ -78,26 +78,26 @@ static void test_round_trip(void)
             T_EQ(g.offset, f.offset);
             for (unsigned i = 0; i < nargs; i++)
                 T_EQ(g.args[i], f.args[i]);
-            T_EQ(tcp_frame_data_len(&g),
+            T_EQ(wire_frame_data_len(&g),
                  (kinds[k] & WIRE_F_LANDED) ? 0 : f.len);
         }
 }
 
 static void expect_bad(const uint8_t *buf, size_t n, const char *what)
 {
-    tcp_frame_t f;
+    wire_frame_t f;
     const char *why = NULL;
 
-    if (tcp_frame_decode(buf, n, 4096, &f, &why) != SHOAL_ERR_PROTOCOL ||
+    if (wire_frame_decode(buf, n, 4096, &f, &why) != SHOAL_ERR_PROTOCOL ||
         why == NULL)
         T_FAIL("%s was accepted", what);
 }
 
 static void test_malformed(void)
 {
-    tcp_frame_t f = {.type = TCP_FRAME_AM, .kind = WIRE_CAT_MEDIUM, .len = 10};
-    uint8_t good[TCP_HDR_MAX], bad[TCP_HDR_MAX];
-    size_t n = tcp_frame_encode(&f, good);
+    wire_frame_t f = {.type = WIRE_FRAME_AM, .kind = WIRE_CAT_MEDIUM, .len = 10};
+    uint8_t good[WIRE_FRAME_HDR_MAX], bad[WIRE_FRAME_HDR_MAX];
+    size_t n = wire_frame_encode(&f, good);
 
 #define MUTATE(i, v, what)                                                   \
     do {                                                                     \
@@ -118,7 +118,7 @@ static void test_malformed(void)
 #undef MUTATE
     f.kind = WIRE_CAT_SHORT;
     f.len = 1;
-    n = tcp_frame_encode(&f, bad);
+    n = wire_frame_encode(&f, bad);
     expect_bad(bad, n, "short with payload");
 }
 

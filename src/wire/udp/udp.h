@@ -1,0 +1,271 @@
+/*
+ * The datagram wire, internal declarations.
+ *
+ * GAMMA's lightweight path on stock Linux: one UDP socket per process, and
+ * in user space what the kernel's TCP would otherwise do for us, so that a
+ * message costs one sendmsg and one recvmmsg and no kernel connection
+ * state.  Per peer and direction the wire keeps a reliable, ordered byte
+ * stream of frames (the TCP wire's frame encoding), cut into datagrams
+ * that carry their own sequence numbers:
+ *
+ *   sender                                 receiver
+ *   frames -> byte ring (kept until        datagrams in sequence order ->
+ *   acknowledged) -> datagrams of at       frames -> the am layer; early
+ *   most one MTU, at most a window         ones wait in reorder slots;
+ *   unacknowledged; resent on a            cumulative + selective
+ *   timeout from the measured round        acknowledgement on every
+ *   trip or when later ones are            datagram back, or on their own
+ *   acknowledged (selective repeat)        when owed
+ *
+ * Every datagram carries a tag (SipHash-2-4 of its header under the job's
+ * secret) and the epochs of both processes; one without a valid tag, from
+ * an address that is not its rank's, or malformed is dropped and counted.
+ * docs/DATAGRAM.md has the format, timers and windows.
+ */
+#ifndef SHOAL_UDP_H
+#define SHOAL_UDP_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "wire/wire.h"
+#include "wire/wire_frame.h"
+
+/* ---- datagram header (udp_frame.c: pure encoding and decoding) ----------- */
+
+#define UDP_MAGIC 0xd5u
+#define UDP_VERSION 1u
+
+#define UDP_T_DATA 1u      /* carries stream bytes (len may be 0: none) */
+#define UDP_T_ACK 2u       /* acknowledgement only */
+#define UDP_T_PROBE 3u     /* to a peer's liveness socket: are you there? */
+#define UDP_T_PROBE_ACK 4u /* from a liveness socket: yes (seq echoed) */
+
+#define UDP_F_ACK_NOW 0x01u /* the sender waits for room: answer at once */
+#define UDP_F_MASK 0x01u
+
+#define UDP_HDR 48u /* bytes, tag included */
+#define UDP_TAGGED 40u /* bytes the tag covers */
+
+typedef struct udp_hdr {
+    uint8_t type;     /* UDP_T_* */
+    uint8_t flags;    /* UDP_F_* */
+    uint32_t src;     /* sending rank */
+    uint32_t dst;     /* receiving rank */
+    uint32_t seq;     /* DATA: its number in the src -> dst stream;
+                         PROBE/PROBE_ACK: the probe's number */
+    uint32_t ack;     /* every seq below it from dst arrived */
+    uint16_t window;  /* datagrams past ack the sender will take */
+    uint16_t len;     /* payload bytes after the header */
+    uint64_t sack;    /* bit i: ack + 1 + i arrived too */
+    uint32_t src_epoch, dst_epoch; /* the two processes' incarnations */
+    uint64_t tag;
+} udp_hdr_t;
+
+/* Write h (its tag computed under key) into out[UDP_HDR]. */
+void udp_hdr_encode(const udp_hdr_t *h, const uint8_t key[16],
+                    uint8_t out[UDP_HDR]);
+/*
+ * Decode and check the header of a datagram of n bytes: UDP_HDR when it is
+ * well formed, carries exactly its payload and its tag matches under key;
+ * SHOAL_ERR_PROTOCOL with *why set otherwise.  A pure function (fuzzed:
+ * tests/fuzz/fuzz_udp_hdr.c).
+ */
+int udp_hdr_decode(const uint8_t *buf, size_t n, const uint8_t key[16],
+                   udp_hdr_t *h, const char **why);
+
+/* Serial-number comparison of 32-bit sequence numbers (RFC 1982). */
+static inline int udp_seq_lt(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+/* ---- per-peer state -------------------------------------------------------- */
+
+/* A datagram sent and not yet acknowledged. */
+typedef struct udp_flight {
+    uint64_t start;   /* its bytes in the ring: [start, start + len) */
+    uint32_t len;
+    uint8_t sacked;   /* the peer has it (selectively acknowledged) */
+    uint8_t resent;   /* sent more than once (no round-trip sample) */
+    uint8_t lost;     /* judged lost: resent, waiting for its answer */
+    uint64_t sent_ns; /* when it last went out */
+} udp_flight_t;
+
+/* A datagram that arrived before its turn. */
+typedef struct udp_slot {
+    uint8_t *buf; /* payload bytes (allocated on first use, kept) */
+    uint32_t len;
+    uint8_t full;
+} udp_slot_t;
+
+typedef struct udp_peer {
+    wire_conn_t base; /* first: the layer above holds &base */
+    int open;         /* state allocated, address known */
+    int reach;        /* 0 not looked up, 1 its datagram wire is up, -1 not */
+    int dead;         /* reported through peer_failed */
+    int bye;          /* the peer finalized: its silence is not a death */
+    struct sockaddr_storage addr, live_addr; /* data and liveness sockets */
+    socklen_t addr_len;
+    uint32_t epoch; /* its incarnation, from the key-value store */
+
+    /* Sending: frames in a byte ring (positions grow; cap a power of two):
+     * [q_head, q_sent) went out unacknowledged, [q_sent, q_tail) waits. */
+    uint8_t *q;
+    uint64_t q_head, q_sent, q_tail;
+    uint32_t q_need;        /* bytes the last refused send needed, 0: none */
+    udp_flight_t *flight;   /* by seq & (window_cap - 1) */
+    uint32_t snd_una;       /* oldest unacknowledged seq */
+    uint32_t snd_nxt;       /* next new seq */
+    uint32_t peer_window;   /* what it last said it takes past snd_una */
+    uint32_t cwnd;          /* datagrams in flight we allow ourselves */
+    uint32_t ssthresh;
+    uint32_t cwnd_acked;    /* acknowledged since cwnd last grew */
+    uint32_t recover;       /* snd_nxt when the window was last halved */
+    uint64_t srtt, rttvar;  /* ns; srtt 0: no sample yet */
+    uint64_t rto;           /* ns, backed off on each timeout */
+    uint64_t rto_at;        /* when snd_una is resent (0: nothing sent) */
+    uint64_t heard_ns;      /* the last datagram from it (any kind) */
+    uint64_t wait_since;    /* when data last went out to a quiet peer */
+    uint64_t probe_at;      /* the next liveness probe (0: none due) */
+    uint64_t probe_since;   /* the first probe not answered yet (0: none) */
+    uint32_t probe_seq;
+    int in_due;             /* in udp_state.due */
+
+    /* Receiving. */
+    uint32_t rcv_nxt;       /* next seq expected */
+    udp_slot_t *slots;      /* by seq & (window_cap - 1), NULL until used */
+    uint32_t nslots_full;
+    uint32_t ack_owed;      /* datagrams taken since our last ack to it */
+    uint64_t ack_since;     /* when the oldest of those arrived */
+    int ack_now;            /* answer at once (it asked, or a gap) */
+    uint8_t *rx;            /* stream bytes of an incomplete frame */
+    size_t rx_len, rx_cap;
+    /* The long frame whose payload is arriving (TCP wire's frame). */
+    uint8_t cur_kind, cur_ep, cur_handler, cur_nargs;
+    uint32_t cur_len;
+    uint64_t cur_offset, cur_args[WIRE_MAX_ARGS];
+    char *cur_dst;          /* where it lands (NULL: being skipped) */
+    uint64_t cur_left;      /* its payload bytes still to come */
+    int cur_ok;
+
+    /* Credits of the am layer, as on TCP. */
+    uint64_t noreply, noreply_sent, credits, credits_cache;
+    int credit_due;
+    /* Its segments, from SEG frames. */
+    wire_segment_t segs[WIRE_MAX_EPS];
+    uint8_t seg_known[WIRE_MAX_EPS];
+} udp_peer_t;
+
+/* Test-only faults applied to outgoing datagrams (SHOAL_UDP_FAULTS). */
+typedef struct udp_faults {
+    uint32_t drop, dup, reorder; /* per mille */
+    uint64_t rng;
+    uint8_t *held;               /* a datagram held back (reorder) */
+    size_t held_len;
+    struct sockaddr_storage held_to;
+    socklen_t held_to_len;
+} udp_faults_t;
+
+#define UDP_RX_BATCH 32
+/* Datagrams one sendmsg may carry with segmentation offload (the kernel's
+ * UDP_MAX_SEGMENTS is 64, and 64 KiB in all). */
+#define UDP_GSO_SEGS 64
+
+typedef struct udp_state {
+    const boot_info_t *job;
+    wire_upcalls_t up;
+    int fd;          /* the data socket */
+    int epfd;        /* data socket, watched fds */
+    int family;      /* AF_INET or AF_INET6 */
+    uint8_t key[16]; /* tags: from the job's secret */
+    uint32_t epoch;
+    udp_peer_t *peers; /* by rank */
+    size_t dgram_max;  /* bytes of a datagram, header included */
+    size_t mss;        /* stream bytes a datagram we send carries */
+    size_t mss_rx;     /* ... and one we receive may carry, at most */
+    uint32_t ack_every; /* datagrams taken before an acknowledgement goes */
+    uint32_t q_cap;    /* bytes of each sending ring */
+    uint32_t window_cap; /* datagrams (a power of two) */
+    uint64_t rto_min, rto_max, ack_delay, dead_ns;
+    /* Peers with acknowledgements or credits owed, or data in flight. */
+    int *due;
+    int ndue;
+    uint64_t timer_at; /* earliest deadline of any peer (0: none) */
+    /* recvmmsg batch */
+    uint8_t *rxbuf;
+    struct mmsghdr rmsg[UDP_RX_BATCH];
+    struct iovec riov[UDP_RX_BATCH];
+    struct sockaddr_storage rfrom[UDP_RX_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } rctl[UDP_RX_BATCH]; /* UDP_GRO: the size of coalesced datagrams */
+    /* sendmsg batch: headers and pieces of up to UDP_GSO_SEGS datagrams */
+    uint8_t shdr[UDP_GSO_SEGS][UDP_HDR];
+    struct iovec siov[3 * UDP_GSO_SEGS];
+    uint32_t gso_max; /* datagrams per sendmsg: 1 without offload */
+    /* Watched fds (a doorbell socket, other wires). */
+    int watch[4], watch_drain[4], nwatch;
+    udp_faults_t faults;
+    /* Liveness: a thread answers probes on its own socket. */
+    int live_fd, live_stop_fd;
+    int live_started;
+    /* Segments published here. */
+    wire_segment_t my_segs[WIRE_MAX_EPS];
+} udp_state_t;
+
+extern udp_state_t udp_state;
+
+/* udp_setup.c */
+/* The peer's state, set up on first use (reads its address). */
+int udp_peer_open(int rank, udp_peer_t **p_out);
+
+/* udp_send.c */
+int udp_send(wire_conn_t *conn, const wire_msg_t *msg);
+/* Queue a control frame (TCP_FRAME_*) to p and send what the window
+ * allows; SHOAL_ERR_AGAIN: no room.  udp_queue_ctl only queues it. */
+int udp_send_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg);
+int udp_queue_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg);
+/* Send what waits in p's ring while its window allows. */
+void udp_push(udp_peer_t *p, uint64_t now);
+/* One datagram out (faults applied); 0, or an errno. */
+int udp_xmit(const struct sockaddr_storage *to, socklen_t to_len,
+             const struct iovec *iov, int niov);
+/* p's acknowledgement (or credits) goes out on a datagram of its own. */
+void udp_send_ack(udp_peer_t *p);
+/* An acknowledgement from p: free what it covers, resend what it shows
+ * lost. */
+void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now);
+/* Resend what timed out; owed acknowledgements go.  all: every owed one
+ * (about to sleep), not only those past the delay. */
+void udp_timers(uint64_t now, int all);
+/* Mark p as needing the timer pass (data in flight or acks owed). */
+void udp_due(udp_peer_t *p);
+/* Fill the acknowledgement fields of a header to p. */
+void udp_ack_fields(udp_peer_t *p, udp_hdr_t *h);
+
+/* udp_recv.c */
+int udp_poll(int budget);
+/* A datagram to deliver in order, or stash. */
+void udp_on_data(udp_peer_t *p, const udp_hdr_t *h, const uint8_t *payload,
+                 uint64_t now);
+
+/* Same family, address and port. */
+int udp_addr_equal(const struct sockaddr_storage *a,
+                   const struct sockaddr_storage *b);
+
+/* udp_live.c */
+int udp_live_start(void);
+void udp_live_stop(void);
+/* p, with data waiting, silent too long: probe it, or report it dead. */
+void udp_live_peer(udp_peer_t *p, uint64_t now);
+/* The kernel's errors for datagrams sent (port unreachable: the process
+ * is gone). */
+void udp_errqueue(void);
+/* p failed: report once. */
+void udp_peer_lost(udp_peer_t *p, int status, const char *why);
+
+#endif /* SHOAL_UDP_H */

@@ -1,0 +1,412 @@
+/*
+ * The datagram wire's receiving side: datagrams in batches (recvmmsg),
+ * checked before anything in them is believed, taken in sequence order
+ * (early ones wait in reorder slots), and their bytes parsed into frames
+ * exactly as the TCP wire parses its stream.  A frame wholly inside one
+ * datagram is delivered from the datagram's buffer; only a frame split
+ * across datagrams is gathered in the peer's rx buffer; long payloads are
+ * copied straight into the destination segment.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/udp.h>
+
+#include "udp.h"
+#include "wire/wire_frame.h"
+
+/* Batches one poll reads at most, so that a flood cannot hold it. */
+#define POLL_BATCHES 4
+
+static void reject(const char *why, const struct sockaddr_storage *from)
+{
+    static uint64_t told;
+
+    (void)from;
+    wire_stats.rejected++;
+    /* Strangers are counted; a few are told in the log, not a flood. */
+    if (told++ < 4)
+        base_info("udp", "dropped a datagram: %s", why);
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void credit_due(udp_peer_t *p)
+{
+    if (!p->credit_due) {
+        p->credit_due = 1;
+        udp_due(p);
+    }
+}
+
+static void deliver(udp_peer_t *p, const wire_frame_t *f, const void *payload,
+                    int ok)
+{
+    if (wire_frame_deliver(&udp_state.up, p->base.rank, f, payload, ok) ==
+        WIRE_DELIVERED_NOREPLY) {
+        p->noreply++;
+        credit_due(p);
+    }
+}
+static char *long_dest(udp_peer_t *p, const wire_frame_t *f)
+{
+    return wire_frame_long_dest(&udp_state.up, p->base.rank, f, "udp");
+}
+static void protocol_error(udp_peer_t *p, const char *why)
+{
+    wire_stats.dropped++;
+    base_error("udp", "malformed frame from rank %d: %s", p->base.rank, why);
+    udp_peer_lost(p, SHOAL_ERR_PEER_UNREACHABLE, why);
+}
+
+static void cur_save(udp_peer_t *p, const wire_frame_t *f, char *dst,
+                     uint64_t left)
+{
+    p->cur_kind = f->kind;
+    p->cur_ep = f->ep;
+    p->cur_handler = f->handler;
+    p->cur_nargs = f->nargs;
+    p->cur_len = f->len;
+    p->cur_offset = f->offset;
+    memcpy(p->cur_args, f->args, sizeof(p->cur_args));
+    p->cur_dst = dst;
+    p->cur_left = left;
+    p->cur_ok = dst != NULL;
+}
+
+static void cur_deliver(udp_peer_t *p)
+{
+    wire_frame_t f = {
+        .type = WIRE_FRAME_AM,
+        .kind = p->cur_kind,
+        .ep = p->cur_ep,
+        .handler = p->cur_handler,
+        .nargs = p->cur_nargs,
+        .len = p->cur_len,
+        .offset = p->cur_offset,
+    };
+
+    memcpy(f.args, p->cur_args, sizeof(f.args));
+    deliver(p, &f, p->cur_ok ? p->cur_dst - p->cur_len : NULL, p->cur_ok);
+}
+
+/*
+ * Consume the whole frames at buf (n bytes), and the start of a long one
+ * whose payload goes on in later datagrams.  Returns the bytes consumed;
+ * what is left is the beginning of a frame.  -1 when the peer was lost.
+ */
+static ssize_t parse(udp_peer_t *p, const uint8_t *buf, size_t n)
+{
+    uint32_t max_inline = udp_state.q_cap / 2;
+    size_t off = 0;
+
+    while (p->cur_left == 0 && !p->dead) {
+        wire_frame_t f;
+        const char *why = NULL;
+        int r = wire_frame_decode(buf + off, n - off, max_inline, &f, &why);
+        size_t avail, data;
+
+        if (r == 0)
+            break;
+        if (r < 0) {
+            protocol_error(p, why);
+            return -1;
+        }
+        if (f.credits > p->credits)
+            p->credits = f.credits;
+        avail = n - off - (size_t)r;
+        if (f.type != WIRE_FRAME_AM) {
+            if (f.type == WIRE_FRAME_SEG) {
+                p->segs[f.ep].size = f.args[0];
+                p->seg_known[f.ep] = 1;
+            } else if (f.type == WIRE_FRAME_BYE) {
+                p->bye = 1;
+            }
+            off += (size_t)r;
+            continue;
+        }
+        data = wire_frame_data_len(&f);
+        if ((f.kind & WIRE_CAT_MASK) != WIRE_CAT_LONG) {
+            if (avail < data)
+                break; /* the payload is in later datagrams */
+            off += (size_t)r + data;
+            deliver(p, &f, buf + off - data, 1);
+            continue;
+        }
+        char *dst = long_dest(p, &f);
+        size_t take = avail < data ? avail : data;
+        if (dst != NULL && take > 0)
+            memcpy(dst, buf + off + r, take);
+        off += (size_t)r + take;
+        if (take < data) {
+            cur_save(p, &f, dst != NULL ? dst + take : NULL, data - take);
+            break;
+        }
+        deliver(p, &f, dst, dst != NULL);
+    }
+    return (ssize_t)off;
+}
+
+static int rx_room(udp_peer_t *p, size_t need)
+{
+    if (need <= p->rx_cap)
+        return 1;
+    size_t cap = p->rx_cap ? p->rx_cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    uint8_t *rx = realloc(p->rx, cap);
+    if (rx == NULL)
+        return 0;
+    p->rx = rx;
+    p->rx_cap = cap;
+    return 1;
+}
+
+/* The next len bytes of p's stream. */
+static void consume(udp_peer_t *p, const uint8_t *data, size_t len)
+{
+    while (len > 0 && !p->dead) {
+        if (p->cur_left > 0) {
+            size_t n = len < p->cur_left ? len : (size_t)p->cur_left;
+            if (p->cur_dst != NULL) {
+                memcpy(p->cur_dst, data, n);
+                p->cur_dst += n;
+            }
+            p->cur_left -= n;
+            data += n;
+            len -= n;
+            if (p->cur_left == 0)
+                cur_deliver(p);
+            continue;
+        }
+        if (p->rx_len == 0) {
+            ssize_t used = parse(p, data, len);
+            if (used < 0)
+                return;
+            data += used;
+            len -= (size_t)used;
+            if (p->cur_left > 0 || len == 0)
+                continue;
+        }
+        /* A frame split across datagrams: gather it. */
+        if (!rx_room(p, p->rx_len + len)) {
+            protocol_error(p, "no memory for a frame split across "
+                              "datagrams");
+            return;
+        }
+        memcpy(p->rx + p->rx_len, data, len);
+        p->rx_len += len;
+        len = 0;
+        ssize_t used = parse(p, p->rx, p->rx_len);
+        if (used < 0)
+            return;
+        memmove(p->rx, p->rx + used, p->rx_len - (size_t)used);
+        p->rx_len -= (size_t)used;
+        /* A long frame's payload that followed its header in rx went to
+         * its segment: nothing of it stays in rx. */
+    }
+}
+
+/* ---- datagrams ---------------------------------------------------------- */
+
+static int slot_put(udp_peer_t *p, uint32_t seq, const uint8_t *d,
+                    uint32_t len)
+{
+    udp_state_t *u = &udp_state;
+    udp_slot_t *s;
+
+    if (p->slots == NULL) {
+        p->slots = calloc(u->window_cap, sizeof(*p->slots));
+        if (p->slots == NULL)
+            return 0;
+    }
+    s = &p->slots[seq & (u->window_cap - 1)];
+    if (s->full)
+        return 0; /* a duplicate */
+    if (s->buf == NULL) {
+        s->buf = malloc(u->mss_rx);
+        if (s->buf == NULL)
+            return 0;
+    }
+    memcpy(s->buf, d, len);
+    s->len = len;
+    s->full = 1;
+    p->nslots_full++;
+    return 1;
+}
+
+void udp_on_data(udp_peer_t *p, const udp_hdr_t *h, const uint8_t *payload,
+                 uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    uint32_t mask = u->window_cap - 1, took = 0;
+
+    if (h->flags & UDP_F_ACK_NOW)
+        p->ack_now = 1;
+    if (udp_seq_lt(h->seq, p->rcv_nxt) ||
+        h->seq - p->rcv_nxt >= u->window_cap) {
+        /* A duplicate (our acknowledgement may have been lost) or beyond
+         * the window: say where we are. */
+        wire_stats.dropped += !udp_seq_lt(h->seq, p->rcv_nxt);
+        p->ack_now = 1;
+        p->ack_owed += p->ack_owed == 0;
+        if (p->ack_owed == 1)
+            p->ack_since = now;
+        udp_due(p);
+        return;
+    }
+    if (h->seq != p->rcv_nxt) {
+        slot_put(p, h->seq, payload, h->len);
+        p->ack_now = 1; /* the gap shows in our selective ack at once */
+        p->ack_owed += p->ack_owed == 0;
+        if (p->ack_owed == 1)
+            p->ack_since = now;
+        udp_due(p);
+        return;
+    }
+    consume(p, payload, h->len);
+    p->rcv_nxt++;
+    took++;
+    while (p->nslots_full > 0 && !p->dead) {
+        udp_slot_t *s = &p->slots[p->rcv_nxt & mask];
+        if (!s->full)
+            break;
+        s->full = 0;
+        p->nslots_full--;
+        consume(p, s->buf, s->len);
+        p->rcv_nxt++;
+        took++;
+    }
+    if (p->ack_owed == 0)
+        p->ack_since = now;
+    p->ack_owed += took;
+    if (p->ack_owed >= u->ack_every)
+        p->ack_now = 1;
+    udp_due(p);
+}
+
+static int same_addr(const struct sockaddr_storage *a,
+                     const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+        return x->sin_port == y->sin_port &&
+               x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+    return x->sin6_port == y->sin6_port &&
+           memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+}
+
+int udp_addr_equal(const struct sockaddr_storage *a,
+                   const struct sockaddr_storage *b)
+{
+    return same_addr(a, b);
+}
+
+static void on_datagram(const uint8_t *buf, size_t n,
+                        const struct sockaddr_storage *from, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    udp_hdr_t h;
+    const char *why = NULL;
+    udp_peer_t *p;
+
+    if (udp_hdr_decode(buf, n, u->key, &h, &why) < 0)
+        return reject(why, from);
+    if (h.dst != (uint32_t)u->job->rank || h.dst_epoch != u->epoch)
+        return reject("for another process", from);
+    if (h.src >= (uint32_t)u->job->size || h.src == h.dst)
+        return reject("from a rank not in this job", from);
+    p = &u->peers[h.src];
+    if (!p->open && udp_peer_open((int)h.src, &p) != SHOAL_OK)
+        return reject("from a rank whose address is unknown", from);
+    if (h.src_epoch != p->epoch)
+        return reject("from an earlier process of that rank", from);
+    if (!same_addr(from, h.type == UDP_T_PROBE_ACK ? &p->live_addr
+                                                   : &p->addr))
+        return reject("from an address that is not its rank's", from);
+    if (p->dead)
+        return;
+    p->heard_ns = now;
+    switch (h.type) {
+    case UDP_T_DATA:
+        udp_on_ack(p, &h, now);
+        udp_on_data(p, &h, buf + UDP_HDR, now);
+        break;
+    case UDP_T_ACK:
+        udp_on_ack(p, &h, now);
+        break;
+    case UDP_T_PROBE_ACK:
+        break; /* heard: alive */
+    default:
+        reject("a probe on the data socket", from);
+    }
+}
+
+/* One buffer of recvmmsg: a datagram, or several coalesced by the kernel
+ * (UDP_GRO says their size; the last may be shorter). */
+static void on_buffer(struct mmsghdr *m, uint64_t now)
+{
+    const uint8_t *buf = m->msg_hdr.msg_iov->iov_base;
+    const struct sockaddr_storage *from = m->msg_hdr.msg_name;
+    size_t n = m->msg_len, seg = n;
+    struct cmsghdr *c;
+
+    for (c = CMSG_FIRSTHDR(&m->msg_hdr); c != NULL;
+         c = CMSG_NXTHDR(&m->msg_hdr, c))
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int g;
+            memcpy(&g, CMSG_DATA(c), sizeof(g));
+            if (g > 0 && (size_t)g < n)
+                seg = (size_t)g;
+        }
+    for (size_t off = 0; off < n; off += seg)
+        on_datagram(buf + off, n - off < seg ? n - off : seg, from, now);
+}
+
+int udp_poll(int budget)
+{
+    udp_state_t *u = &udp_state;
+    uint64_t now = 0;
+    int got = 0;
+
+    (void)budget; /* every datagram's frames are delivered: its buffer is
+                     reused by the next batch */
+    for (int b = 0; b < POLL_BATCHES; b++) {
+        int n;
+        for (int i = 0; i < UDP_RX_BATCH; i++)
+            u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rfrom[i]);
+        for (int i = 0; i < UDP_RX_BATCH; i++)
+            u->rmsg[i].msg_hdr.msg_controllen = sizeof(u->rctl[i]);
+        n = recvmmsg(u->fd, u->rmsg, UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR)
+                udp_errqueue(); /* an ICMP error was pending */
+            break;
+        }
+        if (n == 0)
+            break;
+        now = base_time_ns();
+        for (int i = 0; i < n; i++) {
+            if (u->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                reject("longer than any datagram of this job", &u->rfrom[i]);
+                continue;
+            }
+            on_buffer(&u->rmsg[i], now);
+        }
+        got += n;
+        if (n < UDP_RX_BATCH)
+            break;
+    }
+    if (u->ndue > 0) {
+        if (now == 0)
+            now = base_time_ns();
+        udp_timers(now, 0);
+    }
+    return got;
+}

@@ -1,0 +1,598 @@
+/*
+ * The datagram wire's sending side: frames into the peer's ring, the ring
+ * into datagrams within the window, acknowledgements coming back, and
+ * resending (selective repeat: a datagram three later ones overtook, or
+ * the oldest one when its timer runs out).
+ *
+ * A frame is copied into the ring (the bytes must stay until the peer
+ * acknowledges them) and, when the window allows, goes out at once in a
+ * datagram of its own: one sendmsg of header and ring bytes.  Bytes that
+ * find the window closed wait and later leave in datagrams of a full MSS,
+ * so a burst of small frames packs itself.
+ *
+ * Round trips are measured on datagrams sent once (Karn) and smoothed as
+ * RFC 6298 does; the window (cwnd) halves once per round trip of losses and
+ * grows by one datagram per window acknowledged (slow start below
+ * ssthresh), as in NewReno: on a link that drops because it is full, the
+ * sender backs off instead of resending into the same queue.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <netinet/udp.h>
+
+#include "udp.h"
+#include "wire/wire_frame.h"
+
+static uint64_t q_used(const udp_peer_t *p)
+{
+    return p->q_tail - p->q_head;
+}
+
+static void q_put(udp_peer_t *p, const void *data, size_t len)
+{
+    uint32_t mask = udp_state.q_cap - 1;
+    const uint8_t *d = data;
+
+    while (len > 0) {
+        uint32_t at = (uint32_t)(p->q_tail & mask);
+        size_t n = udp_state.q_cap - at;
+        if (n > len)
+            n = len;
+        memcpy(p->q + at, d, n);
+        p->q_tail += n;
+        d += n;
+        len -= n;
+    }
+}
+
+/* The ring bytes [start, start + len) as at most two pieces. */
+static int q_iov(const udp_peer_t *p, uint64_t start, uint32_t len,
+                 struct iovec *iov)
+{
+    uint32_t mask = udp_state.q_cap - 1;
+    uint32_t at = (uint32_t)(start & mask);
+    size_t first = udp_state.q_cap - at;
+
+    iov[0].iov_base = p->q + at;
+    if (first >= len) {
+        iov[0].iov_len = len;
+        return 1;
+    }
+    iov[0].iov_len = first;
+    iov[1].iov_base = p->q;
+    iov[1].iov_len = len - first;
+    return 2;
+}
+
+void udp_due(udp_peer_t *p)
+{
+    if (!p->in_due) {
+        p->in_due = 1;
+        udp_state.due[udp_state.ndue++] = p->base.rank;
+    }
+}
+
+/* ---- faults for tests (SHOAL_UDP_FAULTS) ---------------------------------- */
+
+static uint32_t fault_roll(udp_faults_t *f)
+{
+    /* xorshift64*: reproducible per rank, no state shared. */
+    f->rng ^= f->rng >> 12;
+    f->rng ^= f->rng << 25;
+    f->rng ^= f->rng >> 27;
+    return (uint32_t)((f->rng * 0x2545f4914f6cdd1dull) >> 32) % 1000u;
+}
+
+static int xmit_raw(const struct sockaddr_storage *to, socklen_t to_len,
+                    const struct iovec *iov, int niov)
+{
+    struct msghdr mh = {
+        .msg_name = (void *)(uintptr_t)to,
+        .msg_namelen = to_len,
+        .msg_iov = (struct iovec *)(uintptr_t)iov,
+        .msg_iovlen = (size_t)niov,
+    };
+    ssize_t n;
+
+    do
+        n = sendmsg(udp_state.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n < 0 ? errno : 0;
+}
+
+/* Faults: the datagram is dropped, sent twice, or held back and sent
+ * after the next one (reordered). */
+static int xmit_faulty(udp_faults_t *f, const struct sockaddr_storage *to,
+                       socklen_t to_len, const struct iovec *iov, int niov)
+{
+    uint32_t roll = fault_roll(f);
+    int err;
+
+    if (roll < f->drop)
+        return 0;
+    roll -= f->drop;
+    if (roll < f->reorder && f->held_len == 0) {
+        size_t len = 0;
+        for (int i = 0; i < niov; i++) {
+            memcpy(f->held + len, iov[i].iov_base, iov[i].iov_len);
+            len += iov[i].iov_len;
+        }
+        f->held_len = len;
+        f->held_to = *to;
+        f->held_to_len = to_len;
+        return 0;
+    }
+    err = xmit_raw(to, to_len, iov, niov);
+    if (err == 0 && roll >= f->reorder && roll - f->reorder < f->dup)
+        xmit_raw(to, to_len, iov, niov);
+    if (f->held_len > 0) {
+        struct iovec h = {f->held, f->held_len};
+        xmit_raw(&f->held_to, f->held_to_len, &h, 1);
+        f->held_len = 0;
+    }
+    return err;
+}
+
+int udp_xmit(const struct sockaddr_storage *to, socklen_t to_len,
+             const struct iovec *iov, int niov)
+{
+    udp_faults_t *f = &udp_state.faults;
+
+    if (BASE_UNLIKELY(f->held != NULL))
+        return xmit_faulty(f, to, to_len, iov, niov);
+    return xmit_raw(to, to_len, iov, niov);
+}
+
+/* ---- acknowledgements out ------------------------------------------------ */
+
+void udp_ack_fields(udp_peer_t *p, udp_hdr_t *h)
+{
+    uint32_t mask = udp_state.window_cap - 1;
+    uint64_t sack = 0;
+
+    h->ack = p->rcv_nxt;
+    if (p->nslots_full > 0)
+        for (uint32_t i = 0; i < 64 && i + 1 < udp_state.window_cap; i++)
+            if (p->slots[(p->rcv_nxt + 1 + i) & mask].full)
+                sack |= 1ull << i;
+    h->sack = sack;
+    /* Every slot past rcv_nxt may be taken: the ones in use hold
+     * datagrams the sender will not resend while they are acknowledged. */
+    h->window = (uint16_t)(udp_state.window_cap - 1);
+    h->src_epoch = udp_state.epoch;
+    h->dst_epoch = p->epoch;
+    h->src = (uint32_t)udp_state.job->rank;
+    h->dst = (uint32_t)p->base.rank;
+    p->ack_owed = 0;
+    p->ack_now = 0;
+}
+
+void udp_send_ack(udp_peer_t *p)
+{
+    udp_hdr_t h = {.type = UDP_T_ACK};
+    uint8_t buf[UDP_HDR];
+    struct iovec iov = {buf, UDP_HDR};
+
+    udp_ack_fields(p, &h);
+    udp_hdr_encode(&h, udp_state.key, buf);
+    udp_xmit(&p->addr, p->addr_len, &iov, 1);
+}
+
+/* ---- datagrams out -------------------------------------------------------- */
+
+/* Send (or send again) the datagram of seq. */
+static int xmit_seq(udp_peer_t *p, uint32_t seq, unsigned flags)
+{
+    udp_flight_t *f = &p->flight[seq & (udp_state.window_cap - 1)];
+    udp_hdr_t h = {.type = UDP_T_DATA, .flags = (uint8_t)flags,
+                   .seq = seq, .len = (uint16_t)f->len};
+    uint8_t buf[UDP_HDR];
+    struct iovec iov[3] = {{buf, UDP_HDR}};
+    int n;
+
+    udp_ack_fields(p, &h);
+    udp_hdr_encode(&h, udp_state.key, buf);
+    n = 1 + q_iov(p, f->start, f->len, iov + 1);
+    return udp_xmit(&p->addr, p->addr_len, iov, n);
+}
+
+static uint32_t send_limit(const udp_peer_t *p)
+{
+    uint32_t w = p->cwnd < p->peer_window ? p->cwnd : p->peer_window;
+
+    return w < udp_state.window_cap ? w : udp_state.window_cap;
+}
+
+/*
+ * New datagrams seq snd_nxt.. (n of them, each a full MSS but maybe the
+ * last) in one sendmsg: with n > 1 the kernel cuts the buffer into
+ * datagrams of UDP_HDR + mss bytes (UDP_SEGMENT, generic segmentation
+ * offload), so a window of datagrams costs one system call; a receiver
+ * with UDP_GRO may even take them in one piece.
+ */
+static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    uint32_t mask = u->window_cap - 1;
+    uint64_t at = p->q_sent;
+    struct iovec *iov = u->siov;
+    int niov = 0;
+    udp_hdr_t h = {.type = UDP_T_DATA};
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr mh = {.msg_name = &p->addr, .msg_namelen = p->addr_len};
+    ssize_t sent;
+
+    udp_ack_fields(p, &h);
+    for (uint32_t i = 0; i < n; i++) {
+        udp_flight_t *f = &p->flight[(p->snd_nxt + i) & mask];
+        uint64_t left = p->q_tail - at;
+
+        f->start = at;
+        f->len = (uint32_t)(left < u->mss ? left : u->mss);
+        f->sacked = f->resent = f->lost = 0;
+        f->sent_ns = now;
+        h.seq = p->snd_nxt + i;
+        h.len = (uint16_t)f->len;
+        /* The last datagram the window lets out asks for an answer at
+         * once: the ring will not move until one comes. */
+        h.flags = p->snd_nxt + i + 1 - p->snd_una == limit ? UDP_F_ACK_NOW : 0;
+        udp_hdr_encode(&h, u->key, u->shdr[i]);
+        iov[niov].iov_base = u->shdr[i];
+        iov[niov++].iov_len = UDP_HDR;
+        niov += q_iov(p, at, f->len, iov + niov);
+        at += f->len;
+    }
+    if (n == 1)
+        return udp_xmit(&p->addr, p->addr_len, iov, niov);
+    mh.msg_iov = iov;
+    mh.msg_iovlen = (size_t)niov;
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof(ctl.buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    uint16_t seg = (uint16_t)(UDP_HDR + u->mss);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(seg));
+    memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+    do
+        sent = sendmsg(u->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent >= 0)
+        return 0;
+    if (errno == EINVAL || errno == EOPNOTSUPP || errno == EIO) {
+        /* No segmentation offload here: one datagram at a time. */
+        base_debug("udp", "UDP_SEGMENT refused (%s): sending datagrams one "
+                   "by one", strerror(errno));
+        u->gso_max = 1;
+        return EAGAIN;
+    }
+    return errno;
+}
+
+void udp_push(udp_peer_t *p, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    uint32_t limit = send_limit(p);
+
+    if (p->snd_nxt == p->snd_una && p->q_sent < p->q_tail)
+        p->wait_since = now; /* silence counts from now */
+    while (p->q_sent < p->q_tail && p->snd_nxt - p->snd_una < limit) {
+        uint64_t left = p->q_tail - p->q_sent;
+        uint64_t want = (left + u->mss - 1) / u->mss;
+        uint32_t room = limit - (p->snd_nxt - p->snd_una);
+        uint32_t n = u->gso_max;
+
+        if (n > room)
+            n = room;
+        if (n > want)
+            n = (uint32_t)want;
+        int err = xmit_new(p, n, limit, now);
+        if (err == EAGAIN || err == ENOBUFS) {
+            if (u->gso_max == 1 && n > 1)
+                continue; /* segmentation just turned off: again */
+            break; /* the socket's buffer is full: the timer pass retries */
+        }
+        if (BASE_UNLIKELY(err == EMSGSIZE)) {
+            udp_peer_lost(p, SHOAL_ERR_PEER_UNREACHABLE,
+                          "datagrams larger than the path allows: set "
+                          "SHOAL_UDP_MTU");
+            return;
+        }
+        if (BASE_UNLIKELY(err != 0))
+            udp_errqueue(); /* an ICMP error was pending: the datagrams
+                               went, or go again on their timer */
+        p->q_sent = p->flight[(p->snd_nxt + n - 1) &
+                              (u->window_cap - 1)].start +
+                    p->flight[(p->snd_nxt + n - 1) & (u->window_cap - 1)].len;
+        p->snd_nxt += n;
+    }
+    if (p->snd_nxt != p->snd_una) {
+        if (p->rto_at == 0)
+            p->rto_at = now + p->rto;
+        udp_due(p);
+    }
+    if (p->q_sent < p->q_tail)
+        udp_due(p);
+}
+
+/* ---- frames in ------------------------------------------------------------ */
+
+/* Copy a frame into p's ring; SHOAL_ERR_AGAIN when it does not fit. */
+static int queue_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
+                       const void *data, size_t dlen)
+{
+    if (BASE_UNLIKELY(hlen + dlen > udp_state.q_cap - q_used(p))) {
+        p->q_need = (uint32_t)(hlen + dlen);
+        return SHOAL_ERR_AGAIN;
+    }
+    q_put(p, hdr, hlen);
+    if (dlen > 0)
+        q_put(p, data, dlen);
+    p->q_need = 0;
+    return SHOAL_OK;
+}
+
+static int put_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
+                     const void *data, size_t dlen)
+{
+    int status = queue_frame(p, hdr, hlen, data, dlen);
+
+    if (BASE_LIKELY(status == SHOAL_OK))
+        udp_push(p, base_time_ns());
+    return status;
+}
+
+int udp_send(wire_conn_t *conn, const wire_msg_t *m)
+{
+    udp_peer_t *p = (udp_peer_t *)conn;
+    wire_frame_t f;
+    uint8_t hdr[WIRE_FRAME_HDR_MAX];
+    size_t hlen;
+    int status;
+
+    if (BASE_UNLIKELY(p->dead || p->bye))
+        return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", p->base.rank);
+    wire_frame_of_msg(m, p->noreply, &f);
+    hlen = wire_frame_encode(&f, hdr);
+    status = put_frame(p, hdr, hlen, m->payload, wire_frame_data_len(&f));
+    if (BASE_LIKELY(status == SHOAL_OK)) {
+        p->noreply_sent = f.credits;
+        wire_net_kick = 1; /* an answer may come soon: poll often */
+    }
+    return status;
+}
+
+int udp_queue_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg)
+{
+    wire_frame_t f = {.type = type, .ep = ep};
+    uint8_t hdr[WIRE_FRAME_HDR_MAX];
+    int status;
+
+    if (type == WIRE_FRAME_SEG) {
+        f.nargs = 1;
+        f.args[0] = arg;
+    }
+    f.credits = p->noreply;
+    status = queue_frame(p, hdr, wire_frame_encode(&f, hdr), NULL, 0);
+    if (status == SHOAL_OK)
+        p->noreply_sent = f.credits;
+    return status;
+}
+
+int udp_send_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg)
+{
+    int status = udp_queue_ctl(p, type, ep, arg);
+
+    if (status == SHOAL_OK)
+        udp_push(p, base_time_ns());
+    return status;
+}
+
+/* ---- acknowledgements in ---------------------------------------------------- */
+
+static void rtt_sample(udp_peer_t *p, uint64_t rtt)
+{
+    udp_state_t *u = &udp_state;
+
+    if (p->srtt == 0) {
+        p->srtt = rtt;
+        p->rttvar = rtt / 2;
+    } else {
+        uint64_t d = rtt > p->srtt ? rtt - p->srtt : p->srtt - rtt;
+        p->rttvar = (3 * p->rttvar + d) / 4;
+        p->srtt = (7 * p->srtt + rtt) / 8;
+    }
+    p->rto = p->srtt + 4 * p->rttvar;
+    if (p->rto < u->rto_min)
+        p->rto = u->rto_min;
+    if (p->rto > u->rto_max)
+        p->rto = u->rto_max;
+}
+
+/* Losses: the window halves, once per round trip of them. */
+/*
+ * A loss seen through selective acknowledgements: the window shrinks by
+ * an eighth, once per round trip of losses.  On a LAN most such losses
+ * are random (a full socket buffer, a dropped frame), not a full queue on
+ * the path: halving for each would starve the link (1% loss would cost
+ * most of the bandwidth); losses every round trip still shrink it
+ * geometrically, and a timeout halves it.
+ */
+static void on_loss(udp_peer_t *p)
+{
+    if (!udp_seq_lt(p->snd_una, p->recover)) {
+        uint32_t w = p->cwnd - p->cwnd / 8;
+        p->ssthresh = w > 4 ? w : 4;
+        p->cwnd = p->ssthresh;
+        p->cwnd_acked = 0;
+        p->recover = p->snd_nxt;
+    }
+}
+
+static void grow(udp_peer_t *p, uint32_t acked)
+{
+    if (p->cwnd < p->ssthresh) {
+        p->cwnd += acked;
+    } else if ((p->cwnd_acked += acked) >= p->cwnd) {
+        p->cwnd_acked = 0;
+        p->cwnd++;
+    }
+    if (p->cwnd > udp_state.window_cap)
+        p->cwnd = udp_state.window_cap;
+}
+
+void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    uint32_t mask = u->window_cap - 1, acked = 0;
+    uint64_t sample = 0;
+
+    /* An acknowledgement of what was never sent, or of the past. */
+    if (udp_seq_lt(p->snd_nxt, h->ack) || udp_seq_lt(h->ack, p->snd_una))
+        return;
+    p->peer_window = h->window;
+    while (p->snd_una != h->ack) {
+        udp_flight_t *f = &p->flight[p->snd_una & mask];
+        if (!f->resent)
+            sample = now - f->sent_ns;
+        p->q_head = f->start + f->len;
+        p->snd_una++;
+        acked++;
+    }
+    if (acked > 0) {
+        if (sample > 0)
+            rtt_sample(p, sample);
+        else if (p->srtt > 0)
+            rtt_sample(p, p->srtt); /* new data acknowledged: no backoff */
+        grow(p, acked);
+        p->rto_at = p->snd_una != p->snd_nxt ? now + p->rto : 0;
+    }
+    if (h->sack != 0 && p->snd_una != p->snd_nxt) {
+        /* Selective repeat: a datagram that three acknowledged ones
+         * overtook (all of them, when fewer followed it) is lost; it goes
+         * again, once until its timer. */
+        uint32_t high = h->ack, above = 0;
+        for (uint32_t i = 0; i < 64; i++) {
+            uint32_t s = h->ack + 1 + i;
+            if (((h->sack >> i) & 1) && udp_seq_lt(s, p->snd_nxt)) {
+                p->flight[s & mask].sacked = 1;
+                high = s;
+            }
+        }
+        for (uint32_t s = high; s != p->snd_una - 1; s--) {
+            udp_flight_t *f = &p->flight[s & mask];
+            uint32_t after = p->snd_nxt - 1 - s;
+            if (f->sacked) {
+                above++;
+                continue;
+            }
+            if (f->lost || above == 0 || above < (after < 3 ? after : 3))
+                continue;
+            on_loss(p);
+            f->lost = f->resent = 1;
+            f->sent_ns = now;
+            wire_stats.retransmits++;
+            xmit_seq(p, s, UDP_F_ACK_NOW);
+        }
+    }
+    udp_push(p, now);
+}
+
+/* ---- timers ------------------------------------------------------------------- */
+
+static void on_timeout(udp_peer_t *p, uint64_t now)
+{
+    uint32_t mask = udp_state.window_cap - 1;
+    uint32_t inflight = p->snd_nxt - p->snd_una;
+
+    /* Nothing came back for a whole timeout: what is in flight and not
+     * selectively acknowledged is taken as lost (a burst dropped at once,
+     * one offloaded batch say) and goes again now, not one datagram per
+     * doubling timeout; the window halves, the timer backs off. */
+    p->ssthresh = inflight / 2 > 4 ? inflight / 2 : 4;
+    p->cwnd = p->ssthresh;
+    p->cwnd_acked = 0;
+    p->recover = p->snd_nxt;
+    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
+        udp_flight_t *f = &p->flight[s & mask];
+        if (f->sacked)
+            continue;
+        f->resent = f->lost = 1;
+        f->sent_ns = now;
+        wire_stats.retransmits++;
+        xmit_seq(p, s, s + 1 == p->snd_nxt ? UDP_F_ACK_NOW : 0);
+    }
+    p->rto = p->rto * 2 < udp_state.rto_max ? p->rto * 2 : udp_state.rto_max;
+    p->rto_at = now + p->rto;
+}
+
+static void credits_out(udp_peer_t *p, int all)
+{
+    uint64_t batch = (uint64_t)base_cfg.AM_WINDOW / 2;
+    uint64_t owed = p->noreply - p->noreply_sent;
+
+    batch = batch > 8 ? 8 : batch < 1 ? 1 : batch;
+    if (owed == 0) {
+        p->credit_due = 0;
+        return;
+    }
+    if ((all || owed >= batch) && udp_send_ctl(p, WIRE_FRAME_CREDIT, 0, 0) ==
+                                      SHOAL_OK)
+        p->credit_due = 0;
+}
+
+void udp_timers(uint64_t now, int all)
+{
+    udp_state_t *u = &udp_state;
+    uint64_t next = 0;
+    int kept = 0;
+
+    for (int i = 0; i < u->ndue; i++) {
+        udp_peer_t *p = &u->peers[u->due[i]];
+        uint64_t at;
+
+        if (p->dead) {
+            p->in_due = 0;
+            continue;
+        }
+        if (p->credit_due)
+            credits_out(p, all);
+        if (p->q_sent < p->q_tail)
+            udp_push(p, now);
+        if (p->rto_at != 0 && now >= p->rto_at)
+            on_timeout(p, now);
+        if (p->ack_owed > 0 &&
+            (all || p->ack_now || now - p->ack_since >= u->ack_delay))
+            udp_send_ack(p);
+        if (p->snd_nxt != p->snd_una || p->q_sent < p->q_tail)
+            udp_live_peer(p, now);
+        if (p->dead) {
+            p->in_due = 0;
+            continue;
+        }
+        /* Still something to watch: data in flight, acks or credits. */
+        if (p->snd_nxt == p->snd_una && p->q_sent == p->q_tail &&
+            p->ack_owed == 0 && !p->credit_due) {
+            p->in_due = 0;
+            continue;
+        }
+        u->due[kept++] = u->due[i];
+        at = p->rto_at;
+        if (p->ack_owed > 0 && (at == 0 || p->ack_since + u->ack_delay < at))
+            at = p->ack_since + u->ack_delay;
+        if (p->probe_at != 0 && (at == 0 || p->probe_at < at))
+            at = p->probe_at;
+        if (p->q_sent < p->q_tail && p->snd_nxt - p->snd_una < send_limit(p))
+            at = now + 1000000; /* the socket was full: try again soon */
+        if (at != 0 && (next == 0 || at < next))
+            next = at;
+    }
+    u->ndue = kept;
+    u->timer_at = next;
+}

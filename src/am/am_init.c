@@ -264,6 +264,6 @@ int shoal_stats_get(shoal_stats_t *stats_p)
     stats_p->sleeps = wire_stats.sleeps;
     stats_p->doorbells_rung = wire_stats.doorbells;
     stats_p->connections = wire_stats.connections;
-    stats_p->dropped += wire_stats.dropped;
+    stats_p->dropped += wire_stats.dropped + wire_stats.rejected;
     return SHOAL_OK;
 }

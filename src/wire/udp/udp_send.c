@@ -338,14 +338,29 @@ static int queue_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
     return SHOAL_OK;
 }
 
+/*
+ * A frame goes out at once when little is in flight (a ping-pong, a lone
+ * send: latency); in a burst, while UDP_HOLD_INFLIGHT datagrams or more
+ * await their acknowledgement, small frames gather until they fill a
+ * datagram or the next poll (progress, or the arm before a sleep) sends
+ * them: a window of small messages costs a few datagrams, not one each.
+ */
+#define UDP_HOLD_INFLIGHT 2u
+
 static int put_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
                      const void *data, size_t dlen)
 {
     int status = queue_frame(p, hdr, hlen, data, dlen);
 
-    if (BASE_LIKELY(status == SHOAL_OK))
-        udp_push(p, base_time_ns());
-    return status;
+    if (BASE_UNLIKELY(status != SHOAL_OK))
+        return status;
+    if (p->snd_nxt - p->snd_una >= UDP_HOLD_INFLIGHT &&
+        p->q_tail - p->q_sent < udp_state.mss && udp_state.gso_max > 1) {
+        udp_due(p); /* the next poll sends it */
+        return SHOAL_OK;
+    }
+    udp_push(p, base_time_ns());
+    return SHOAL_OK;
 }
 
 int udp_send(wire_conn_t *conn, const wire_msg_t *m)

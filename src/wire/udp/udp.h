@@ -194,6 +194,7 @@ typedef struct udp_state {
     int *due;
     int ndue;
     uint64_t timer_at; /* earliest deadline of any peer (0: none) */
+    uint64_t nap_ns;   /* longest sleep, set by arm (under the lock) */
     /* recvmmsg batch */
     uint8_t *rxbuf;
     struct mmsghdr rmsg[UDP_RX_BATCH];

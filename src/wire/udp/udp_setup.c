@@ -676,11 +676,15 @@ static int udp_publish_segment(unsigned ep, const void *base, size_t size)
 
 /* ---- sleeping ------------------------------------------------------------------ */
 
+static uint64_t udp_timer_ns(void);
+
 static int udp_arm(void)
 {
     /* Acknowledgements and credits held back go now: peers may wait. */
     if (udp_state.ndue > 0)
         udp_timers(base_time_ns(), 1);
+    /* Decided here, under the caller's lock: sleep may run outside it. */
+    udp_state.nap_ns = udp_timer_ns();
     return 0;
 }
 
@@ -715,7 +719,7 @@ static void drain(int fd)
 static int udp_sleep(uint64_t timeout_ns)
 {
     udp_state_t *u = &udp_state;
-    uint64_t t = udp_timer_ns();
+    uint64_t t = u->nap_ns;
     struct epoll_event ev;
     struct timespec ts;
 

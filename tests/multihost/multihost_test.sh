@@ -36,6 +36,26 @@ trap cleanup EXIT
 . "$(dirname "$0")/../launcher/test_lib.sh" ||
     { echo "FAIL ($case_name): cannot source test_lib.sh"; exit 1; }
 
+# ---- the network wire ----------------------------------------------------------
+
+# MH_WIRE (tcp, the default, or udp): the wire between hosts of the cases
+# that run AM and MPI traffic.  udp: the ranks get SHOAL_WIRES=shm,udp
+# (shoalrun passes its environment to remote ranks), so every byte between
+# hosts goes over the datagram wire, with no TCP to fall back on.  The
+# udp_* cases are the datagram wire's own.
+case $case_name in udp_*) MH_WIRE=udp ;; esac
+wire=${MH_WIRE:-tcp}
+case $wire in
+tcp) ;;
+udp) export SHOAL_WIRES=shm,udp ;;
+*) echo "FAIL ($case_name): MH_WIRE=$wire: want tcp or udp"; exit 1 ;;
+esac
+
+# am_traffic random counts for the udp cases that need traffic lasting
+# seconds (udp_link_cut: past a 1 s cut; udp_strangers: while they send).
+LINK_CUT_COUNT=300000
+STRANGER_COUNT=300000
+
 # ---- hosts -------------------------------------------------------------------
 
 # make_hosts N: namespaces $P-h0 .. $P-h(N-1) and $P-l (a login node for
@@ -140,11 +160,20 @@ nothing_left() {
 
 # ---- real programs across hosts (AM, MPI) ---------------------------------------
 
-# need_tcp: skip unless this build has a network wire.
-need_tcp() {
-    { "${MH_SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
-        "${MH_SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
-        >/dev/null || skip "shoal-info reports no tcp wire in this build"
+# need_wire: skip unless this build has the network wire $wire (tcp: or
+# at least knows SHOAL_TCP_* settings; udp: shoal-info says `udp  yes`).
+need_wire() {
+    case $wire in
+    udp)
+        "${MH_SHOAL_INFO:-false}" | grep -E '^ +udp +yes' >/dev/null ||
+            skip "shoal-info reports no udp wire in this build"
+        ;;
+    *)
+        { "${MH_SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
+            "${MH_SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
+            >/dev/null || skip "shoal-info reports no tcp wire in this build"
+        ;;
+    esac
 }
 
 # layout NAME: build the hosts of a layout; sets lns (where the launcher
@@ -195,8 +224,16 @@ job() {
     echo "  $what: $(ms_since "$t0") ms"
 }
 
-# tiny CMD...: CMD with tiny rings and queues (tests/mp/am's TINY, TCP_TINY).
+# tiny CMD...: CMD with tiny rings and queues (tests/mp/am's TINY,
+# TCP_QUEUE_TINY; over udp also UDP_QUEUE_TINY, the wire's smallest ring).
 tiny() {
+    if [ "$wire" = udp ]; then
+        SHOAL_UDP_QUEUE=64k tiny_ "$@"
+    else
+        tiny_ "$@"
+    fi
+}
+tiny_() {
     SHOAL_SHM_CELLS=2 SHOAL_SHM_BULK=4k SHOAL_AM_MEDIUM_MAX=2k \
         SHOAL_AM_WINDOW=1 SHOAL_TCP_QUEUE=16k "$@"
 }
@@ -234,6 +271,18 @@ am_suite() {
 
 # mpi_suite: MPI test programs (tests/mpi); p2p_basic covers 0 B to 4 MiB,
 # eager and rendezvous, pulled and pushed.
+# lost_re PEER: how the am layer names a peer (PEER, a regex) lost over a
+# silent link, "rank PEER failed: WHY": over TCP the connection timed out;
+# over udp the peer's liveness socket answered no probe for
+# SHOAL_UDP_DEAD_TIMEOUT (src/wire/udp/udp_live.c).
+lost_re() {
+    if [ "$wire" = udp ]; then
+        echo "rank $1 failed: no answer to liveness probes for [0-9.]+ s \(SHOAL_UDP_DEAD_TIMEOUT\): dead, stopped or cut off"
+    else
+        echo "rank $1 failed: connection to rank $1 lost: .*timed out"
+    fi
+}
+
 # cut_link_expect REGEX MESSAGE: with a job started by start() running,
 # set host 1's bridge port down; a line matching REGEX must reach stderr
 # within 6 s (else fail MESSAGE), the job must fail, nothing may be left.
@@ -250,7 +299,8 @@ cut_link_expect() {
         sleep 0.1
     done
     echo "detected after $(ms_since "$t0") ms"
-    grep -E "rank [0-9]+ failed: connection to rank [0-9]+ lost" "$tmp/err" | head -n 4
+    grep -E "rank [0-9]+ failed: (connection to rank [0-9]+ lost|no answer to liveness probes)" \
+        "$tmp/err" | head -n 4
     wait "$pid"
     rc=$?
     [ "$rc" -ne 0 ] || fail "the job succeeded across a dead link"
@@ -482,7 +532,7 @@ finalize)
     # The launcher learns from the daemons whether a rank finalized: rank 1
     # fails after MPI_Finalize, and rank 0, on another host, still prints
     # its result; then a rank that exits 0 without MPI_Finalize is named.
-    need_tcp
+    need_wire
     make_hosts 2
     run_within 4000 "$P-l" --timeout 30 --host "$(host 0 1)","$(host 1 1)" \
         "$HELPER" "$M" finalize-exit 1 3 mpi
@@ -604,10 +654,8 @@ link_down)
     ;;
 mpi)
     # A real MPI program across 2 hosts x 2 ranks: needs a network wire
-    # (shoal-info says tcp yes, or at least knows SHOAL_TCP_* settings).
-    { "${MH_SHOAL_INFO:-false}" | grep -E '^ +tcp +yes' ||
-        "${MH_SHOAL_INFO:-false}" --config | grep '^SHOAL_TCP_ADDR='; } \
-        >/dev/null || skip "shoal-info reports no tcp wire in this build"
+    # (need_wire).
+    need_wire
     make_hosts 2
     run "$P-h0" --timeout 60 --host localhost:2,"$(host 1)" "$MH_MPI"
     expect_rc 0
@@ -647,26 +695,26 @@ unreachable)
     nothing_left
     ;;
 am_tcp2|am_tcp4|am_mixed)
-    need_tcp
+    need_wire
     layout "${case_name#am_}"
     case $case_name in am_tcp2) am_suite 2 ;; *) am_suite 4 ;; esac
     ;;
 mpi_2x2|mpi_4x1)
-    need_tcp
+    need_wire
     case $case_name in mpi_2x2) layout mixed ;; *) layout h4x1 ;; esac
     mpi_suite
     ;;
 netem_delay)
     # 2 ms +- 1 ms on every link, each way (reordering packets, which TCP
     # must put back in order).
-    need_tcp
+    need_wire
     need_netem
     layout mixed
     shape netem delay 2ms 1ms
     faulty
     ;;
 netem_loss)
-    need_tcp
+    need_wire
     need_netem
     layout mixed
     shape netem loss 7%
@@ -676,7 +724,7 @@ slow_link)
     # Without netem: the switch sends to each host through a token bucket
     # of 200 Mbit/s holding 1 ms of data, so bursts wait (a delay varying
     # with the load) and what overflows is dropped (loss, retransmission).
-    need_tcp
+    need_wire
     command -v tc >/dev/null || skip "no tc command (iproute2)"
     layout mixed
     shape -s tbf rate 200mbit burst 16kb latency 1ms
@@ -691,13 +739,14 @@ slow_link)
 random_loss)
     # Without netem: every host drops 5% of the packets it receives, at
     # random (iptables' statistic match), so TCP retransmits under the
-    # traffic; nothing may be lost, repeated or reordered.
-    need_tcp
+    # traffic (the udp variant: the datagram wire does, only datagrams
+    # dropped); nothing may be lost, repeated or reordered.
+    need_wire
     command -v iptables >/dev/null || skip "no iptables command"
     layout mixed
     for ns in $made; do
         case $ns in "$P-h"*) ;; *) continue ;; esac
-        ip netns exec "$ns" iptables -A INPUT -p tcp -m statistic \
+        ip netns exec "$ns" iptables -A INPUT -p "$wire" -m statistic \
             --mode random --probability 0.05 -j DROP 2>"$tmp/ipt" ||
             skip "iptables statistic match unavailable: $(head -1 "$tmp/ipt")"
     done
@@ -715,7 +764,7 @@ random_loss)
 link_down_traffic)
     # A host's link goes silent (no RST, no FIN) while its ranks exchange
     # AM traffic with the others: the job ends with a message naming it.
-    need_tcp
+    need_wire
     layout mixed
     SHOAL_HOST_TIMEOUT=1500ms start "$lns" --timeout 60 --host "$hosts" \
         "$MH_AM/am_traffic" random 100000000
@@ -741,13 +790,14 @@ link_down_wire)
     # fraction of the bound of each other: a rank still counting reads
     # nothing, and a connection whose window stays closed for the bound is
     # ended by the kernel too (docs/TCP.md, "A silent link").
-    need_tcp
+    need_wire
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+        start "$lns" --timeout 60 \
         --host "$hosts" "$MH_AM/am_traffic" random 2000000
     wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
     sleep 0.3
-    cut_link_expect "rank [0-9]+ failed: connection to rank [0-9]+ lost: .*timed out" \
+    cut_link_expect "$(lost_re "[0-9]+")" \
         "no rank reported the silent link within 6 s"
     ;;
 link_down_idle)
@@ -757,13 +807,14 @@ link_down_idle)
     # probes after 1 s, then every 1 s, 2 unanswered: 3 s) ends rank 0's
     # idle connections and wakes it from its sleep; it must name a lost
     # peer within 6 s of the cut.
-    need_tcp
+    need_wire
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+        start "$lns" --timeout 60 \
         --host "$hosts" "$MH_MPI" idle_wait 40
     wait_for "^rank 0 waiting" 1 "$tmp/out"
     sleep 1.5 # every rank is asleep: nothing in flight
-    cut_link_expect "^shoal\[0\] .*rank [23] failed: connection to rank [23] lost: .*timed out" \
+    cut_link_expect "^shoal\[0\] .*$(lost_re "[23]")" \
         "rank 0 did not report the silent link within 6 s"
     ;;
 busy_receiver)
@@ -776,59 +827,234 @@ busy_receiver)
     # With TCP_USER_TIMEOUT set to the bound (as before the liveness
     # check of tcp_live.c), Linux ended those connections 2 s into the
     # zero window: "connection to rank 0 lost: timed out".
-    need_tcp
+    # Over udp no kernel answers for rank 0: its liveness thread answers
+    # the senders' probes (the data waits unacknowledged), so the ss proof
+    # below is TCP's only; a death there reads "rank 0 failed: no answer to
+    # liveness probes", hence the wider pattern.
+    need_wire
+    lost="lost"
+    [ "$wire" = udp ] && lost="lost|rank [0-9]+ failed"
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s start "$lns" --timeout 60 \
+    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+        start "$lns" --timeout 60 \
         --host "$hosts" "$MH_MPI" busy_receiver 8 4
     wait_for "^rank 0 busy" 1 "$tmp/out"
     # The proof that the window is closed: the senders' sockets to rank 0
     # (10.77.3.10), as their kernel sees them, 4 s into rank 0's sleep
     # (the senders wait in MPI_Isend for eager credits by then).
     sleep 4
-    in_ns "$P-h1" ss -tnmi dst 10.77.3.10 >"$tmp/ss" 2>&1
+    [ "$wire" = tcp ] && in_ns "$P-h1" ss -tnmi dst 10.77.3.10 >"$tmp/ss" 2>&1
     grep -q "rank 0 receiving" "$tmp/out" && fail "rank 0 woke before the look"
-    # A closed window: bytes not sent, none in flight (no unacked:), and
-    # a peer window of 0 (ss omits snd_wnd when it is 0).  lastack shows
-    # the probes answered, backoff their interval growing.
-    awk '/notsent:[1-9]/ && !/unacked:/ && (/snd_wnd:0( |$)/ || !/snd_wnd:/)' \
-        "$tmp/ss" >"$tmp/zero"
-    zero=$(wc -l <"$tmp/zero")
-    grep -o -E "(backoff|lastack|notsent|rwnd_limited):[^ ]*" "$tmp/zero" |
-        paste -sd' ' | sed 's/^/  /'
-    grep -E "lost" "$tmp/err" && fail "a busy peer was reported lost"
-    [ "$zero" -ge 1 ] || { cat "$tmp/ss"; fail "no sender saw a zero window"; }
+    if [ "$wire" = tcp ]; then
+        # A closed window: bytes not sent, none in flight (no unacked:),
+        # and a peer window of 0 (ss omits snd_wnd when it is 0).  lastack
+        # shows the probes answered, backoff their interval growing.
+        awk '/notsent:[1-9]/ && !/unacked:/ && (/snd_wnd:0( |$)/ || !/snd_wnd:/)' \
+            "$tmp/ss" >"$tmp/zero"
+        zero=$(wc -l <"$tmp/zero")
+        grep -o -E "(backoff|lastack|notsent|rwnd_limited):[^ ]*" "$tmp/zero" |
+            paste -sd' ' | sed 's/^/  /'
+    fi
+    grep -E "$lost" "$tmp/err" && fail "a busy peer was reported lost"
+    if [ "$wire" = tcp ]; then
+        [ "$zero" -ge 1 ] || { cat "$tmp/ss"; fail "no sender saw a zero window"; }
+    fi
     wait "$pid"
     rc=$?
-    grep -E "lost" "$tmp/err" && fail "a busy peer was reported lost"
+    grep -E "$lost" "$tmp/err" && fail "a busy peer was reported lost"
     expect_rc 0
     [ "$(count_out '^busy rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
-    echo "  zero windows seen: $zero"
+    [ "$wire" = tcp ] && echo "  zero windows seen: $zero"
     nothing_left
     ;;
 conn_ring)
     # A ring on demand: each rank opens one connection and, when its left
     # neighbour is on another host, accepts one (two per rank over TCP).
-    need_tcp
+    need_wire
     layout h8x1
     job ring.8x1 "$MH_AM/am_traffic" connections
-    SHOAL_WIRES=tcp job ring.8x1.tcp "$MH_AM/am_traffic" connections
+    SHOAL_WIRES=$wire job ring.8x1.$wire "$MH_AM/am_traffic" connections
     nothing_left
     ;;
 conn_ring16)
-    need_tcp
+    need_wire
     layout h4x4
     job ring.4x4 "$MH_AM/am_traffic" connections
-    SHOAL_WIRES=tcp job ring.4x4.tcp "$MH_AM/am_traffic" connections
+    SHOAL_WIRES=$wire job ring.4x4.$wire "$MH_AM/am_traffic" connections
     SHOAL_CONNECT=all job ring.4x4.all "$MH_AM/am_traffic" connections
     nothing_left
     ;;
 conn_a2a)
     # All-to-all on demand: a connection to each of the N-1 peers (plus
     # the rank's own ring to itself: N).
-    need_tcp
+    need_wire
     layout h4x4
     job a2a.4x4 "$MH_AM/am_traffic" connections_a2a
-    SHOAL_WIRES=tcp job a2a.4x4.tcp "$MH_AM/am_traffic" connections_a2a
+    SHOAL_WIRES=$wire job a2a.4x4.$wire "$MH_AM/am_traffic" connections_a2a
+    nothing_left
+    ;;
+udp_faults)
+    # The datagram wire between hosts with its own faults: every rank
+    # drops 5%, duplicates 3% and reorders 5% of the datagrams it sends
+    # (data, acknowledgements, probes; SHOAL_UDP_FAULTS, per mille).  The
+    # programs check every message arrives exactly once, in order, intact.
+    need_wire
+    layout mixed
+    export SHOAL_UDP_FAULTS=drop=50,dup=30,reorder=50
+    job random "$MH_AM/am_traffic" random 1000
+    # every rank, the remote ones too, injects them
+    [ "$(grep -c "SHOAL_UDP_FAULTS=$SHOAL_UDP_FAULTS: dropping" "$tmp/err")" -eq 4 ] ||
+        fail "not every rank says it injects faults"
+    job all_to_all "$MH_AM/am_traffic" all_to_all 300
+    job flood "$MH_AM/am_traffic" flood 3000
+    job long_offsets "$MH_AM/am_traffic" long_offsets
+    job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
+    job p2p_order "$MH_MPIBIN/mpi_p2p_order"
+    job coll_basic "$MH_MPIBIN/mpi_coll_basic"
+    nothing_left
+    ;;
+udp_link_cut)
+    # A host's link goes down for 1 s under steady traffic and comes back:
+    # the datagram wire retransmits what was lost (its timer backs off to
+    # at most 1 s) and, well within SHOAL_UDP_DEAD_TIMEOUT (20 s), nobody
+    # is reported lost; the job completes, every message checked.  The
+    # launcher's own bound is 25 s, so it does not give up on the host.
+    need_wire
+    layout mixed
+    SHOAL_HOST_TIMEOUT=25s start "$lns" --timeout 60 --host "$hosts" \
+        "$MH_AM/am_traffic" random "$LINK_CUT_COUNT"
+    wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
+    sleep 0.3
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the link went down"
+    ip -n "$P-sw" link set p1 down
+    sleep 1
+    if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid"
+        rc=$?
+        fail "the job ended (status $rc) while the link was down"
+    fi
+    ip -n "$P-sw" link set p1 up
+    t0=$(now_ns)
+    wait "$pid"
+    rc=$?
+    echo "  the job ended $(ms_since "$t0") ms after the link came back"
+    grep -E "lost|rank [0-9]+ failed" "$tmp/err" &&
+        fail "a peer was reported lost over a link down for 1 s"
+    expect_rc 0
+    expect_out "^ok"
+    nothing_left
+    ;;
+udp_strangers)
+    # While the job runs, a stranger on the same bridge (10.77.3.99) sends
+    # to every UDP port of the job's ranks (data and liveness sockets):
+    # random bytes, a short datagram, a header with the right magic and
+    # version but a made-up tag, and a plausible DATA datagram (the
+    # socket's rank as dst, another rank as src, payload) with a made-up
+    # tag.  Nothing of it may be delivered (am_traffic checks every
+    # message), no socket may answer the stranger, the job must succeed,
+    # and each rank logs the first datagrams it dropped (SHOAL_LOG=info).
+    need_wire
+    command -v python3 >/dev/null || skip "no python3 for the stranger"
+    layout mixed
+    bridge_host 9 "$P-x" 10.77.3.99
+    SHOAL_LOG=info start "$lns" --timeout 60 --host "$hosts" \
+        "$MH_AM/am_traffic" random "$STRANGER_COUNT"
+    wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
+    # The job's sockets: ADDRESS:PORT RANK, the rank from the process's
+    # environment (PMI_RANK).
+    : >"$tmp/ports"
+    for ns in "$P-h0" "$P-h1"; do
+        in_ns "$ns" ss -uanpH | grep '"am_traffic"' |
+            while read -r _ _ _ local _ users; do
+                p=$(echo "$users" | sed -n 's/.*pid=\([0-9]*\).*/\1/p')
+                r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+                    sed -n 's/^PMI_RANK=//p')
+                echo "$local ${r:-0}"
+            done >>"$tmp/ports"
+    done
+    sed 's/^/  socket /' "$tmp/ports"
+    [ "$(wc -l <"$tmp/ports")" -eq 8 ] ||
+        fail "not 8 UDP sockets (2 per rank): $(cat "$tmp/ports")"
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the strangers came"
+    in_ns "$P-x" python3 - "$tmp/ports" >"$tmp/stranger" 2>&1 <<'PY'
+import os, random, select, socket, struct, sys, time
+targets = []
+for line in open(sys.argv[1]):
+    addr, rank = line.split()
+    host, port = addr.rsplit(":", 1)
+    targets.append((host.strip("[]"), int(port), int(rank)))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.77.3.99", 0))
+def hdr(typ, src, dst, seq, length):
+    # magic, version, type, flags, src, dst, seq, ack, window, len, sack,
+    # src_epoch, dst_epoch, tag (made up)
+    return struct.pack("<BBBBIIIIHHQIIQ", 0xd5, 1, typ, 0, src, dst, seq, 0,
+                       256, length, 0, random.getrandbits(32) | 1,
+                       random.getrandbits(32) | 1, random.getrandbits(64))
+sent = 0
+for rnd in range(40):
+    for host, port, rank in targets:
+        junk = bytes([0x17]) + os.urandom(199)
+        payload = os.urandom(32)
+        for d in (junk, os.urandom(20), hdr(3, (rank + 2) % 4, rank, rnd, 0),
+                  hdr(1, (rank + 2) % 4, rank, rnd, len(payload)) + payload):
+            s.sendto(d, (host, port))
+            sent += 1
+    time.sleep(0.02)
+answers = 0
+end = time.time() + 0.5
+while time.time() < end:
+    r, _, _ = select.select([s], [], [], max(0, end - time.time()))
+    if r:
+        data, frm = s.recvfrom(65536)
+        answers += 1
+        print("answer from %s: %d bytes" % (frm, len(data)))
+print("sent %d datagrams, %d answers" % (sent, answers))
+sys.exit(1 if answers else 0)
+PY
+    src=$?
+    sed 's/^/  stranger: /' "$tmp/stranger"
+    [ "$src" -eq 0 ] || fail "the job's sockets answered a stranger"
+    kill -0 "$pid" 2>/dev/null ||
+        echo "  (the job ended while the strangers sent; the count may be raised)"
+    wait "$pid"
+    rc=$?
+    grep -E "lost|rank [0-9]+ failed" "$tmp/err" && fail "a peer was reported lost"
+    expect_rc 0
+    expect_out "^ok"
+    grep -E "udp: dropped a datagram:" "$tmp/err" | sort | uniq -c | sed 's/^/  /'
+    for r in 0 1 2 3; do
+        grep -E "^shoal\[$r\].*udp: dropped a datagram: wrong tag" "$tmp/err" >/dev/null ||
+            fail "rank $r did not log a datagram dropped for a wrong tag"
+        grep -E "^shoal\[$r\].*udp: dropped a datagram: (not a Shoal datagram|shorter than a header)" \
+            "$tmp/err" >/dev/null ||
+            fail "rank $r did not log a datagram dropped as not a Shoal one"
+    done
+    nothing_left
+    ;;
+udp_ipv6)
+    # The datagram wire over IPv6: ULA addresses on every host's eth0
+    # (no duplicate detection, so usable at once), SHOAL_UDP_FAMILY=ipv6;
+    # the launcher still reaches the hosts over IPv4.
+    need_wire
+    [ -d /proc/sys/net/ipv6 ] || skip "the kernel has no IPv6"
+    layout mixed
+    for i in 0 1; do
+        [ "$(in_ns "$P-h$i" cat /proc/sys/net/ipv6/conf/eth0/disable_ipv6 2>/dev/null)" = 0 ] ||
+            skip "IPv6 is disabled in the namespaces"
+        ip -n "$P-h$i" addr add "fd77::$((10 + i))/64" dev eth0 nodad 2>"$tmp/ip6" ||
+            skip "cannot add an IPv6 address: $(head -1 "$tmp/ip6")"
+    done
+    in_ns "$P-h0" ping -6 -c 1 -W 2 fd77::11 >/dev/null 2>&1 ||
+        in_ns "$P-h0" ping -c 1 -W 2 fd77::11 >/dev/null 2>&1 ||
+        echo "  (no ping6 answer, or no ping; going on)"
+    export SHOAL_UDP_FAMILY=ipv6
+    SHOAL_LOG=debug job all_to_all "$MH_AM/am_traffic" all_to_all 300
+    # every rank bound its host's ULA address
+    grep -E "udp: bound \[?fd77::" "$tmp/err" | sed 's/^/  /' | head -n 4
+    [ "$(grep -c -E "udp: bound \[?fd77::1[01]" "$tmp/err")" -eq 4 ] ||
+        fail "not every rank bound an IPv6 address"
+    job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
     nothing_left
     ;;
 *)

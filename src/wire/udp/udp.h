@@ -116,6 +116,7 @@ typedef struct udp_peer {
     uint8_t *q;
     uint64_t q_head, q_sent, q_tail;
     uint32_t q_need;        /* bytes the last refused send needed, 0: none */
+    uint64_t last_frame_ns; /* when the last frame was queued (bursts) */
     udp_flight_t *flight;   /* by seq & (window_cap - 1) */
     uint32_t snd_una;       /* oldest unacknowledged seq */
     uint32_t snd_nxt;       /* next new seq */

@@ -339,27 +339,36 @@ static int queue_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
 }
 
 /*
- * A frame goes out at once when little is in flight (a ping-pong, a lone
- * send: latency); in a burst, while UDP_HOLD_INFLIGHT datagrams or more
- * await their acknowledgement, small frames gather until they fill a
- * datagram or the next poll (progress, or the arm before a sleep) sends
- * them: a window of small messages costs a few datagrams, not one each.
+ * A frame goes out at once unless it is part of a burst: sent within
+ * UDP_BURST_NS of the previous frame to the same peer while two or more
+ * datagrams to it await their acknowledgement.  Then small frames gather
+ * until they fill a datagram, or the next poll (progress, or the arm
+ * before a sleep) sends them: a window of small messages costs a few
+ * datagrams, not one each.  A ping-pong never has two in flight, and a
+ * lone send after a pause (a rank that sends, then computes) is never
+ * held.
  */
 #define UDP_HOLD_INFLIGHT 2u
+#define UDP_BURST_NS 10000u
 
 static int put_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
                      const void *data, size_t dlen)
 {
     int status = queue_frame(p, hdr, hlen, data, dlen);
+    uint64_t now, last;
 
     if (BASE_UNLIKELY(status != SHOAL_OK))
         return status;
-    if (p->snd_nxt - p->snd_una >= UDP_HOLD_INFLIGHT &&
+    now = base_time_ns();
+    last = p->last_frame_ns;
+    p->last_frame_ns = now;
+    if (now - last < UDP_BURST_NS &&
+        p->snd_nxt - p->snd_una >= UDP_HOLD_INFLIGHT &&
         p->q_tail - p->q_sent < udp_state.mss && udp_state.gso_max > 1) {
         udp_due(p); /* the next poll sends it */
         return SHOAL_OK;
     }
-    udp_push(p, base_time_ns());
+    udp_push(p, now);
     return SHOAL_OK;
 }
 

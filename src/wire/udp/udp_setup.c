@@ -525,7 +525,7 @@ err:
 static int peer_lookup(udp_peer_t *p)
 {
     udp_state_t *u = &udp_state;
-    char text[160], ip[INET6_ADDRSTRLEN + 4];
+    char text[160], ip[64];
     size_t len = 0;
     unsigned fam, port, lport, epoch, window;
     size_t dgram;

@@ -354,6 +354,7 @@ struct shoalrun_noise_rank {
     uint64_t next_ns; /* the next SIGSTOP or SIGCONT; UINT64_MAX: none */
     uint64_t due_ns;  /* periodic: when the current period's stop was due */
     uint64_t stopped_at, nstops, stopped_ns;
+    uint64_t cut_ns; /* a last stop the job's end cut short (not in nstops) */
     pid_t busy[SHOALRUN_NOISE_MAX_BUSY]; /* 0 once reaped */
     uint64_t started_at;                 /* 0: never started */
     uint64_t busy_until, busy_cpu_ns;
@@ -406,6 +407,15 @@ static void rank_continue(shoalrun_noise_rank_t *nr, uint64_t now)
     kill(nr->pid, SIGCONT);
     nr->stopped = 0;
     nr->stopped_ns += now - nr->stopped_at;
+}
+
+/* A stop the job's end (or the rank's) cut short: reported on its own, so
+ * the count and total describe stops of the planned length. */
+static void stop_cut(shoalrun_noise_rank_t *nr, uint64_t now)
+{
+    nr->stopped = 0;
+    nr->nstops--;
+    nr->cut_ns = now - nr->stopped_at;
 }
 
 /* The event of rank r that is due now. */
@@ -649,10 +659,8 @@ void shoalrun_noise_rank_exited(shoalrun_noise_t *n, int rank)
     shoalrun_noise_rank_t *nr = &n->ranks[rank];
 
     /* Killed while stopped: its stop ends here. */
-    if (nr->stopped) {
-        nr->stopped = 0;
-        nr->stopped_ns += base_time_ns() - nr->stopped_at;
-    }
+    if (nr->stopped)
+        stop_cut(nr, base_time_ns());
     nr->pid = 0;
     nr->next_ns = UINT64_MAX;
     arm_timer(n);
@@ -667,8 +675,10 @@ void shoalrun_noise_quiet(shoalrun_noise_t *n)
     n->quiet = 1;
     for (int r = 0; r < n->nranks; r++) {
         shoalrun_noise_rank_t *nr = &n->ranks[r];
-        if (nr->stopped)
-            rank_continue(nr, now);
+        if (nr->stopped) {
+            kill(nr->pid, SIGCONT);
+            stop_cut(nr, now);
+        }
         nr->next_ns = UINT64_MAX;
         /* Not reaped yet, so the pid is still theirs. */
         for (int i = 0; i < n->plans[r].busy; i++)
@@ -731,6 +741,10 @@ static void report_rank(const shoalrun_noise_t *n, int r)
             line, sizeof(line), "stopped %llu time%s, %.1f ms in total",
             (unsigned long long)nr->nstops, nr->nstops == 1 ? "" : "s",
             (double)nr->stopped_ns / 1e6);
+    if (p->stop_ns != 0 && nr->cut_ns != 0 && o < sizeof(line))
+        o += (size_t)snprintf(line + o, sizeof(line) - o,
+                              " (and one cut short after %.1f ms by the end)",
+                              (double)nr->cut_ns / 1e6);
     /* busy_until is 0 if not even the first busy process could start. */
     uint64_t busy_wall =
         nr->busy_until > nr->started_at ? nr->busy_until - nr->started_at : 0;

@@ -164,19 +164,3 @@ int wire_frame_deliver(const wire_upcalls_t *up, int src,
                ? WIRE_DELIVERED
                : WIRE_DELIVERED_NOREPLY;
 }
-
-char *wire_frame_long_dest(const wire_upcalls_t *up, int src,
-                           const wire_frame_t *f, const char *name)
-{
-    void *base = NULL;
-    size_t size = 0;
-
-    up->segment(up->arg, f->ep, &base, &size);
-    if (base != NULL && f->offset <= size && f->len <= size - f->offset)
-        return (char *)base + f->offset;
-    wire_stats.dropped++;
-    base_error(name, "dropped a long frame from rank %d (ep %u, %u bytes at "
-               "offset %llu): outside the segment",
-               src, f->ep, f->len, (unsigned long long)f->offset);
-    return NULL;
-}

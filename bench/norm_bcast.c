@@ -452,7 +452,10 @@ static int run_sender(void)
     NormSetGrttEstimate(s, opt.grtt);
     NormSetBackoffFactor(s, opt.backoff);
     NormSetGroupSize(s, (unsigned)opt.receivers + 1);
-    NormSetTxCacheBounds(s, (NormSize)(4 * max), 2, 16);
+    /* Room for every object of the run: NORM keeps sent objects for
+     * repairs until they are purged, and refuses an enqueue while the
+     * cache is full of objects it may still have to repair. */
+    NormSetTxCacheBounds(s, (NormSize)1 << 40, 2, 4096);
     if (opt.cc) {
         NormSetCongestionControl(s, true, true);
         NormSetTxRateBounds(s, opt.rate_min, opt.rate_max);
@@ -529,10 +532,17 @@ static int run_sender(void)
                      checked);
             drain(inst);
             double t0 = now();
-            if (NormDataEnqueue(s, data, (UINT32)size, info,
-                                (unsigned)strlen(info) + 1) ==
-                NORM_OBJECT_INVALID)
-                die("NormDataEnqueue failed");
+            /* A full cache frees up as NORM purges objects: wait. */
+            while (NormDataEnqueue(s, data, (UINT32)size, info,
+                                   (unsigned)strlen(info) + 1) ==
+                   NORM_OBJECT_INVALID) {
+                struct pollfd q = {.fd = NormGetDescriptor(inst),
+                                   .events = POLLIN};
+                if (now() - t0 > opt.timeout)
+                    die("NormDataEnqueue failed (transmit cache full)");
+                poll(&q, 1, 10);
+                drain(inst);
+            }
             int done = 0, verdicts = 0;
             double t1 = 0;
             while (done < opt.receivers || (checked && verdicts <

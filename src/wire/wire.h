@@ -212,6 +212,13 @@ int wire_shm_mem_free(void *base);
 int wire_shm_cma_probe(char *why, size_t cap);
 
 /*
+ * Whether the datagram wire's kernel bypass (AF_XDP, SHOAL_UDP_XDP) could
+ * run from this process on the interface it would bind, and if not, why
+ * (for shoal-info).  Touches no interface.
+ */
+int wire_udp_xdp_probe(char *why, size_t cap);
+
+/*
  * The process id of a rank on this host (for single-copy reads by the
  * layers above), or 0 when rank is not on this host or single copy is off
  * (SHOAL_SHM_CMA=off, or refused for that peer).

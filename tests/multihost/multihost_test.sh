@@ -1057,6 +1057,78 @@ udp_ipv6)
     job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
     nothing_left
     ;;
+udp_xdp)
+    # Kernel bypass: SHOAL_UDP_XDP=on, so the datagrams between hosts go
+    # through an AF_XDP socket on each host's veth (one rank per host: one
+    # XDP program per interface).  Skips where shoal-info says AF_XDP cannot
+    # run (not built, no permission, no AF_XDP in the kernel).  The log
+    # must show every rank on it, in native or generic mode, and that
+    # datagrams both went and came through it, not through the socket;
+    # AM and MPI programs check every byte.  Then 2 ranks per host: the
+    # second rank of each host finds the interface taken and keeps to the
+    # socket path, while its peers use AF_XDP: the two paths interwork.
+    need_wire
+    xdp=$("${MH_SHOAL_INFO:-false}" | grep -E '^ +kernel bypass \(XDP\)')
+    echo "  shoal-info:$xdp"
+    case $xdp in
+    *" yes "*) ;;
+    *) skip "AF_XDP cannot run here:${xdp#*)}" ;;
+    esac
+    make_hosts 2
+    lns=$P-h0
+    hosts="localhost:1,$(host 1 1)"
+    export SHOAL_UDP_XDP=on
+    SHOAL_LOG=info job random "$MH_AM/am_traffic" random 2000
+    grep -E "udp: AF_XDP|AF_XDP" "$tmp/err" | sed 's/^/  /' | head -n 8
+    [ "$(grep -c -E "udp: AF_XDP on eth0 queue 0: (native|generic) XDP" "$tmp/err")" -eq 2 ] ||
+        fail "not every rank runs AF_XDP"
+    ! grep -E "AF_XDP cannot run|AF_XDP not used" "$tmp/err" >/dev/null ||
+        fail "a rank fell back to the socket path"
+    # at the end each rank counts what went through it: both ways, many
+    grep -E "udp: AF_XDP on eth0: [0-9]+ datagrams sent, [0-9]+ received" "$tmp/err" |
+        sed -E 's/.*: ([0-9]+) datagrams sent, ([0-9]+) received.*/\1 \2/' >"$tmp/xdpn"
+    [ "$(wc -l <"$tmp/xdpn")" -eq 2 ] || fail "no AF_XDP counts from every rank"
+    while read -r sent got; do
+        [ "$sent" -ge 100 ] && [ "$got" -ge 100 ] ||
+            fail "AF_XDP carried too little: $sent sent, $got received"
+    done <"$tmp/xdpn"
+    job all_to_all "$MH_AM/am_traffic" all_to_all 300
+    job long_offsets "$MH_AM/am_traffic" long_offsets
+    job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
+    job coll_basic "$MH_MPIBIN/mpi_coll_basic"
+    # two ranks per host: one of them on AF_XDP, the other on the socket
+    hosts="localhost:2,$(host 1 2)"
+    SHOAL_LOG=info job mixed_paths "$MH_AM/am_traffic" all_to_all 300
+    [ "$(grep -c -E "udp: AF_XDP on eth0 queue 0:" "$tmp/err")" -eq 2 ] ||
+        fail "not one rank per host on AF_XDP"
+    [ "$(grep -c -E "AF_XDP cannot run: .*(in use|already has an XDP program)" "$tmp/err")" -eq 2 ] ||
+        fail "the second rank of a host does not say why it has no AF_XDP"
+    job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
+    # IPv6 (ULA addresses, as udp_ipv6), one rank per host, when there is
+    # IPv6: the program matches IPv6 headers, peers' link addresses come
+    # from their datagrams
+    hosts="localhost:1,$(host 1 1)"
+    if [ "$(in_ns "$P-h0" cat /proc/sys/net/ipv6/conf/eth0/disable_ipv6 2>/dev/null)" = 0 ] &&
+        ip -n "$P-h0" addr add fd77::10/64 dev eth0 nodad 2>/dev/null &&
+        ip -n "$P-h1" addr add fd77::11/64 dev eth0 nodad 2>/dev/null; then
+        SHOAL_UDP_FAMILY=ipv6 SHOAL_LOG=info job ipv6 "$MH_AM/am_traffic" random 2000
+        [ "$(grep -c -E "udp: AF_XDP on eth0 queue 0:" "$tmp/err")" -eq 2 ] ||
+            fail "not every rank runs AF_XDP over IPv6"
+        grep -E "udp: AF_XDP on eth0: [0-9]+ datagrams sent, [0-9]+ received" "$tmp/err" |
+            sed -E 's/.*: ([0-9]+) datagrams sent, ([0-9]+) received.*/\1 \2/' >"$tmp/xdpn"
+        while read -r sent got; do
+            [ "$sent" -ge 100 ] && [ "$got" -ge 100 ] ||
+                fail "AF_XDP over IPv6 carried too little: $sent sent, $got received"
+        done <"$tmp/xdpn"
+        # and to ranks on the socket path, whose kernel checks the UDP
+        # checksums AF_XDP computed
+        hosts="localhost:2,$(host 1 2)"
+        SHOAL_UDP_FAMILY=ipv6 job ipv6_mixed "$MH_AM/am_traffic" all_to_all 300
+    else
+        echo "  (no IPv6 in the namespaces: its part skipped)"
+    fi
+    nothing_left
+    ;;
 *)
     fail "unknown case"
     ;;

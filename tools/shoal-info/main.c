@@ -136,6 +136,11 @@ static void print_info(void)
             continue; /* shared memory, above */
         int ok = w->probe(why, sizeof(why));
         printf("  %-22s %-4s %s\n", w->name, ok ? "yes" : "no", why);
+        if (strcmp(w->name, "udp") == 0) {
+            ok = wire_udp_xdp_probe(why, sizeof(why));
+            printf("  %-22s %-4s %s\n", "  kernel bypass (XDP)",
+                   ok ? "yes" : "no", why);
+        }
     }
     printf("\nlaunchers (SHOAL_BOOT=auto|pmi1|pmi2|pmix|single)\n");
     printf("  %-22s %-4s %s\n", "shoalrun", "yes",

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "wire/wire.h"
 #include "wire/wire_frame.h"
@@ -217,6 +218,7 @@ typedef struct udp_state {
     int live_started;
     /* Segments published here. */
     wire_segment_t my_segs[WIRE_MAX_EPS];
+    int xdp; /* the AF_XDP path runs (udp_xdp.c) */
 } udp_state_t;
 
 extern udp_state_t udp_state;
@@ -233,9 +235,10 @@ int udp_send_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg);
 int udp_queue_ctl(udp_peer_t *p, uint8_t type, uint8_t ep, uint64_t arg);
 /* Send what waits in p's ring while its window allows. */
 void udp_push(udp_peer_t *p, uint64_t now);
-/* One datagram out (faults applied); 0, or an errno. */
-int udp_xmit(const struct sockaddr_storage *to, socklen_t to_len,
-             const struct iovec *iov, int niov);
+/* One datagram to p at to (p->addr or p->live_addr) out (faults
+ * applied); 0, or an errno. */
+int udp_xmit(const udp_peer_t *p, const struct sockaddr_storage *to,
+             socklen_t to_len, const struct iovec *iov, int niov);
 /* p's acknowledgement (or credits) goes out on a datagram of its own. */
 void udp_send_ack(udp_peer_t *p);
 /* An acknowledgement from p: free what it covers, resend what it shows
@@ -269,5 +272,55 @@ void udp_live_peer(udp_peer_t *p, uint64_t now);
 void udp_errqueue(void);
 /* p failed: report once. */
 void udp_peer_lost(udp_peer_t *p, int status, const char *why);
+
+/* udp_recv.c: one datagram from a sender at from; the sender's rank when
+ * it was accepted, else -1. */
+int udp_on_datagram(const uint8_t *buf, size_t n,
+                    const struct sockaddr_storage *from, uint64_t now);
+
+/* ---- kernel bypass (udp_xdp.c, udp_xdp_pkt.c) --------------------------------
+ *
+ * With SHOAL_UDP_XDP, the same datagrams go through an AF_XDP socket on the
+ * bound interface: an XDP program passes UDP to the data port into it and
+ * everything else to the kernel; the UDP socket stays bound (it keeps the
+ * port, and takes what the program passes: other queues, this host).  Only
+ * the packet I/O changes; the protocol above is the same. */
+
+/* Start it on the interface holding me (the data socket's address); 0 and
+ * *why filled when it cannot work (the socket path runs). */
+int udp_xdp_start(const struct sockaddr_storage *me, char *why, size_t cap);
+void udp_xdp_stop(void);
+/* 1 when datagrams to p can go out through it (its link address known). */
+int udp_xdp_peer(const udp_peer_t *p);
+/* Datagram frames free to send, now. */
+uint32_t udp_xdp_room(void);
+/* One datagram to p into the ring (no system call); 0 or an errno. */
+int udp_xdp_put(const udp_peer_t *p, const struct iovec *iov, int niov);
+/* What the ring holds goes out (one sendto when the kernel asks). */
+void udp_xdp_kick(void);
+/* Datagrams received through it; and whether the UDP socket is worth a
+ * look this poll. */
+int udp_xdp_poll(void);
+int udp_xdp_sock_due(void);
+void udp_xdp_sock_seen(int got);
+/* Its descriptor (for epoll), -1 when not running. */
+int udp_xdp_fd(void);
+/* Whether it could work here, and why not (shoal-info). */
+int udp_xdp_probe(const struct sockaddr_storage *me, char *why, size_t cap);
+
+/* Ethernet + IP + UDP headers (udp_xdp_pkt.c, pure). */
+size_t udp_pkt_hdr_len(int family);
+/* f holds the datagram (payload bytes) at udp_pkt_hdr_len(family): write
+ * the headers in front, checksums included. */
+void udp_pkt_build(uint8_t *f, const uint8_t dst_mac[6],
+                   const uint8_t src_mac[6],
+                   const struct sockaddr_storage *src,
+                   const struct sockaddr_storage *dst, size_t payload);
+/* A received frame of n bytes: UDP to me; the datagram and its sender.
+ * 0, or -1 with *why set. */
+int udp_pkt_parse(const uint8_t *f, size_t n,
+                  const struct sockaddr_storage *me,
+                  struct sockaddr_storage *from, const uint8_t **payload,
+                  size_t *len, const char **why);
 
 #endif /* SHOAL_UDP_H */

@@ -127,7 +127,7 @@ static void probe(udp_peer_t *p)
     struct iovec iov = {buf, UDP_HDR};
 
     udp_hdr_encode(&h, udp_state.key, buf);
-    udp_xmit(&p->live_addr, p->addr_len, &iov, 1);
+    udp_xmit(p, &p->live_addr, p->addr_len, &iov, 1);
 }
 
 void udp_live_peer(udp_peer_t *p, uint64_t now)

@@ -20,7 +20,7 @@
 /* Batches one poll reads at most, so that a flood cannot hold it. */
 #define POLL_BATCHES 4
 
-static void reject(const char *why, const struct sockaddr_storage *from)
+static int reject(const char *why, const struct sockaddr_storage *from)
 {
     static uint64_t told;
 
@@ -29,6 +29,7 @@ static void reject(const char *why, const struct sockaddr_storage *from)
     /* Strangers are counted; a few are told in the log, not a flood. */
     if (told++ < 4)
         base_info("udp", "dropped a datagram: %s", why);
+    return -1;
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -308,8 +309,8 @@ int udp_addr_equal(const struct sockaddr_storage *a,
     return same_addr(a, b);
 }
 
-static void on_datagram(const uint8_t *buf, size_t n,
-                        const struct sockaddr_storage *from, uint64_t now)
+int udp_on_datagram(const uint8_t *buf, size_t n,
+                    const struct sockaddr_storage *from, uint64_t now)
 {
     udp_state_t *u = &udp_state;
     udp_hdr_t h;
@@ -331,7 +332,7 @@ static void on_datagram(const uint8_t *buf, size_t n,
                                                    : &p->addr))
         return reject("from an address that is not its rank's", from);
     if (p->dead)
-        return;
+        return -1;
     p->heard_ns = now;
     switch (h.type) {
     case UDP_T_DATA:
@@ -344,8 +345,9 @@ static void on_datagram(const uint8_t *buf, size_t n,
     case UDP_T_PROBE_ACK:
         break; /* heard: alive */
     default:
-        reject("a probe on the data socket", from);
+        return reject("a probe on the data socket", from);
     }
+    return (int)h.src;
 }
 
 /* One buffer of recvmmsg: a datagram, or several coalesced by the kernel
@@ -366,7 +368,7 @@ static void on_buffer(struct mmsghdr *m, uint64_t now)
                 seg = (size_t)g;
         }
     for (size_t off = 0; off < n; off += seg)
-        on_datagram(buf + off, n - off < seg ? n - off : seg, from, now);
+        udp_on_datagram(buf + off, n - off < seg ? n - off : seg, from, now);
 }
 
 int udp_poll(int budget)
@@ -377,6 +379,15 @@ int udp_poll(int budget)
 
     (void)budget; /* every datagram's frames are delivered: its buffer is
                      reused by the next batch */
+    if (u->xdp) {
+        /* AF_XDP: its ring first (no system call); the socket now and
+         * then, or at every poll while it has traffic of its own. */
+        got = udp_xdp_poll();
+        if (got > 0)
+            now = base_time_ns();
+        if (!udp_xdp_sock_due())
+            goto timers;
+    }
     for (int b = 0; b < POLL_BATCHES; b++) {
         int n;
         for (int i = 0; i < UDP_RX_BATCH; i++)
@@ -394,15 +405,19 @@ int udp_poll(int budget)
         now = base_time_ns();
         for (int i = 0; i < n; i++) {
             if (u->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
-                reject("longer than any datagram of this job", &u->rfrom[i]);
+                (void)reject("longer than any datagram of this job",
+                              &u->rfrom[i]);
                 continue;
             }
             on_buffer(&u->rmsg[i], now);
         }
         got += n;
+        if (u->xdp)
+            udp_xdp_sock_seen(n);
         if (n < UDP_RX_BATCH)
             break;
     }
+timers:
     if (u->ndue > 0) {
         if (now == 0)
             now = base_time_ns();

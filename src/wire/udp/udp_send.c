@@ -86,8 +86,8 @@ static uint32_t fault_roll(udp_faults_t *f)
     return (uint32_t)((f->rng * 0x2545f4914f6cdd1dull) >> 32) % 1000u;
 }
 
-static int xmit_raw(const struct sockaddr_storage *to, socklen_t to_len,
-                    const struct iovec *iov, int niov)
+static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
+                    socklen_t to_len, const struct iovec *iov, int niov)
 {
     struct msghdr mh = {
         .msg_name = (void *)(uintptr_t)to,
@@ -97,6 +97,16 @@ static int xmit_raw(const struct sockaddr_storage *to, socklen_t to_len,
     };
     ssize_t n;
 
+    if (udp_state.xdp && p != NULL && to == &p->addr && udp_xdp_peer(p)) {
+        int err = udp_xdp_put(p, iov, niov);
+        if (BASE_LIKELY(err == 0)) {
+            udp_xdp_kick();
+            return 0;
+        }
+        if (err == EAGAIN)
+            return err; /* its frames are busy: the timer pass retries */
+        /* else the socket path */
+    }
     do
         n = sendmsg(udp_state.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
@@ -105,8 +115,9 @@ static int xmit_raw(const struct sockaddr_storage *to, socklen_t to_len,
 
 /* Faults: the datagram is dropped, sent twice, or held back and sent
  * after the next one (reordered). */
-static int xmit_faulty(udp_faults_t *f, const struct sockaddr_storage *to,
-                       socklen_t to_len, const struct iovec *iov, int niov)
+static int xmit_faulty(udp_faults_t *f, const udp_peer_t *p,
+                       const struct sockaddr_storage *to, socklen_t to_len,
+                       const struct iovec *iov, int niov)
 {
     uint32_t roll = fault_roll(f);
     int err;
@@ -125,25 +136,25 @@ static int xmit_faulty(udp_faults_t *f, const struct sockaddr_storage *to,
         f->held_to_len = to_len;
         return 0;
     }
-    err = xmit_raw(to, to_len, iov, niov);
+    err = xmit_raw(p, to, to_len, iov, niov);
     if (err == 0 && roll >= f->reorder && roll - f->reorder < f->dup)
-        xmit_raw(to, to_len, iov, niov);
+        xmit_raw(p, to, to_len, iov, niov);
     if (f->held_len > 0) {
         struct iovec h = {f->held, f->held_len};
-        xmit_raw(&f->held_to, f->held_to_len, &h, 1);
+        xmit_raw(NULL, &f->held_to, f->held_to_len, &h, 1); /* socket */
         f->held_len = 0;
     }
     return err;
 }
 
-int udp_xmit(const struct sockaddr_storage *to, socklen_t to_len,
-             const struct iovec *iov, int niov)
+int udp_xmit(const udp_peer_t *p, const struct sockaddr_storage *to,
+             socklen_t to_len, const struct iovec *iov, int niov)
 {
     udp_faults_t *f = &udp_state.faults;
 
     if (BASE_UNLIKELY(f->held != NULL))
-        return xmit_faulty(f, to, to_len, iov, niov);
-    return xmit_raw(to, to_len, iov, niov);
+        return xmit_faulty(f, p, to, to_len, iov, niov);
+    return xmit_raw(p, to, to_len, iov, niov);
 }
 
 /* ---- acknowledgements out ------------------------------------------------ */
@@ -178,7 +189,7 @@ void udp_send_ack(udp_peer_t *p)
 
     udp_ack_fields(p, &h);
     udp_hdr_encode(&h, udp_state.key, buf);
-    udp_xmit(&p->addr, p->addr_len, &iov, 1);
+    udp_xmit(p, &p->addr, p->addr_len, &iov, 1);
 }
 
 /* ---- datagrams out -------------------------------------------------------- */
@@ -196,7 +207,7 @@ static int xmit_seq(udp_peer_t *p, uint32_t seq, unsigned flags)
     udp_ack_fields(p, &h);
     udp_hdr_encode(&h, udp_state.key, buf);
     n = 1 + q_iov(p, f->start, f->len, iov + 1);
-    return udp_xmit(&p->addr, p->addr_len, iov, n);
+    return udp_xmit(p, &p->addr, p->addr_len, iov, n);
 }
 
 static uint32_t send_limit(const udp_peer_t *p)
@@ -219,7 +230,7 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
     uint32_t mask = u->window_cap - 1;
     uint64_t at = p->q_sent;
     struct iovec *iov = u->siov;
-    int niov = 0;
+    int niov = 0, first[UDP_GSO_SEGS + 1];
     udp_hdr_t h = {.type = UDP_T_DATA};
     union {
         char buf[CMSG_SPACE(sizeof(uint16_t))];
@@ -239,6 +250,7 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
         f->sent_ns = now;
         h.seq = p->snd_nxt + i;
         h.len = (uint16_t)f->len;
+        first[i] = niov;
         /* The last datagram the window lets out asks for an answer at
          * once: the ring will not move until one comes. */
         h.flags = p->snd_nxt + i + 1 - p->snd_una == limit ? UDP_F_ACK_NOW : 0;
@@ -249,7 +261,21 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
         at += f->len;
     }
     if (n == 1)
-        return udp_xmit(&p->addr, p->addr_len, iov, niov);
+        return udp_xmit(p, &p->addr, p->addr_len, iov, niov);
+    if (u->xdp && u->faults.held == NULL && udp_xdp_peer(p)) {
+        /* AF_XDP: each datagram into the ring (udp_push left room), one
+         * kick for them all. */
+        first[n] = niov;
+        for (uint32_t i = 0; i < n; i++) {
+            int err = udp_xdp_put(p, iov + first[i], first[i + 1] - first[i]);
+            if (BASE_UNLIKELY(err != 0)) {
+                udp_xdp_kick();
+                return i == 0 ? err : 0; /* the rest go on their timer */
+            }
+        }
+        udp_xdp_kick();
+        return 0;
+    }
     mh.msg_iov = iov;
     mh.msg_iovlen = (size_t)niov;
     mh.msg_control = ctl.buf;
@@ -292,6 +318,8 @@ void udp_push(udp_peer_t *p, uint64_t now)
             n = room;
         if (n > want)
             n = (uint32_t)want;
+        if (u->xdp && n > 1 && n > udp_xdp_room())
+            n = udp_xdp_room() > 0 ? udp_xdp_room() : 1;
         int err = xmit_new(p, n, limit, now);
         if (err == EAGAIN || err == ENOBUFS) {
             if (u->gso_max == 1 && n > 1)

@@ -259,6 +259,20 @@ static int udp_probe(char *why, size_t cap)
     return 1;
 }
 
+int wire_udp_xdp_probe(char *why, size_t cap)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    char from[64];
+    int mtu;
+
+    if (pick_addr(&sa, &len, &mtu, from, sizeof(from)) != SHOAL_OK) {
+        snprintf(why, cap, "%s", shoal_error_detail());
+        return 0;
+    }
+    return udp_xdp_probe(&sa, why, cap);
+}
+
 /* ---- the job's key ------------------------------------------------------------ */
 
 static int secret_share(uint8_t secret[UDP_SECRET])
@@ -335,6 +349,31 @@ static uint32_t pow2_floor(uint64_t v)
     while ((uint64_t)p * 2 <= v && p < (1u << 30))
         p *= 2;
     return p;
+}
+
+/* SHOAL_UDP_XDP: the same datagrams through an AF_XDP socket where it
+ * works (udp_xdp.c); else the socket path, and the log says why. */
+static void xdp_setup(const struct sockaddr_storage *sa)
+{
+    udp_state_t *u = &udp_state;
+    char why[256];
+
+    if (!udp_xdp_start(sa, why, sizeof(why))) {
+        if (base_cfg.UDP_XDP == 2)
+            base_warn("udp", "SHOAL_UDP_XDP=on, but AF_XDP cannot run: %s; "
+                      "the UDP socket path runs", why);
+        else
+            base_info("udp", "AF_XDP not used: %s", why);
+        return;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = udp_xdp_fd()};
+    if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, udp_xdp_fd(), &ev) != 0) {
+        base_warn("udp", "AF_XDP: epoll_ctl: %s; the UDP socket path runs",
+                  strerror(errno));
+        udp_xdp_stop();
+        return;
+    }
+    u->xdp = 1;
 }
 
 /* Everything local: sockets, buffers, sizes.  Errors are this process's
@@ -418,6 +457,8 @@ static int local_setup(char *text, size_t cap)
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = u->fd};
     if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->fd, &ev) != 0)
         return base_err(SHOAL_ERR_SYSTEM, "epoll_ctl: %s", strerror(errno));
+    if (base_cfg.UDP_XDP != 0)
+        xdp_setup(&sa);
     return faults_parse();
 }
 
@@ -426,6 +467,8 @@ static void state_free(void)
     udp_state_t *u = &udp_state;
 
     udp_live_stop();
+    if (u->xdp)
+        udp_xdp_stop();
     if (u->peers != NULL)
         for (int r = 0; r < u->job->size; r++) {
             udp_peer_t *p = &u->peers[r];
@@ -735,6 +778,8 @@ static int udp_sleep(uint64_t timeout_ns)
     for (int i = 0; i < u->nwatch; i++)
         if (u->watch_drain[i])
             drain(u->watch[i]);
+    if (u->xdp)
+        udp_xdp_sock_seen(1); /* the wake may have been the socket's */
     return SHOAL_OK;
 }
 

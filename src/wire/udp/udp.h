@@ -294,6 +294,11 @@ void udp_xdp_stop(void);
 int udp_xdp_peer(const udp_peer_t *p);
 /* Datagram frames free to send, now. */
 uint32_t udp_xdp_room(void);
+/* 1 when batches of datagrams go through it too (zero copy); else they
+ * leave through the socket with segmentation offload, which moves them
+ * through the kernel as one packet (copy mode costs a buffer and a trip
+ * through the stack per frame: docs/DATAGRAM.md). */
+int udp_xdp_batch(void);
 /* One datagram to p into the ring (no system call); 0 or an errno. */
 int udp_xdp_put(const udp_peer_t *p, const struct iovec *iov, int niov);
 /* What the ring holds goes out (one sendto when the kernel asks). */

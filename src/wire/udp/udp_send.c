@@ -262,7 +262,8 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
     }
     if (n == 1)
         return udp_xmit(p, &p->addr, p->addr_len, iov, niov);
-    if (u->xdp && u->faults.held == NULL && udp_xdp_peer(p)) {
+    if (u->xdp && u->faults.held == NULL && udp_xdp_batch() &&
+        udp_xdp_peer(p)) {
         /* AF_XDP: each datagram into the ring (udp_push left room), one
          * kick for them all. */
         first[n] = niov;
@@ -318,7 +319,7 @@ void udp_push(udp_peer_t *p, uint64_t now)
             n = room;
         if (n > want)
             n = (uint32_t)want;
-        if (u->xdp && n > 1 && n > udp_xdp_room())
+        if (u->xdp && n > 1 && udp_xdp_batch() && n > udp_xdp_room())
             n = udp_xdp_room() > 0 ? udp_xdp_room() : 1;
         int err = xmit_new(p, n, limit, now);
         if (err == EAGAIN || err == ENOBUFS) {

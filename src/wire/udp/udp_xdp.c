@@ -60,6 +60,10 @@ uint32_t udp_xdp_room(void)
 {
     return 0;
 }
+int udp_xdp_batch(void)
+{
+    return 0;
+}
 int udp_xdp_put(const udp_peer_t *p, const struct iovec *iov, int niov)
 {
     (void)p;
@@ -159,6 +163,7 @@ static struct xdp_path {
     uint32_t sock_skip;
     uint64_t sent, received, refused, kicks;
     const char *mode;
+    int zerocopy; /* the driver reads frames in place */
 } X = {.fd = -1, .prog_fd = -1, .map_fd = -1, .link_fd = -1};
 
 /* ---- libxdp, loaded when selected ---------------------------------------------- */
@@ -572,6 +577,11 @@ static void reap(void)
         xsk_ring_cons__release(&X.comp, n);
 }
 
+int udp_xdp_batch(void)
+{
+    return X.zerocopy;
+}
+
 uint32_t udp_xdp_room(void)
 {
     if (X.ntx_free < NTX / 2)
@@ -825,6 +835,7 @@ int udp_xdp_start(const struct sockaddr_storage *me, char *why, size_t cap)
         goto out;
     ok = 1;
     X.sent = X.received = X.refused = X.kicks = 0;
+    X.zerocopy = strcmp(copy_mode(), "zero copy") == 0;
     base_info("udp", "AF_XDP on %s queue 0: %s XDP, %s", X.ifname, X.mode,
               copy_mode());
 out:

@@ -112,6 +112,8 @@ typedef struct am_state {
     am_net_t net[AM_WIRES_MAX];
     int net_blind;    /* some doorbell cannot end a sleep in net[0] */
     uint64_t net_nap; /* longest sleep the network wires allow (by arm) */
+    int nap_holds;    /* am_nap_hold calls not yet released */
+    uint64_t hold_nap; /* the shortest nap they asked for */
     /* SHOAL_WIRES, parsed: the wires in order of preference. */
     const wire_ops_t *listed[AM_WIRES_MAX];
     int nlisted;
@@ -172,6 +174,18 @@ void am_wires_describe(char *buf, size_t cap);
 
 /* The first listed wire that is up and reaches rank (NULL: none does). */
 const wire_ops_t *am_wire_for(int rank);
+
+/* A key derived from the job's secret for label, and this process's
+ * address, from the first network wire up (wire_ops_t.side): for side
+ * channels such as the multicast broadcast.  An error without one. */
+int am_net_side(const char *label, uint8_t key[16],
+                struct sockaddr_storage *addr);
+
+/* A layer above that needs progress soon although nothing may ring
+ * (the multicast broadcast reads its own socket): while holds are taken,
+ * sleeps last at most the shortest nap asked for. */
+void am_nap_hold(uint64_t nap_ns);
+void am_nap_release(void);
 
 /* The error for a rank that no wire reaches. */
 int am_wire_unreachable(int rank);

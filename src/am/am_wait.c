@@ -89,6 +89,8 @@ static int arm_wires(void)
 {
     uint64_t nap = am.net_blind ? NET_BLIND_NAP_NS : UINT64_MAX;
 
+    if (am.nap_holds > 0 && am.hold_nap < nap)
+        nap = am.hold_nap;
     if (wire_shm_ops.arm())
         return 1;
     for (int i = 0; i < am.nnet; i++) {
@@ -138,9 +140,23 @@ static int arm(wire_conn_t *blocked)
 /* Sleep on every wire at once: with network wires up, in the first one,
  * which also watches the shared-memory doorbell's socket and the others'
  * descriptors (am_wires.c), no longer than their timers allow. */
+void am_nap_hold(uint64_t nap_ns)
+{
+    if (am.nap_holds++ == 0 || nap_ns < am.hold_nap)
+        am.hold_nap = nap_ns;
+}
+
+void am_nap_release(void)
+{
+    if (am.nap_holds > 0)
+        am.nap_holds--;
+}
+
 static void sleep_wires(uint64_t nap)
 {
     if (am.nnet == 0) {
+        if (am.nap_holds > 0 && am.hold_nap < nap)
+            nap = am.hold_nap;
         wire_shm_ops.sleep(nap);
         return;
     }

@@ -147,6 +147,14 @@ void am_wires_describe(char *buf, size_t cap)
                                  am.net[i].ops->name);
 }
 
+int am_net_side(const char *label, uint8_t key[16],
+                struct sockaddr_storage *addr)
+{
+    if (am.nnet == 0)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "no network wire is up");
+    return am.net[0].ops->side(label, key, addr);
+}
+
 int am_wire_unreachable(int rank)
 {
     char up[64];

@@ -121,6 +121,22 @@ BASE_CONFIG_VAR(COLL_ALLGATHER, ENUM, "auto", "auto|bruck|recursive_doubling|rin
                 "MPI_Allgather(v) algorithm: Bruck (short, any size), recursive doubling (powers of two), or ring (long)")
 BASE_CONFIG_VAR(COLL_ALLTOALL, ENUM, "auto", "auto|pairwise|bruck", "library",
                 "MPI_Alltoall algorithm: pairwise exchange, or Bruck's log p rounds for short blocks")
+BASE_CONFIG_VAR(MCAST, ENUM, "auto", "auto|on|off", "library",
+                "MPI_Bcast between hosts over IP multicast, made reliable with NACKs (docs/DATAGRAM.md): on from SHOAL_MCAST_MIN bytes, auto when the communicator spans at least SHOAL_MCAST_HOSTS hosts, off never")
+BASE_CONFIG_VAR(MCAST_MIN, SIZE, "256k", "0:1g", "library",
+                "Smallest MPI_Bcast message that goes over multicast; smaller ones take the point-to-point algorithms")
+BASE_CONFIG_VAR(MCAST_HOSTS, INT, "3", "2:65536", "library",
+                "SHOAL_MCAST=auto: fewest hosts a communicator must span for multicast broadcast")
+BASE_CONFIG_VAR(MCAST_GROUP, STRING, "239.193.0.0", "", "library",
+                "IPv4 multicast base address; each communicator gets a group in the /16 from it (a hash of the job and the communicator)")
+BASE_CONFIG_VAR(MCAST_PORT, INT, "0", "0:65535", "library",
+                "UDP port of the multicast groups; 0 derives one from the job id (30000..59999)")
+BASE_CONFIG_VAR(MCAST_WINDOW, INT, "2048", "16:65536", "library",
+                "Most multicast fragments the root sends beyond what every receiver confirmed (the window grows to this, halving at loss)")
+BASE_CONFIG_VAR(MCAST_RTO, DURATION, "2ms", "100us:10s", "library",
+                "Least time before the root sends a fragment again (the measured round trip raises it); receivers report at this interval while data is missing")
+BASE_CONFIG_VAR(MCAST_FALLBACK, INT, "5", "1:1000", "library",
+                "Retransmission timeouts without progress at a receiver before the root sends it the data point-to-point (and stops multicasting to it on this communicator)")
 BASE_CONFIG_VAR(COLL_HIER, ENUM, "auto", "auto|on|off", "library",
                 "Hierarchical collectives (within each host, then between hosts) when a communicator spans hosts with several ranks each")
 BASE_CONFIG_VAR(COLL_FAKE_HOSTS, INT, "0", "0:65536", "library",

@@ -46,6 +46,10 @@ typedef struct coll_ops {
      * *done to 1 and return the first error; otherwise *done = 0 and the
      * requests stay. */
     int (*testall)(void *ctx, int n, void **reqs, int *done);
+    /* Withdraw a request and free it: a receive not matched yet goes at
+     * once; one matched, or a send, is waited for (it completes, or fails
+     * with its peer).  For steps given up after an error. */
+    void (*cancel)(void *ctx, void *req);
     /* Advance communication once without blocking. */
     void (*progress)(void *ctx);
     /* Block until ready(arg) != 0, advancing communication meanwhile and
@@ -107,6 +111,11 @@ typedef struct coll_comm {
     /* Ranks of the local group on this host share a memory segment for
      * the shared-memory algorithms (coll_shm.c); NULL until first use. */
     void *shm;
+    /* The communicator's context, alike on every rank (names its multicast
+     * group), and the multicast broadcast's state (coll/mcast), NULL until
+     * first use. */
+    uint32_t id;
+    void *mcast;
     /*
      * Set by the caller around one coll_* call.  NULL: run to completion.
      * Otherwise the call builds its schedule and stores it in *start_out

@@ -23,6 +23,7 @@ typedef struct coll_group {
     int me;           /* this process's index, -1 when not a member */
     const int *ranks; /* member i is rank ranks[i]; NULL: rank i */
     int one_host;     /* 1 when all members run on one host */
+    int per_host;     /* 1 when each member runs on a host of its own */
 } coll_group_t;
 
 static inline int coll_member(const coll_group_t *g, int i)
@@ -33,7 +34,7 @@ static inline int coll_member(const coll_group_t *g, int i)
 /* The whole communicator as a group. */
 static inline coll_group_t coll_group_all(const coll_comm_t *c)
 {
-    coll_group_t g = {c->size, c->rank, NULL, c->nhosts == 1};
+    coll_group_t g = {c->size, c->rank, NULL, c->nhosts == 1, 0};
     return g;
 }
 

@@ -80,6 +80,7 @@ static int groups(coll_sched_t *s, const coll_place_t *pl, int root,
     h->local.ranks = local;
     h->local.one_host = 1;
     h->leaders.ranks = leaders;
+    h->leaders.per_host = 1;
     return 1;
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "coll_sched.h"
+#include "coll/mcast/mcast.h"
 
 /* The arrays a schedule starts with: its own inline ones, empty. */
 static void sched_empty(coll_sched_t *s)
@@ -139,9 +140,16 @@ void coll_sched_copy(coll_sched_t *s, const void *src, int64_t count,
 
 void coll_sched_poll(coll_sched_t *s, coll_poll_fn fn, void *arg)
 {
+    coll_sched_poll_abort(s, fn, NULL, arg);
+}
+
+void coll_sched_poll_abort(coll_sched_t *s, coll_poll_fn fn,
+                           void (*abort)(void *arg), void *arg)
+{
     coll_step_t *st = append(s, COLL_STEP_POLL);
     if (st) {
         st->poll = fn;
+        st->abort = abort;
         st->arg = arg;
     }
 }
@@ -415,6 +423,8 @@ int coll_sched_finish(coll_sched_t *s)
             /* The wait failed (a peer died): give the step up. */
             if (s->rc == 0)
                 s->rc = rc;
+            if (s->steps[s->pc].abort != NULL)
+                s->steps[s->pc].abort(s->steps[s->pc].arg);
             s->pc++;
         }
     }
@@ -445,6 +455,7 @@ int coll_sched_result(const coll_sched_t *s)
 void coll_comm_fini(coll_comm_t *c)
 {
     coll_shm_fini(c);
+    coll_mcast_fini(c);
     coll_sched_free(c->spare);
     c->spare = NULL;
 }

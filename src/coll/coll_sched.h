@@ -36,6 +36,7 @@ typedef struct coll_step {
     int64_t count, dcount;
     void *dt, *ddt, *op;
     coll_poll_fn poll;
+    void (*abort)(void *arg); /* a poll step given up: release its work */
     void *arg;
 } coll_step_t;
 
@@ -84,6 +85,11 @@ void coll_sched_fence(coll_sched_t *s);
  * whoever makes fn true must then call ops->wake for this rank.
  */
 void coll_sched_poll(coll_sched_t *s, coll_poll_fn fn, void *arg);
+/* The same for a step with communication of its own in flight: when a
+ * blocking wait fails and the step is given up, abort(arg) runs first and
+ * must leave nothing pointing into arg. */
+void coll_sched_poll_abort(coll_sched_t *s, coll_poll_fn fn,
+                           void (*abort)(void *arg), void *arg);
 
 /*
  * A temporary buffer for count elements of dt, addressed like a user

@@ -17,6 +17,7 @@
 
 #include "base/base.h"
 #include "coll_algo.h"
+#include "coll/mcast/mcast.h"
 
 /* Thresholds of the automatic choice, in bytes of one call's message;
  * docs/COLLECTIVES.md has the measurements behind them. */
@@ -66,6 +67,7 @@ static void place(const coll_comm_t *c, coll_place_t *pl)
     }
     pl->all = coll_group_all(c);
     pl->all.one_host = pl->nhosts == 1;
+    pl->all.per_host = pl->nhosts == pl->size && pl->size > 1;
 }
 
 static int shm_first(const coll_place_t *pl, int64_t var, int shm)
@@ -102,6 +104,11 @@ void coll_pick_bcast(coll_sched_t *s, const coll_group_t *g, void *buf,
 
     if (g->size == 1)
         return;
+    /* Between hosts, large messages by multicast (coll/mcast). */
+    if (var == AUTO && coll_mcast_wanted(s->comm, g, bytes)) {
+        coll_bcast_mcast(s, g, buf, count, dt, bytes, root);
+        return;
+    }
     /* Within a host every copy costs the same memory bandwidth, and the
      * tree copies least; between hosts the root's link is what limits. */
     if (var == AUTO)

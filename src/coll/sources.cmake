@@ -14,4 +14,7 @@ list(APPEND SHOAL_SOURCES
     coll/coll_gather.c
     coll/coll_alltoall.c
     coll/coll_neighbor.c
-    coll/coll_inter.c)
+    coll/coll_inter.c
+    coll/mcast/mcast_frame.c
+    coll/mcast/mcast_sock.c
+    coll/mcast/mcast_bcast.c)

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "base/base.h"
 #include "boot/boot.h"
@@ -159,6 +160,12 @@ typedef struct wire_ops {
      * retransmission or acknowledgement timer), UINT64_MAX for none;
      * valid after arm. */
     uint64_t (*timer_ns)(void);
+    /* For side channels of the layers above (the multicast broadcast):
+     * a 16-byte key derived from the job's secret and label, and the
+     * address this process uses on the wire (port 0).  SHOAL_OK, or an
+     * error while the wire is not up. */
+    int (*side)(const char *label, uint8_t key[16],
+                struct sockaddr_storage *addr);
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;
@@ -181,6 +188,11 @@ typedef struct wire_stats {
 } wire_stats_t;
 
 extern wire_stats_t wire_stats;
+
+/* key = a 16-byte key derived from secret (len >= 16 bytes) for label:
+ * the network wires' side() (wire_common.c). */
+void wire_side_key(const uint8_t *secret, size_t len, const char *label,
+                   uint8_t key[16]);
 
 /*
  * How many CPUs the ranks of this host may run on together (the union of

@@ -2,11 +2,33 @@
  * State every network wire shares with the layer above.  Here, not in one
  * wire's files, so that it links whichever wires a program brings up.
  */
+#include <string.h>
+
 #include "base/base.h"
 #include "wire/wire.h"
 #include "wire/wire_frame.h"
 
 volatile int wire_net_kick;
+
+void wire_side_key(const uint8_t *secret, size_t len, const char *label,
+                   uint8_t key[16])
+{
+    uint8_t in[64] = {0};
+    size_t n = strlen(label);
+    uint64_t h;
+
+    if (n > sizeof(in) - 2)
+        n = sizeof(in) - 2;
+    memcpy(in, label, n);
+    /* Keyed by the secret's first 16 bytes, its rest mixed in. */
+    for (size_t i = 16; i < len && i - 16 < sizeof(in) - n - 1; i++)
+        in[n + 1 + (i - 16)] = secret[i];
+    for (int half = 0; half < 2; half++) {
+        in[n] = (uint8_t)(half + 1);
+        h = base_siphash(secret, in, sizeof(in));
+        memcpy(key + 8 * half, &h, 8);
+    }
+}
 
 /* Here, not in wire_frame.c, because it counts and logs: the codec stays
  * free of state so the fuzz targets link it alone. */

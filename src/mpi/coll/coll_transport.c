@@ -61,7 +61,7 @@ static int t_testall(void *ctx, int n, void **reqs, int *done)
 
     (void)ctx;
     for (int i = 0; i < n; i++)
-        if (reqs[i] != NULL && !mpi_req_is_done((MPI_Request)reqs[i])) {
+        if (reqs[i] != NULL && !mpi_req_settled((MPI_Request)reqs[i])) {
             *done = 0;
             return MPI_SUCCESS;
         }
@@ -75,6 +75,21 @@ static int t_testall(void *ctx, int n, void **reqs, int *done)
     }
     *done = 1;
     return first;
+}
+
+static void t_cancel(void *ctx, void *req)
+{
+    MPI_Request r = req;
+
+    (void)ctx;
+    if (r == NULL)
+        return;
+    if (r->kind == MPI_REQ_RECV && mpi_posted_cancel(r)) {
+        r->status.shoal_cancelled = 1;
+        mpi_req_complete(r);
+    }
+    /* Matched or a send: it completes (or fails with its peer). */
+    (void)mpi_wait_internal(&r, MPI_STATUS_IGNORE);
 }
 
 static void t_progress(void *ctx)
@@ -200,6 +215,7 @@ static const coll_ops_t transport = {
     .irecv = t_irecv,
     .waitall = t_waitall,
     .testall = t_testall,
+    .cancel = t_cancel,
     .progress = t_progress,
     .wait = t_wait,
     .wake = t_wake,
@@ -228,6 +244,7 @@ int mpi_coll_comm_init(MPI_Comm comm)
         return MPI_ERR_NO_MEM;
     c->ctx = comm;
     c->ops = &transport;
+    c->id = comm->ctx;
     c->rank = comm->rank;
     c->size = comm->size;
     c->is_inter = comm->is_inter;

@@ -191,6 +191,11 @@ static int req_done(void *arg)
     return mpi_req_is_done(r) || check_dead(r);
 }
 
+int mpi_req_settled(MPI_Request r)
+{
+    return req_done(r);
+}
+
 int mpi_req_wait_done(MPI_Request r)
 {
     if (mpi_req_is_done(r))

@@ -172,6 +172,8 @@ void mpi_progress_thread_stop(void);
 
 /* Wait until req is done (progressing); MPI class of a failure. */
 int mpi_req_wait_done(MPI_Request req);
+/* 1 when req is done, or now failed because the peer it needs died. */
+int mpi_req_settled(MPI_Request req);
 /* Wait until done_fn(arg) (progressing).  Used by Waitany & co. */
 int mpi_wait_until(int (*done_fn)(void *arg), void *arg);
 /* Release a completed request per its kind (persistent ones stay). */

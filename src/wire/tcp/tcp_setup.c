@@ -324,6 +324,20 @@ static int tcp_event_fd(void)
     return tcp_state.epfd;
 }
 
+static int tcp_side(const char *label, uint8_t key[16],
+                    struct sockaddr_storage *addr)
+{
+    socklen_t len = sizeof(*addr);
+
+    memset(addr, 0, sizeof(*addr));
+    if (tcp_state.lfd < 0 ||
+        getsockname(tcp_state.lfd, (struct sockaddr *)addr, &len) != 0)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "the TCP wire is not up");
+    ((struct sockaddr_in *)addr)->sin_port = 0;
+    wire_side_key(tcp_state.secret, TCP_SECRET, label, key);
+    return SHOAL_OK;
+}
+
 int tcp_is_listen_tag(const void *tag)
 {
     return tag == &listen_tag;
@@ -401,4 +415,5 @@ const wire_ops_t wire_tcp_ops = {
     .event_fd = tcp_event_fd,
     .watch_fd = tcp_watch_fd,
     .timer_ns = tcp_timer_ns,
+    .side = tcp_side,
 };

@@ -816,6 +816,23 @@ static int udp_event_fd(void)
     return udp_state.epfd;
 }
 
+static int udp_side(const char *label, uint8_t key[16],
+                    struct sockaddr_storage *addr)
+{
+    socklen_t len = sizeof(*addr);
+
+    memset(addr, 0, sizeof(*addr));
+    if (udp_state.fd < 0 ||
+        getsockname(udp_state.fd, (struct sockaddr *)addr, &len) != 0)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "the datagram wire is not up");
+    if (addr->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)addr)->sin6_port = 0;
+    else
+        ((struct sockaddr_in *)addr)->sin_port = 0;
+    wire_side_key(udp_state.key, sizeof(udp_state.key), label, key);
+    return SHOAL_OK;
+}
+
 static int udp_watch_fd(int fd, int drain_it)
 {
     udp_state_t *u = &udp_state;
@@ -901,4 +918,5 @@ const wire_ops_t wire_udp_ops = {
     .event_fd = udp_event_fd,
     .watch_fd = udp_watch_fd,
     .timer_ns = udp_timer_ns,
+    .side = udp_side,
 };

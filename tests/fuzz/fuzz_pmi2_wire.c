@@ -14,13 +14,7 @@
 
 #include "boot/pmi2_wire.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            abort();                                                         \
-    } while (0)
+#include "fuzz.h"
 
 static void round_trip(const pmi2_msg_t *m)
 {

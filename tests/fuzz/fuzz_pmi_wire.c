@@ -13,13 +13,7 @@
 #include "boot/boot_internal.h"
 #include "boot/pmi_wire.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            abort();                                                         \
-    } while (0)
+#include "fuzz.h"
 
 static int clean(const char *s, int allow_eq)
 {

@@ -14,13 +14,7 @@
 
 #include "wire/tcp/tcp.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            abort();                                                         \
-    } while (0)
+#include "fuzz.h"
 
 #define MAX_INLINE 4096u
 

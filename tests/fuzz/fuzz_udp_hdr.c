@@ -17,13 +17,7 @@
 
 #include "wire/udp/udp.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            abort();                                                         \
-    } while (0)
+#include "fuzz.h"
 
 static const uint8_t key[16] = "shoal-fuzz-key!";
 static const uint8_t other[16] = "another-job-key";

@@ -20,13 +20,7 @@
 
 #include "wire/udp/udp.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            abort();                                                         \
-    } while (0)
+#include "fuzz.h"
 
 /* One's complement sum of big-endian 16-bit words, folded. */
 static uint32_t sum16(uint32_t s, const uint8_t *p, size_t n)

@@ -7,31 +7,7 @@
 
 #include "base/base.h"
 #include "coll/mcast/mcast.h"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
+#include "wire/wire_frame.h"
 
 uint64_t mcast_nfrags(uint64_t total, uint32_t fsize)
 {
@@ -54,14 +30,14 @@ void mcast_hdr_put(uint8_t out[MCAST_HDR], const mcast_hdr_t *h,
     out[1] = 'M';
     out[2] = MCAST_VERSION;
     out[3] = MCAST_T_DATA;
-    put32(out + 4, h->root);
-    put64(out + 8, h->gid);
-    put32(out + 16, h->seq);
-    put32(out + 20, h->frag);
-    put64(out + 24, h->total);
-    put32(out + 32, h->fsize);
-    put32(out + 36, 0);
-    put64(out + 40, base_siphash(key, out, 40));
+    wire_put32(out + 4, h->root);
+    wire_put64(out + 8, h->gid);
+    wire_put32(out + 16, h->seq);
+    wire_put32(out + 20, h->frag);
+    wire_put64(out + 24, h->total);
+    wire_put32(out + 32, h->fsize);
+    wire_put32(out + 36, 0);
+    wire_put64(out + 40, base_siphash(key, out, 40));
 }
 
 int mcast_hdr_get(const uint8_t *in, size_t len, const uint8_t key[16],
@@ -69,16 +45,16 @@ int mcast_hdr_get(const uint8_t *in, size_t len, const uint8_t key[16],
 {
     if (len < MCAST_HDR || in[0] != 'S' || in[1] != 'M' ||
         in[2] != MCAST_VERSION || in[3] != MCAST_T_DATA ||
-        get32(in + 36) != 0)
+        wire_get32(in + 36) != 0)
         return -1;
-    if (get64(in + 40) != base_siphash(key, in, 40))
+    if (wire_get64(in + 40) != base_siphash(key, in, 40))
         return -1;
-    h->root = get32(in + 4);
-    h->gid = get64(in + 8);
-    h->seq = get32(in + 16);
-    h->frag = get32(in + 20);
-    h->total = get64(in + 24);
-    h->fsize = get32(in + 32);
+    h->root = wire_get32(in + 4);
+    h->gid = wire_get64(in + 8);
+    h->seq = wire_get32(in + 16);
+    h->frag = wire_get32(in + 20);
+    h->total = wire_get64(in + 24);
+    h->fsize = wire_get32(in + 32);
     if (h->fsize == 0 || h->total == 0 ||
         h->frag >= mcast_nfrags(h->total, h->fsize))
         return -1;
@@ -89,24 +65,24 @@ int mcast_hdr_get(const uint8_t *in, size_t len, const uint8_t key[16],
 
 void mcast_ack_put(uint8_t out[MCAST_ACK_BYTES], const mcast_ack_t *a)
 {
-    put32(out, a->kind);
-    put32(out + 4, a->flags);
-    put64(out + 8, a->cum);
-    put64(out + 16, a->high);
-    put64(out + 24, a->mc);
+    wire_put32(out, a->kind);
+    wire_put32(out + 4, a->flags);
+    wire_put64(out + 8, a->cum);
+    wire_put64(out + 16, a->high);
+    wire_put64(out + 24, a->mc);
     for (int i = 0; i < MCAST_ACK_BITS / 64; i++)
-        put64(out + 32 + 8 * i, a->bits[i]);
+        wire_put64(out + 32 + 8 * i, a->bits[i]);
 }
 
 int mcast_ack_get(const uint8_t in[MCAST_ACK_BYTES], mcast_ack_t *a)
 {
-    a->kind = get32(in);
-    a->flags = get32(in + 4);
-    a->cum = get64(in + 8);
-    a->high = get64(in + 16);
-    a->mc = get64(in + 24);
+    a->kind = wire_get32(in);
+    a->flags = wire_get32(in + 4);
+    a->cum = wire_get64(in + 8);
+    a->high = wire_get64(in + 16);
+    a->mc = wire_get64(in + 24);
     for (int i = 0; i < MCAST_ACK_BITS / 64; i++)
-        a->bits[i] = get64(in + 32 + 8 * i);
+        a->bits[i] = wire_get64(in + 32 + 8 * i);
     if (a->kind < MCAST_ACK_PROGRESS || a->kind > MCAST_ACK_BYE ||
         a->cum > a->high)
         return -1;

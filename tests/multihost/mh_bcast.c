@@ -181,7 +181,13 @@ int main(int argc, char **argv)
                     usleep(300000);
                 if (one(sizes[si], roots[ri], rep, mode, die_rank,
                         exit_rank) != MPI_SUCCESS)
-                    return 2; /* a peer is gone: finalizing would wait */
+                {
+                    /* A peer is gone: finalizing would wait for it.  A
+                     * failed rank stops the job at once, so give the other
+                     * survivors time to see their own error first. */
+                    usleep(500000);
+                    return 2;
+                }
                 calls++;
             }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -1199,12 +1199,12 @@ mcast_blocked)
     ;;
 mcast_receiver_lost)
     # A receiver exits (status 0, so the launcher leaves the others to
-    # notice) 30 ms into a 16 MiB broadcast: the root and the other
+    # notice) 30 ms into a 64 MiB broadcast: the root and the other
     # receivers return an error by themselves, within the launcher's grace.
     need_wire
     layout h4x1
     SHOAL_MCAST=on run_within 20000 "$lns" --timeout 60 --host "$hosts" \
-        "$MH_BCAST" --sizes 16m --exit-rank 2
+        "$MH_BCAST" --sizes 64m --exit-rank 2
     expect_rc 1
     for r in 0 1 3; do
         expect_out "^error rank $r: MPI_ERR_PROC_ABORTED"
@@ -1214,12 +1214,12 @@ mcast_receiver_lost)
     nothing_left
     ;;
 mcast_receiver_killed)
-    # SIGKILL in the middle of a 16 MiB broadcast: the job ends at once,
+    # SIGKILL in the middle of a 64 MiB broadcast: the job ends at once,
     # nothing left behind.
     need_wire
     layout h4x1
     SHOAL_MCAST=on run_within 20000 "$lns" --timeout 60 --host "$hosts" \
-        "$MH_BCAST" --sizes 16m --die-rank 1
+        "$MH_BCAST" --sizes 64m --die-rank 1
     expect_rc 137
     expect_err "rank 1 .* was killed by signal 9"
     nothing_left

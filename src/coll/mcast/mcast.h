@@ -117,6 +117,8 @@ typedef struct mcast_proc {
     struct in_addr ifaddr; /* the network wire's address */
     uint16_t port;
     int warned;        /* the point-to-point fallback was logged */
+    int gso;           /* UDP_SEGMENT sends, UDP_GRO receives
+                          (SHOAL_UDP_GSO) */
 } mcast_proc_t;
 
 /* The process's state, set up on first use; NULL when multicast cannot
@@ -141,8 +143,9 @@ typedef struct mcast_comm {
 mcast_comm_t *mcast_comm(coll_comm_t *c);
 /* The receiving socket of m, joined on first use; -1 when it cannot be. */
 int mcast_rx(mcast_proc_t *p, mcast_comm_t *m);
-/* Send n datagrams of iov pairs to m's group; the number sent (>= 0, a
- * full socket buffer sends fewer) or -errno. */
+/* Send n datagrams of iov pairs to m's group, those of one size together
+ * (UDP_SEGMENT); the number sent (>= 0, a full socket buffer sends fewer)
+ * or -errno. */
 int mcast_send(mcast_proc_t *p, const mcast_comm_t *m, struct iovec *iov,
                int n);
 

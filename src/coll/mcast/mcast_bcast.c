@@ -14,26 +14,30 @@
  * point-to-point.  Each receiver gets exactly one end record; the root
  * waits for exactly one last report from each.
  *
- * The window starts at 64 fragments, grows by one fragment per window
- * confirmed (by what is confirmed, while no loss was seen) and halves when
- * a report shows a new gap, at most once per window.
+ * The window starts at 512 fragments (730 KB: a LAN's bandwidth-delay
+ * product is far smaller, and the sending socket's small buffer keeps the
+ * interface's queue from overflowing), doubles per window confirmed until
+ * the first loss, then grows by one fragment per window confirmed, and
+ * halves when a report shows a burst of holes, at most once per window.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <netinet/udp.h>
 
 #include "am/am.h"
 #include "base/base.h"
 #include "coll/mcast/mcast.h"
 
-#define WINDOW_START 64
+#define WINDOW_START 512
 #define WINDOW_FLOOR 16
 #define REPORT_EVERY 64 /* fragments a receiver takes between reports */
 #define ACK_SLOTS 4     /* reports a receiver has in flight */
-#define RX_BATCH 32
-#define RX_MAX 9216      /* largest datagram a receiver reads whole */
+#define RX_BATCH 16
+#define RX_MAX 65536     /* a datagram, or several the kernel coalesced */
 #define SEND_BUDGET 256  /* datagrams one run sends at most */
 #define NAP_NS 100000ull /* longest sleep while a call is in flight */
 
@@ -78,6 +82,7 @@ typedef struct mc_call {
     uint64_t srtt;
     uint64_t t0, nsent, nresent, nreports, halvings; /* the debug log */
     int mcast_broken; /* sending fails: everyone point-to-point */
+    int tx_full;      /* the socket took less than offered last time */
     /* a receiver */
     uint64_t *have; /* bitmap by fragment */
     uint64_t cum, high, got, mc;
@@ -358,8 +363,10 @@ static void flush(mc_call_t *k, int n, int fresh)
     }
     /* What the socket did not take goes again next time: repairs at
      * once (an old send time), new fragments from the first not sent. */
+    k->tx_full = sent < n;
     for (int i = sent; i < n; i++) {
         uint64_t f = frag_of[i];
+        k->nsent--;
         if (i < fresh) {
             k->sent_at[f] = 1;
             continue;
@@ -377,6 +384,14 @@ static void root_send(mc_call_t *k, uint64_t now)
 
     if (running == 0)
         return;
+    /* A full socket buffer (the interface's queue is long): wait until it
+     * drains to half, rather than building datagrams it refuses. */
+    if (k->tx_full) {
+        struct pollfd pfd = {mcast_proc()->tx_fd, POLLOUT, 0};
+        if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLOUT))
+            return;
+        k->tx_full = 0;
+    }
     /* A hole a report names goes again once a round trip has passed since
      * it last went (a report sent before that could not know of it). */
     retry = k->srtt + k->srtt / 4;
@@ -501,6 +516,7 @@ static void root_begin(mc_call_t *k, uint64_t now)
     k->credit = 0;
     k->recover_until = 0;
     k->mcast_broken = mcast_proc() == NULL;
+    k->tx_full = 0;
     memset(k->sent_at, 0, k->nfrags * sizeof(*k->sent_at));
     memset(k->resent, 0, k->nfrags);
     for (int i = 0; i < k->npeers; i++) {
@@ -568,6 +584,39 @@ static void take_frag(mc_call_t *k, const mcast_hdr_t *h, const uint8_t *pl)
         k->cum++;
 }
 
+/* Bytes of each datagram in a buffer the kernel may have coalesced
+ * (UDP_GRO; the last may be shorter). */
+static size_t gro_size(struct msghdr *mh, size_t n)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+         c = CMSG_NXTHDR(mh, c))
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int g;
+            memcpy(&g, CMSG_DATA(c), sizeof(g));
+            if (g > 0 && (size_t)g < n)
+                return (size_t)g;
+        }
+    return n;
+}
+
+static void take_datagram(mc_call_t *k, const mcast_comm_t *m,
+                          const mcast_proc_t *pr, const uint8_t *d, size_t n)
+{
+    mcast_hdr_t h;
+
+    if (mcast_hdr_get(d, n, pr->key, &h) != 0) {
+        wire_stats.rejected++;
+        return;
+    }
+    /* Another call's (an earlier one repaired late, a later one sent
+     * early: the root sends those again when asked). */
+    if (h.gid != m->gid || h.seq != (uint32_t)k->tag ||
+        h.root != (uint32_t)k->root || h.total != (uint64_t)k->bytes ||
+        h.fsize != k->fsize || k->end_kind == MCAST_END_P2P)
+        return;
+    take_frag(k, &h, d + MCAST_HDR);
+}
+
 /* Read what the group socket holds (a bounded amount per run). */
 static void drain(mc_call_t *k, int fd)
 {
@@ -575,6 +624,10 @@ static void drain(mc_call_t *k, int fd)
     mcast_proc_t *pr = mcast_proc();
     struct mmsghdr msgs[RX_BATCH];
     struct iovec iov[RX_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl[RX_BATCH];
 
     for (int round = 0; round < 16; round++) {
         int r;
@@ -584,24 +637,21 @@ static void drain(mc_call_t *k, int fd)
             iov[i].iov_len = RX_MAX;
             msgs[i].msg_hdr.msg_iov = &iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_control = ctl[i].buf;
+            msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
         }
         r = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
         if (r <= 0)
             return;
         for (int i = 0; i < r; i++) {
-            mcast_hdr_t h;
-            if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-                mcast_hdr_get(rxbuf[i], msgs[i].msg_len, pr->key, &h) != 0) {
+            size_t n = msgs[i].msg_len, seg = gro_size(&msgs[i].msg_hdr, n);
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
                 wire_stats.rejected++;
                 continue;
             }
-            /* Another call's (an earlier one repaired late, a later one
-             * sent early: the root sends those again when asked). */
-            if (h.gid != m->gid || h.seq != (uint32_t)k->tag ||
-                h.root != (uint32_t)k->root || h.total != (uint64_t)k->bytes ||
-                h.fsize != k->fsize || k->end_kind == MCAST_END_P2P)
-                continue;
-            take_frag(k, &h, rxbuf[i] + MCAST_HDR);
+            for (size_t off = 0; off < n; off += seg)
+                take_datagram(k, m, pr, rxbuf[i] + off,
+                              n - off < seg ? n - off : seg);
         }
         if (r < RX_BATCH)
             return;

@@ -14,14 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/udp.h>
 #include <unistd.h>
 
 #include "am/am.h"
 #include "base/base.h"
 #include "coll/mcast/mcast.h"
 
-#define MCAST_SOCKBUF (8 << 20)
-#define MCAST_BATCH 64
+#define MCAST_RCVBUF (8 << 20)
+#define MCAST_SNDBUF (256 << 10) /* the kernel doubles it */
 
 static mcast_proc_t proc;
 
@@ -42,9 +43,8 @@ uint32_t mcast_fsize(void)
     return (uint32_t)(mtu - 20 - 8 - MCAST_HDR);
 }
 
-static void sockbuf(int fd, int opt_force, int opt)
+static void sockbuf(int fd, int opt_force, int opt, int size)
 {
-    int size = MCAST_SOCKBUF;
 
     if (setsockopt(fd, SOL_SOCKET, opt_force, &size, sizeof(size)) != 0)
         (void)setsockopt(fd, SOL_SOCKET, opt, &size, sizeof(size));
@@ -90,7 +90,11 @@ static int proc_setup(void)
                      sizeof(ttl));
     (void)setsockopt(proc.tx_fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop,
                      sizeof(loop));
-    sockbuf(proc.tx_fd, SO_SNDBUFFORCE, SO_SNDBUF);
+    /* Small: UDP has no back-pressure from the queue of the interface (a
+     * tbf or any full qdisc drops what overflows), except this buffer,
+     * which counts what still sits in that queue. */
+    sockbuf(proc.tx_fd, SO_SNDBUFFORCE, SO_SNDBUF, MCAST_SNDBUF);
+    proc.gso = base_cfg.UDP_GSO != 0;
     proc.state = 1;
     base_debug("coll", "multicast broadcast: interface %s, port %u, "
                "%u-byte fragments", inet_ntoa(proc.ifaddr), proc.port,
@@ -163,37 +167,84 @@ int mcast_rx(mcast_proc_t *p, mcast_comm_t *m)
         m->rx_failed = 1;
         return -1;
     }
-    sockbuf(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+    sockbuf(fd, SO_RCVBUFFORCE, SO_RCVBUF, MCAST_RCVBUF);
+    if (p->gso)
+        (void)setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
     m->rx_fd = fd;
     return fd;
+}
+
+/* Datagrams one send may carry with UDP_SEGMENT: 64 segments, 64 KiB. */
+#define GSO_SEGS 64
+#define GSO_BYTES 65000
+
+/* One sendmsg of n datagrams (iov pairs) of seg bytes each, the last
+ * possibly shorter, cut by the kernel (UDP_SEGMENT); n == 1 needs none. */
+static ssize_t send_gso(mcast_proc_t *p, struct sockaddr_in *to,
+                        struct iovec *iov, int n, size_t seg)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr mh = {.msg_name = to, .msg_namelen = sizeof(*to),
+                        .msg_iov = iov, .msg_iovlen = (size_t)(2 * n)};
+    uint16_t gso = (uint16_t)seg;
+    ssize_t r;
+
+    if (n > 1) {
+        struct cmsghdr *c;
+        memset(&ctl, 0, sizeof(ctl));
+        mh.msg_control = ctl.buf;
+        mh.msg_controllen = sizeof(ctl.buf);
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(gso));
+        memcpy(CMSG_DATA(c), &gso, sizeof(gso));
+    }
+    do
+        r = sendmsg(p->tx_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r;
 }
 
 int mcast_send(mcast_proc_t *p, const mcast_comm_t *m, struct iovec *iov,
                int n)
 {
-    struct mmsghdr msgs[MCAST_BATCH];
     struct sockaddr_in to = m->group;
     int sent = 0;
 
     to.sin_port = htons(p->port);
     while (sent < n) {
-        int k = n - sent < MCAST_BATCH ? n - sent : MCAST_BATCH, r;
-        memset(msgs, 0, sizeof(msgs[0]) * (size_t)k);
-        for (int i = 0; i < k; i++) {
-            msgs[i].msg_hdr.msg_name = &to;
-            msgs[i].msg_hdr.msg_namelen = sizeof(to);
-            msgs[i].msg_hdr.msg_iov = &iov[2 * (sent + i)];
-            msgs[i].msg_hdr.msg_iovlen = 2;
-        }
-        r = sendmmsg(p->tx_fd, msgs, (unsigned)k, MSG_DONTWAIT);
-        if (r < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+        size_t seg = iov[2 * sent].iov_len + iov[2 * sent + 1].iov_len;
+        size_t bytes = seg;
+        int k = 1;
+        /* Datagrams of one size go together; a shorter one ends a run. */
+        while (p->gso && sent + k < n && k < GSO_SEGS &&
+               bytes + seg <= GSO_BYTES) {
+            size_t len = iov[2 * (sent + k)].iov_len +
+                         iov[2 * (sent + k) + 1].iov_len;
+            if (len > seg)
                 break;
-            return sent > 0 ? sent : -errno;
+            bytes += len;
+            k++;
+            if (len < seg)
+                break;
         }
-        sent += r;
-        if (r < k)
-            break;
+        if (send_gso(p, &to, &iov[2 * sent], k, seg) < 0) {
+            int e = errno;
+            if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS)
+                break;
+            if (k > 1 && (e == EINVAL || e == EOPNOTSUPP || e == EIO)) {
+                base_debug("coll", "UDP_SEGMENT refused for multicast (%s): "
+                           "datagrams one by one", strerror(e));
+                p->gso = 0;
+                continue;
+            }
+            return sent > 0 ? sent : -e;
+        }
+        sent += k;
     }
     return sent;
 }

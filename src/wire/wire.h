@@ -189,6 +189,12 @@ typedef struct wire_stats {
 
 extern wire_stats_t wire_stats;
 
+/* Rank 0 draws len random bytes and publishes them under key; after the
+ * fence (which also publishes what every rank put before) every rank
+ * holds them in secret.  Collective. */
+int wire_secret_share(const boot_info_t *job, const char *key,
+                      uint8_t *secret, size_t len);
+
 /* key = a 16-byte key derived from secret (len >= 16 bytes) for label:
  * the network wires' side() (wire_common.c). */
 void wire_side_key(const uint8_t *secret, size_t len, const char *label,

@@ -2,13 +2,38 @@
  * State every network wire shares with the layer above.  Here, not in one
  * wire's files, so that it links whichever wires a program brings up.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/base.h"
 #include "wire/wire.h"
 #include "wire/wire_frame.h"
 
 volatile int wire_net_kick;
+
+int wire_secret_share(const boot_info_t *job, const char *key,
+                      uint8_t *secret, size_t len)
+{
+    size_t got = 0;
+    int status;
+
+    if (job->rank == 0) {
+        if (getrandom(secret, len, 0) != (ssize_t)len)
+            return base_err(SHOAL_ERR_SYSTEM, "getrandom: %s",
+                            strerror(errno));
+        status = boot_put(key, secret, len);
+        if (status != SHOAL_OK)
+            return status;
+    }
+    status = boot_fence();
+    if (status == SHOAL_OK && job->rank != 0)
+        status = boot_get(0, key, secret, len, &got);
+    if (status == SHOAL_OK && job->rank != 0 && got != len)
+        status = base_err(SHOAL_ERR_BOOT, "rank 0's %s has %zu bytes, not "
+                          "%zu", key, got, len);
+    return status;
+}
 
 void wire_side_key(const uint8_t *secret, size_t len, const char *label,
                    uint8_t key[16])

@@ -123,29 +123,6 @@ static int tcp_probe(char *why, size_t cap)
 
 /* ---- start and stop ------------------------------------------------------------------ */
 
-static int secret_share(void)
-{
-    tcp_state_t *t = &tcp_state;
-    size_t len = 0;
-    int status;
-
-    if (t->job->rank == 0) {
-        if (getrandom(t->secret, TCP_SECRET, 0) != (ssize_t)TCP_SECRET)
-            return base_err(SHOAL_ERR_SYSTEM, "getrandom: %s",
-                            strerror(errno));
-        status = boot_put("tcp-secret", t->secret, TCP_SECRET);
-        if (status != SHOAL_OK)
-            return status;
-    }
-    status = boot_fence();
-    if (status == SHOAL_OK && t->job->rank != 0)
-        status = boot_get(0, "tcp-secret", t->secret, TCP_SECRET, &len);
-    if (status == SHOAL_OK && len != TCP_SECRET && t->job->rank != 0)
-        status = base_err(SHOAL_ERR_BOOT, "rank 0's TCP secret has %zu "
-                          "bytes, not %u", len, TCP_SECRET);
-    return status;
-}
-
 static void state_free(void)
 {
     tcp_state_t *t = &tcp_state;
@@ -222,7 +199,8 @@ static int tcp_init(const boot_info_t *job, const wire_upcalls_t *up)
     if (status == SHOAL_OK)
         status = boot_put("tcp", addr, strlen(addr));
     if (status == SHOAL_OK)
-        status = secret_share(); /* fences: every address is out after */
+        status = wire_secret_share(t->job, "tcp-secret", t->secret,
+                                   TCP_SECRET); /* fences: addresses out */
     if (status != SHOAL_OK)
         goto err;
     base_debug("tcp", "listening on %s", addr);

@@ -273,31 +273,6 @@ int wire_udp_xdp_probe(char *why, size_t cap)
     return udp_xdp_probe(&sa, why, cap);
 }
 
-/* ---- the job's key ------------------------------------------------------------ */
-
-static int secret_share(uint8_t secret[UDP_SECRET])
-{
-    const boot_info_t *job = udp_state.job;
-    size_t len = 0;
-    int status;
-
-    if (job->rank == 0) {
-        if (getrandom(secret, UDP_SECRET, 0) != (ssize_t)UDP_SECRET)
-            return base_err(SHOAL_ERR_SYSTEM, "getrandom: %s",
-                            strerror(errno));
-        status = boot_put("udp-secret", secret, UDP_SECRET);
-        if (status != SHOAL_OK)
-            return status;
-    }
-    status = boot_fence();
-    if (status == SHOAL_OK && job->rank != 0)
-        status = boot_get(0, "udp-secret", secret, UDP_SECRET, &len);
-    if (status == SHOAL_OK && job->rank != 0 && len != UDP_SECRET)
-        status = base_err(SHOAL_ERR_BOOT, "rank 0's datagram secret has %zu "
-                          "bytes, not %u", len, UDP_SECRET);
-    return status;
-}
-
 /* ---- start and stop ----------------------------------------------------------- */
 
 static int faults_parse(void)
@@ -542,7 +517,8 @@ static int udp_init(const boot_info_t *job, const wire_upcalls_t *up)
     }
     status = boot_put("udp", text, strlen(text));
     if (status == SHOAL_OK)
-        status = secret_share(secret); /* fences: every address is out */
+        status = wire_secret_share(u->job, "udp-secret", secret,
+                                   UDP_SECRET); /* fences: addresses out */
     if (status != SHOAL_OK)
         goto err;
     if (local != SHOAL_OK) {

@@ -17,8 +17,9 @@
  * The window starts at 512 fragments (730 KB: a LAN's bandwidth-delay
  * product is far smaller, and the sending socket's small buffer keeps the
  * interface's queue from overflowing), doubles per window confirmed until
- * the first loss, then grows by one fragment per window confirmed, and
- * halves when a report shows a burst of holes, at most once per window.
+ * the first loss, halves when a report shows a burst of holes (at most
+ * once per window), doubles again back to where it was cut, and grows by
+ * one fragment per window confirmed beyond.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -77,6 +78,7 @@ typedef struct mc_call {
     mc_peer_t *peers;
     uint64_t next; /* next fragment never sent */
     uint64_t window, credit, recover_until;
+    uint64_t ssthresh; /* the window before the last halving */
     uint64_t *sent_at;   /* by fragment: ns of its last sending, 0 never */
     uint8_t *resent;     /* by fragment: sent more than once */
     uint64_t srtt;
@@ -295,6 +297,7 @@ static void take_report(mc_call_t *k, mc_peer_t *p, uint64_t now)
      * a run (or many holes) the root had not heard of, once per window;
      * isolated holes are only repaired. */
     if (a.high > p->high && congested(&a) && p->cum >= k->recover_until) {
+        k->ssthresh = k->window;
         k->window = k->window / 2 > WINDOW_FLOOR ? k->window / 2
                                                  : WINDOW_FLOOR;
         k->recover_until = k->next;
@@ -445,19 +448,26 @@ static void root_send(mc_call_t *k, uint64_t now)
 /* Grow the window by what every receiver confirmed since last time. */
 static void grow(mc_call_t *k, uint64_t before, uint64_t after)
 {
+    uint64_t more, cap = (uint64_t)base_cfg.MCAST_WINDOW;
+
     if (after == UINT64_MAX || after <= before)
         return;
-    k->credit += after - before;
-    while (k->credit >= k->window) {
-        k->credit -= k->window;
-        if (k->window < (uint64_t)base_cfg.MCAST_WINDOW)
+    more = after - before;
+    /* Below the window the last loss cut (all of it before the first
+     * loss), double per window confirmed: a loss that was not congestion
+     * costs a round trip or two, not a long climb.  Above, one fragment
+     * per window. */
+    if (k->window < k->ssthresh) {
+        k->window += more < k->window ? more : k->window;
+    } else {
+        k->credit += more;
+        while (k->credit >= k->window) {
+            k->credit -= k->window;
             k->window++;
+        }
     }
-    /* Before the first loss, double per window (a slow start). */
-    if (k->recover_until == 0 && k->window < (uint64_t)base_cfg.MCAST_WINDOW)
-        k->window += after - before < k->window ? after - before : k->window;
-    if (k->window > (uint64_t)base_cfg.MCAST_WINDOW)
-        k->window = (uint64_t)base_cfg.MCAST_WINDOW;
+    if (k->window > cap)
+        k->window = cap;
 }
 
 static int root_run(mc_call_t *k)
@@ -514,6 +524,7 @@ static void root_begin(mc_call_t *k, uint64_t now)
     k->nsent = k->nresent = k->nreports = k->halvings = 0;
     k->window = WINDOW_START;
     k->credit = 0;
+    k->ssthresh = UINT64_MAX;
     k->recover_until = 0;
     k->mcast_broken = mcast_proc() == NULL;
     k->tx_full = 0;

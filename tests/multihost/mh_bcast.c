@@ -63,7 +63,9 @@ static void fail(const char *what, long size, int root, long at)
 }
 
 /* One broadcast of size bytes from root; mode 0 MPI_Bcast of bytes, 1
- * MPI_Ibcast, 2 a strided vector of ints (one int every two). */
+ * MPI_Ibcast, 2 a strided vector of ints (one int every two), 3 a
+ * persistent MPI_Bcast_init started twice (new data each start; the
+ * second is the one checked). */
 static void exit_now(int sig)
 {
     (void)sig;
@@ -100,7 +102,25 @@ static int one(long size, int root, int rep, int mode, int die_rank,
         signal(SIGALRM, exit_now);
         setitimer(ITIMER_REAL, &it, NULL);
     }
-    if (mode == 1) {
+    if (mode == 3) {
+        MPI_Request r;
+        rc = MPI_Bcast_init(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &r);
+        for (int start = 0; start < 2 && rc == MPI_SUCCESS; start++) {
+            if (me == root)
+                for (long i = 0; i < n; i++)
+                    buf[i] = pattern(size, root, rep + 1 - start, i);
+            rc = MPI_Start(&r);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && start == 0)
+                for (long i = 0; i < n; i++)
+                    if (buf[i] != pattern(size, root, rep + 1, i))
+                        fail("wrong byte (first start)", size, root, i);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Request_free(&r);
+    } else if (mode == 1) {
         MPI_Request r;
         rc = MPI_Ibcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD, &r);
         if (rc == MPI_SUCCESS)
@@ -174,7 +194,7 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < reps; rep++)
         for (int si = 0; si < nsizes; si++)
             for (int ri = 0; ri < nroots; ri++) {
-                int mode = (si + ri + rep) % 3;
+                int mode = (si + ri + rep) % 4;
                 if (mode == 2 && sizes[si] < 8)
                     mode = 0;
                 if (sleep_rank == me)

@@ -41,7 +41,8 @@
  *   20 frag     fragment index (u32)
  *   24 total    bytes of the whole message (u64)
  *   32 fsize    bytes of every fragment but the last (u32)
- *   36 zero     (u32)
+ *   36 run      which start of the call this is (u32: a persistent
+ *               broadcast keeps its tag from start to start)
  *   40 tag      SipHash-2-4 of bytes 0..39 under the job's multicast key
  * Fragment frag holds bytes [frag * fsize, min(total, (frag + 1) * fsize)).
  */
@@ -56,6 +57,7 @@ typedef struct mcast_hdr {
     uint32_t frag;
     uint64_t total;
     uint32_t fsize;
+    uint32_t run;
 } mcast_hdr_t;
 
 void mcast_hdr_put(uint8_t out[MCAST_HDR], const mcast_hdr_t *h,

@@ -68,6 +68,7 @@ typedef struct mc_call {
     char *data;
     int64_t bytes;
     uint32_t fsize;
+    uint32_t run; /* starts so far (persistent calls keep their tag) */
     uint64_t nfrags;
     int rc;
     int held; /* am_nap_hold taken */
@@ -332,7 +333,7 @@ static void queue(mc_call_t *k, uint64_t f, int *n, uint64_t now)
 {
     const mcast_comm_t *m = k->c->mcast;
     mcast_hdr_t h = {(uint32_t)k->root, m->gid, (uint32_t)k->tag,
-                     (uint32_t)f, (uint64_t)k->bytes, k->fsize};
+                     (uint32_t)f, (uint64_t)k->bytes, k->fsize, k->run};
     mcast_proc_t *pr = mcast_proc();
 
     mcast_hdr_put(hdrs[*n], &h, pr->key);
@@ -623,7 +624,8 @@ static void take_datagram(mc_call_t *k, const mcast_comm_t *m,
      * early: the root sends those again when asked). */
     if (h.gid != m->gid || h.seq != (uint32_t)k->tag ||
         h.root != (uint32_t)k->root || h.total != (uint64_t)k->bytes ||
-        h.fsize != k->fsize || k->end_kind == MCAST_END_P2P)
+        h.fsize != k->fsize || h.run != k->run ||
+        k->end_kind == MCAST_END_P2P)
         return;
     take_frag(k, &h, d + MCAST_HDR);
 }
@@ -735,6 +737,7 @@ static int step_begin(void *arg)
 
     k->rc = 0;
     k->done = 0;
+    k->run++;
     k->srtt = 0;
     k->rto = (uint64_t)base_cfg.MCAST_RTO;
     for (int i = 0; i < ACK_SLOTS; i++)

@@ -36,7 +36,7 @@ void mcast_hdr_put(uint8_t out[MCAST_HDR], const mcast_hdr_t *h,
     wire_put32(out + 20, h->frag);
     wire_put64(out + 24, h->total);
     wire_put32(out + 32, h->fsize);
-    wire_put32(out + 36, 0);
+    wire_put32(out + 36, h->run);
     wire_put64(out + 40, base_siphash(key, out, 40));
 }
 
@@ -44,8 +44,7 @@ int mcast_hdr_get(const uint8_t *in, size_t len, const uint8_t key[16],
                   mcast_hdr_t *h)
 {
     if (len < MCAST_HDR || in[0] != 'S' || in[1] != 'M' ||
-        in[2] != MCAST_VERSION || in[3] != MCAST_T_DATA ||
-        wire_get32(in + 36) != 0)
+        in[2] != MCAST_VERSION || in[3] != MCAST_T_DATA)
         return -1;
     if (wire_get64(in + 40) != base_siphash(key, in, 40))
         return -1;
@@ -55,6 +54,7 @@ int mcast_hdr_get(const uint8_t *in, size_t len, const uint8_t key[16],
     h->frag = wire_get32(in + 20);
     h->total = wire_get64(in + 24);
     h->fsize = wire_get32(in + 32);
+    h->run = wire_get32(in + 36);
     if (h->fsize == 0 || h->total == 0 ||
         h->frag >= mcast_nfrags(h->total, h->fsize))
         return -1;

@@ -11,7 +11,9 @@
  * receiver).  --die-rank R: rank R kills itself (SIGKILL) in the middle of
  * the first broadcast of 16 MiB or more (the others must get an error, not
  * hang).  --exit-rank R: rank R exits with status 0 (a death the launcher
- * leaves to the library to report) 30 ms into that broadcast.  Prints
+ * leaves to the library to report) 30 ms into that broadcast.
+ * --overlap K: then, for each size, K MPI_Ibcasts at once (roots 0, 1,
+ * ...), each into its own buffer, completed by one MPI_Waitall.  Prints
  * "ok bcast N calls" on rank 0, or "FAIL ..." and exits 1; a broadcast
  * that fails prints "error rank R: MESSAGE" and the rank exits 2.
  */
@@ -154,11 +156,43 @@ static int one(long size, int root, int rep, int mode, int die_rank,
     return MPI_SUCCESS;
 }
 
+/* K overlapping MPI_Ibcasts of size bytes from roots 0, 1, ... */
+static int overlapped(long size, int k)
+{
+    MPI_Request *r = malloc(sizeof(*r) * (size_t)k);
+    uint8_t **b = malloc(sizeof(*b) * (size_t)k);
+    int rc = MPI_SUCCESS;
+
+    for (int j = 0; j < k; j++) {
+        int root = j % np;
+        b[j] = malloc((size_t)size);
+        if (b[j] == NULL)
+            fail("malloc", size, root, 0);
+        for (long i = 0; i < size; i++)
+            b[j][i] = me == root ? pattern(size, root, 100 + j, i) : 0xee;
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Ibcast(b[j], (int)size, MPI_BYTE, root, MPI_COMM_WORLD,
+                            &r[j]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Waitall(k, r, MPI_STATUSES_IGNORE);
+    for (int j = 0; j < k; j++) {
+        for (long i = 0; rc == MPI_SUCCESS && i < size; i++)
+            if (b[j][i] != pattern(size, j % np, 100 + j, i))
+                fail("wrong byte (overlapping)", size, j % np, i);
+        free(b[j]);
+    }
+    free(b);
+    free(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     long sizes[64];
     int nsizes, roots[64], nroots = 0, reps = 1, sleep_rank = -1,
-                           die_rank = -1, exit_rank = -1, calls = 0;
+                           die_rank = -1, exit_rank = -1, calls = 0,
+                           overlap = 0;
     const char *size_text = "1,2,3,100,1000,1423,1424,1425,4k,65535,65536,"
                             "100000,1m,4m,16m,64m";
     const char *root_text = "0";
@@ -179,6 +213,8 @@ int main(int argc, char **argv)
             die_rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--exit-rank") && i + 1 < argc)
             exit_rank = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--overlap") && i + 1 < argc)
+            overlap = atoi(argv[++i]);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     nsizes = fill_list(size_text, sizes, 64);
@@ -210,6 +246,13 @@ int main(int argc, char **argv)
                 }
                 calls++;
             }
+    for (int si = 0; overlap > 0 && si < nsizes; si++) {
+        if (sizes[si] < 1)
+            continue;
+        if (overlapped(sizes[si], overlap) != MPI_SUCCESS)
+            return 2;
+        calls += overlap;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0)
         printf("ok bcast %d calls\n", calls);

@@ -1132,8 +1132,9 @@ udp_xdp)
     ;;
 mcast_bcast)
     # The multicast broadcast (docs/DATAGRAM.md): every size from 1 B to
-    # 64 MiB (SHOAL_MCAST_MIN=0), from two roots, as MPI_Bcast, MPI_Ibcast
-    # and a strided vector, the data checked on every rank: 8 ranks over 4
+    # 64 MiB (SHOAL_MCAST_MIN=0), from two roots, as MPI_Bcast, MPI_Ibcast,
+    # a strided vector and MPI_Bcast_init (and, on 4 ranks, 6 overlapping
+    # MPI_Ibcasts per size), the data checked on every rank: 8 ranks over 4
     # hosts (a leader per host shares it through shared memory), 4 ranks
     # over 4 hosts, 2 over 2.  The roots' debug lines must show multicast
     # carried the largest message, with no fallback to point-to-point.
@@ -1149,7 +1150,7 @@ mcast_bcast)
     expect_err "multicast broadcast of 67108864 bytes: [0-9]+ us, [0-9]+ datagrams"
     kill_namespaces; made=""
     layout h4x1
-    mcast_job 4_ranks "$MH_BCAST" --roots 3 --sizes 1,1425,1m,16m
+    mcast_job 4_ranks "$MH_BCAST" --roots 3 --sizes 1,1425,1m,16m --overlap 6
     expect_err "multicast broadcast of 16777216 bytes: [0-9]+ us, [0-9]+ datagrams"
     kill_namespaces; made=""
     layout tcp2

@@ -91,6 +91,8 @@ enum {
     MCAST_ACK_BYE           /* the call failed: the last record */
 };
 #define MCAST_ACK_F_NO_MCAST 1u /* this receiver cannot join the group */
+#define MCAST_ACK_F_BUSY 2u     /* it receives MCAST_ACTIVE_MAX calls
+                                   already: send this one point-to-point */
 
 enum {
     MCAST_END_DONE = 1, /* every receiver ... this one confirmed all */
@@ -132,6 +134,10 @@ mcast_proc_t *mcast_proc(void);
  * alike. */
 uint32_t mcast_fsize(void);
 
+/* Receiving calls one communicator keeps apart at a time (overlapping
+ * nonblocking broadcasts); a call beyond asks for point-to-point. */
+#define MCAST_ACTIVE_MAX 16
+
 /* What a communicator keeps (coll_comm_t.mcast). */
 typedef struct mcast_comm {
     struct sockaddr_in group;
@@ -139,6 +145,8 @@ typedef struct mcast_comm {
     int rx_fd;     /* joined to group; -1 until this rank receives */
     int rx_failed; /* joining failed: receive point-to-point */
     uint8_t *p2p;  /* by rank: gets broadcasts from us point-to-point */
+    struct mc_call *active[MCAST_ACTIVE_MAX]; /* receiving now */
+    int nactive;
 } mcast_comm_t;
 
 /* c's state (made on first use), NULL without memory. */

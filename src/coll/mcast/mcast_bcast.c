@@ -92,6 +92,8 @@ typedef struct mc_call {
     uint64_t last_report, since_report;
     int gap; /* a new gap since the last report */
     int no_mcast;
+    int active; /* in its communicator's list of receiving calls */
+    int busy;   /* that list was full: this call comes point-to-point */
     int final_sent;
     int end_kind;
     void *ereq, *dreq;
@@ -310,6 +312,8 @@ static void take_report(mc_call_t *k, mc_peer_t *p, uint64_t now)
     p->mc = a.mc;
     if (a.flags & MCAST_ACK_F_NO_MCAST)
         to_p2p(k, p, "cannot join the multicast group");
+    else if (a.flags & MCAST_ACK_F_BUSY)
+        to_p2p(k, p, NULL); /* this call only */
 }
 
 static uint64_t lowest_cum(const mc_call_t *k, int *running)
@@ -558,7 +562,8 @@ static void report(mc_call_t *k, uint32_t kind, uint64_t now)
         return; /* reports in flight say nearly as much */
     memset(&a, 0, sizeof(a));
     a.kind = kind;
-    a.flags = k->no_mcast ? MCAST_ACK_F_NO_MCAST : 0;
+    a.flags = (k->no_mcast ? MCAST_ACK_F_NO_MCAST : 0) |
+              (k->busy ? MCAST_ACK_F_BUSY : 0);
     a.cum = kind == MCAST_ACK_FINAL ? k->nfrags : k->cum;
     a.high = kind == MCAST_ACK_FINAL ? k->nfrags : k->high;
     a.mc = k->mc;
@@ -611,8 +616,20 @@ static size_t gro_size(struct msghdr *mh, size_t n)
     return n;
 }
 
-static void take_datagram(mc_call_t *k, const mcast_comm_t *m,
-                          const mcast_proc_t *pr, const uint8_t *d, size_t n)
+/* Does the datagram h belong to call k? */
+static int ours(const mc_call_t *k, const mcast_hdr_t *h)
+{
+    return h->seq == (uint32_t)k->tag && h->root == (uint32_t)k->root &&
+           h->total == (uint64_t)k->bytes && h->fsize == k->fsize &&
+           h->run == k->run && k->end_kind != MCAST_END_P2P;
+}
+
+/* Hand a datagram to the call of this communicator it belongs to (calls
+ * may overlap: nonblocking broadcasts), or drop it: another call's (an
+ * earlier one repaired late, a later one sent early: the root sends those
+ * again when asked). */
+static void take_datagram(mcast_comm_t *m, const mcast_proc_t *pr,
+                          const uint8_t *d, size_t n)
 {
     mcast_hdr_t h;
 
@@ -620,20 +637,45 @@ static void take_datagram(mc_call_t *k, const mcast_comm_t *m,
         wire_stats.rejected++;
         return;
     }
-    /* Another call's (an earlier one repaired late, a later one sent
-     * early: the root sends those again when asked). */
-    if (h.gid != m->gid || h.seq != (uint32_t)k->tag ||
-        h.root != (uint32_t)k->root || h.total != (uint64_t)k->bytes ||
-        h.fsize != k->fsize || h.run != k->run ||
-        k->end_kind == MCAST_END_P2P)
+    if (h.gid != m->gid)
         return;
-    take_frag(k, &h, d + MCAST_HDR);
+    for (int i = 0; i < m->nactive; i++)
+        if (ours(m->active[i], &h)) {
+            take_frag(m->active[i], &h, d + MCAST_HDR);
+            return;
+        }
+}
+
+/* Calls of m receiving now, for take_datagram. */
+static void activate(mc_call_t *k)
+{
+    mcast_comm_t *m = k->c->mcast;
+
+    if (k->active)
+        return;
+    if (m->nactive < MCAST_ACTIVE_MAX) {
+        m->active[m->nactive++] = k;
+        k->active = 1;
+    }
+}
+
+static void deactivate(mc_call_t *k)
+{
+    mcast_comm_t *m = k->c->mcast;
+
+    if (!k->active)
+        return;
+    for (int i = 0; i < m->nactive; i++)
+        if (m->active[i] == k) {
+            m->active[i] = m->active[--m->nactive];
+            break;
+        }
+    k->active = 0;
 }
 
 /* Read what the group socket holds (a bounded amount per run). */
-static void drain(mc_call_t *k, int fd)
+static void drain(mcast_comm_t *m, int fd)
 {
-    mcast_comm_t *m = k->c->mcast;
     mcast_proc_t *pr = mcast_proc();
     struct mmsghdr msgs[RX_BATCH];
     struct iovec iov[RX_BATCH];
@@ -663,7 +705,7 @@ static void drain(mc_call_t *k, int fd)
                 continue;
             }
             for (size_t off = 0; off < n; off += seg)
-                take_datagram(k, m, pr, rxbuf[i] + off,
+                take_datagram(m, pr, rxbuf[i] + off,
                               n - off < seg ? n - off : seg);
         }
         if (r < RX_BATCH)
@@ -676,10 +718,10 @@ static int recv_run(mc_call_t *k)
     mcast_comm_t *m = k->c->mcast;
     uint64_t now = base_time_ns();
 
-    if (m->rx_fd >= 0 && k->got < k->nfrags)
-        drain(k, m->rx_fd);
-    else if (m->rx_fd >= 0)
-        drain(k, m->rx_fd); /* keep the socket empty */
+    if (m->rx_fd >= 0)
+        drain(m, m->rx_fd); /* also when complete: keep the socket empty */
+    if (k->got == k->nfrags || k->end_kind != 0)
+        deactivate(k);
     if (k->end_kind == 0 && req_done(k, &k->ereq)) {
         k->end_kind = k->rc != 0 ? MCAST_END_ERROR : k->ein[0];
         if (k->end_kind == MCAST_END_P2P)
@@ -725,6 +767,8 @@ static void recv_begin(mc_call_t *k, uint64_t now)
     k->end_kind = 0;
     k->no_mcast = pr == NULL || mcast_rx(pr, m) < 0;
     post_recv(k, k->ein, MCAST_END_BYTES, k->root, &k->ereq);
+    activate(k);
+    k->busy = !k->active;
     report(k, MCAST_ACK_PROGRESS, now); /* "I am in the call" */
 }
 
@@ -759,6 +803,8 @@ static int step_run(void *arg)
     if (!done)
         return 0;
     release(k);
+    if (!k->is_root)
+        deactivate(k);
     if (k->is_root)
         base_debug("coll", "multicast broadcast of %lld bytes: %llu us, "
                    "%llu datagrams (%llu again), %llu reports, window %llu "
@@ -797,6 +843,7 @@ static void step_abort(void *arg)
         reqs[n++] = &k->dreq;
         for (int i = 0; i < ACK_SLOTS; i++)
             reqs[n++] = &k->areq[i];
+        deactivate(k);
     }
     for (int i = 0; i < n; i++)
         if (*reqs[i] != NULL && ops->cancel != NULL) {

@@ -1,0 +1,344 @@
+/*
+ * Write tracking by page protection (task_track.h).
+ *
+ * Per page one atomic state: CLEAN (read-only, no twin), BUSY (a thread is
+ * taking its twin) and DIRTY (twinned and writable).  The handler moves a
+ * page CLEAN -> BUSY with a compare-and-swap, so of two threads that fault
+ * on one page one takes the twin and the other waits for DIRTY; twins are
+ * handed out by an atomic counter over the preallocated pool.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "task/task_track.h"
+
+enum { CLEAN = 0, BUSY = 1, DIRTY = 2 };
+
+struct task_track {
+    uint8_t *base;
+    size_t size, page, npages;
+    _Atomic uint8_t *state; /* per page */
+    uint32_t *twin_of;      /* per page: its pool slot, when DIRTY */
+    uint32_t *page_of;      /* per slot: the page it holds */
+    uint8_t *pool;          /* pool_pages twins */
+    size_t pool_pages;
+    atomic_size_t used; /* slots handed out */
+};
+
+static _Atomic(task_track_t *) regions[TASK_TRACK_MAX];
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nregions;
+static struct sigaction prev_action; /* set before the first region shows */
+
+/* ---- the fault handler (async-signal-safe only) ---------------------------- */
+
+static void say(const char *s)
+{
+    ssize_t r = write(STDERR_FILENO, s, strlen(s));
+    (void)r;
+}
+
+/* The fault was not ours: what would have happened without us. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    if ((prev_action.sa_flags & SA_SIGINFO) &&
+        prev_action.sa_sigaction != NULL) {
+        prev_action.sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (prev_action.sa_handler != SIG_DFL &&
+        prev_action.sa_handler != SIG_IGN) {
+        prev_action.sa_handler(sig);
+        return;
+    }
+    /* Default action (a fault cannot be ignored): die of this signal once
+     * the handler returns, by the re-run fault or, for a sent signal, the
+     * raise that is pending until then. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+}
+
+/* 1 when the fault at addr was the first write to a page of t, which is
+ * now twinned and writable; 0 when it is someone else's fault. */
+static int first_write(task_track_t *t, uintptr_t addr)
+{
+    size_t page = (addr - (uintptr_t)t->base) / t->page;
+    uint8_t expect = CLEAN;
+
+    if (!atomic_compare_exchange_strong(&t->state[page], &expect, BUSY)) {
+        while (expect == BUSY) /* another thread takes the twin */
+            expect = atomic_load(&t->state[page]);
+        return 0; /* DIRTY and writable: not a first write */
+    }
+    size_t slot = atomic_fetch_add(&t->used, 1);
+    if (slot >= t->pool_pages) {
+        say("shoal task: write tracking ran out of twins (more pages "
+            "written than the pool holds); treating the write as a "
+            "crash\n");
+        atomic_store(&t->state[page], CLEAN);
+        return 0;
+    }
+    uint8_t *p = t->base + page * t->page;
+    memcpy(t->pool + slot * t->page, p, t->page);
+    t->twin_of[page] = (uint32_t)slot;
+    t->page_of[slot] = (uint32_t)page;
+    if (mprotect(p, t->page, PROT_READ | PROT_WRITE) != 0) {
+        say("shoal task: mprotect failed on a tracked page\n");
+        atomic_store(&t->state[page], CLEAN);
+        return 0;
+    }
+    atomic_store(&t->state[page], DIRTY);
+    return 1;
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t addr = (uintptr_t)si->si_addr;
+
+    if (si->si_code > 0) { /* a fault, not a signal someone sent */
+        for (int i = 0; i < TASK_TRACK_MAX; i++) {
+            task_track_t *t = atomic_load(&regions[i]);
+            if (t != NULL && addr >= (uintptr_t)t->base &&
+                addr - (uintptr_t)t->base < t->size) {
+                if (first_write(t, addr))
+                    return;
+                break;
+            }
+        }
+    }
+    chain(sig, si, uc);
+}
+
+/* ---- regions ---------------------------------------------------------------- */
+
+static int install_handler(void)
+{
+    struct sigaction sa = {.sa_sigaction = on_segv,
+                           .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
+    struct sigaction now;
+
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &prev_action) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "task track: sigaction: %s",
+                        strerror(errno));
+    if (sigaction(SIGSEGV, NULL, &now) != 0 ||
+        !(now.sa_flags & SA_SIGINFO) || now.sa_sigaction != on_segv) {
+        sigaction(SIGSEGV, &prev_action, NULL);
+        return base_err(SHOAL_ERR_UNSUPPORTED, "task track: the SIGSEGV "
+                        "handler did not stay installed (a sanitizer that "
+                        "keeps SIGSEGV? ASAN_OPTIONS=allow_user_segv_"
+                        "handler=1)");
+    }
+    return SHOAL_OK;
+}
+
+/* Puts the old handler back unless someone replaced ours meanwhile. */
+static void uninstall_handler(void)
+{
+    struct sigaction now;
+
+    if (sigaction(SIGSEGV, NULL, &now) == 0 &&
+        (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_segv)
+        sigaction(SIGSEGV, &prev_action, NULL);
+}
+
+static int overlaps(const uint8_t *base, size_t size)
+{
+    for (int i = 0; i < TASK_TRACK_MAX; i++) {
+        task_track_t *t = atomic_load(&regions[i]);
+        if (t != NULL && base < t->base + t->size && t->base < base + size)
+            return 1;
+    }
+    return 0;
+}
+
+static int add_region(task_track_t *t)
+{
+    int s = SHOAL_OK, slot = -1;
+
+    pthread_mutex_lock(&regions_lock);
+    for (int i = 0; i < TASK_TRACK_MAX && slot < 0; i++)
+        if (atomic_load(&regions[i]) == NULL)
+            slot = i;
+    if (overlaps(t->base, t->size))
+        s = base_err(SHOAL_ERR_INVALID, "task track: %p+%zu overlaps a "
+                     "tracked region", (void *)t->base, t->size);
+    else if (slot < 0)
+        s = base_err(SHOAL_ERR_AGAIN, "task track: %d regions are tracked "
+                     "already", TASK_TRACK_MAX);
+    else if (nregions == 0)
+        s = install_handler();
+    if (s == SHOAL_OK) {
+        atomic_store(&regions[slot], t);
+        nregions++;
+    }
+    pthread_mutex_unlock(&regions_lock);
+    return s;
+}
+
+static void remove_region(task_track_t *t)
+{
+    pthread_mutex_lock(&regions_lock);
+    for (int i = 0; i < TASK_TRACK_MAX; i++) {
+        if (atomic_load(&regions[i]) == t) {
+            atomic_store(&regions[i], NULL);
+            if (--nregions == 0)
+                uninstall_handler();
+        }
+    }
+    pthread_mutex_unlock(&regions_lock);
+}
+
+static void free_track(task_track_t *t)
+{
+    if (t->pool != NULL && t->pool != MAP_FAILED)
+        munmap(t->pool, t->pool_pages * t->page);
+    free((void *)t->state);
+    free(t->twin_of);
+    free(t->page_of);
+    free(t);
+}
+
+static int alloc_track(void *base, size_t size, size_t pool_pages,
+                       task_track_t **out)
+{
+    task_track_t *t = calloc(1, sizeof *t);
+
+    if (t == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task track");
+    t->base = base;
+    t->size = size;
+    t->page = (size_t)sysconf(_SC_PAGESIZE);
+    t->npages = size / t->page;
+    t->pool_pages = pool_pages == 0 || pool_pages > t->npages ? t->npages
+                                                               : pool_pages;
+    t->state = calloc(t->npages, sizeof *t->state);
+    t->twin_of = calloc(t->npages, sizeof *t->twin_of);
+    t->page_of = calloc(t->pool_pages, sizeof *t->page_of);
+    t->pool = mmap(NULL, t->pool_pages * t->page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t->state == NULL || t->twin_of == NULL || t->page_of == NULL ||
+        t->pool == MAP_FAILED) {
+        free_track(t);
+        return base_err(SHOAL_ERR_NOMEM, "task track: twins for %zu pages",
+                        pool_pages);
+    }
+    *out = t;
+    return SHOAL_OK;
+}
+
+int task_track_create(void *base, size_t size, size_t pool_pages,
+                      task_track_t **out)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    task_track_t *t = NULL;
+    int s;
+
+    if (base == NULL || size == 0 || (uintptr_t)base % page != 0 ||
+        size % page != 0 || size > UINT32_MAX * (uint64_t)page)
+        return base_err(SHOAL_ERR_INVALID, "task track: %p+%zu is not a "
+                        "non-empty run of whole %zu-byte pages", base, size,
+                        page);
+    s = alloc_track(base, size, pool_pages, &t);
+    if (s != SHOAL_OK)
+        return s;
+    s = add_region(t);
+    if (s == SHOAL_OK && mprotect(base, size, PROT_READ) != 0) {
+        s = base_err(SHOAL_ERR_SYSTEM, "task track: mprotect %p+%zu: %s",
+                     base, size, strerror(errno));
+        remove_region(t);
+    }
+    if (s != SHOAL_OK) {
+        free_track(t);
+        return s;
+    }
+    *out = t;
+    return SHOAL_OK;
+}
+
+void task_track_destroy(task_track_t *t)
+{
+    if (t == NULL)
+        return;
+    remove_region(t);
+    mprotect(t->base, t->size, PROT_READ | PROT_WRITE);
+    free_track(t);
+}
+
+size_t task_track_page_size(const task_track_t *t)
+{
+    return t->page;
+}
+
+size_t task_track_dirty_count(const task_track_t *t)
+{
+    size_t used = atomic_load(&t->used);
+
+    return used < t->pool_pages ? used : t->pool_pages;
+}
+
+int task_track_is_dirty(const task_track_t *t, size_t page)
+{
+    return page < t->npages && atomic_load(&t->state[page]) == DIRTY;
+}
+
+const void *task_track_twin(const task_track_t *t, size_t page)
+{
+    if (!task_track_is_dirty(t, page))
+        return NULL;
+    return t->pool + (size_t)t->twin_of[page] * t->page;
+}
+
+static int by_page(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int task_track_collect(task_track_t *t, task_diff_writer_t *w)
+{
+    size_t n = task_track_dirty_count(t);
+    uint32_t *pages = malloc((n ? n : 1) * sizeof *pages);
+    int s = SHOAL_OK;
+
+    if (pages == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task track: %zu pages", n);
+    /* Slots are in the order of first writes; diffs go in address order. */
+    memcpy(pages, t->page_of, n * sizeof *pages);
+    qsort(pages, n, sizeof *pages, by_page);
+    for (size_t i = 0; i < n && s == SHOAL_OK; i++) {
+        size_t at = (size_t)pages[i] * t->page;
+        const uint8_t *twin = task_track_twin(t, pages[i]);
+        if (twin == NULL)
+            continue; /* its twinning failed: it was never written */
+        s = task_diff_add(w, at, twin, t->base + at, t->page);
+    }
+    free(pages);
+    return s;
+}
+
+int task_track_reset(task_track_t *t)
+{
+    size_t n = task_track_dirty_count(t);
+    int s = SHOAL_OK;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t page = t->page_of[i];
+        if (mprotect(t->base + (size_t)page * t->page, t->page, PROT_READ))
+            s = base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                         strerror(errno));
+        atomic_store(&t->state[page], CLEAN);
+    }
+    atomic_store(&t->used, 0);
+    return s;
+}

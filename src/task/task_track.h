@@ -1,0 +1,67 @@
+/*
+ * Write tracking over a page-aligned region of shared memory, the first
+ * half of two-phase idempotent execution (docs/TASK.md): a job's writes
+ * must be collected as a diff against the memory it started from, never
+ * published in place.
+ *
+ * The region is made read-only.  The first write to a page faults; the
+ * SIGSEGV handler copies the page into a twin taken from a pool allocated
+ * up front (no allocation or lock in the handler: only a copy, atomics and
+ * mprotect), makes the page writable and returns, and the write runs
+ * again.  task_track_collect then encodes every written page against its
+ * twin (task_diff.h), and task_track_reset makes the pages read-only again
+ * for the next round.
+ *
+ * Faults that are not first writes to a tracked page (outside every
+ * region, a pool used up) go to the handler that was installed before
+ * ours, or, if that was the default action, kill the process with SIGSEGV
+ * as they would have without us: a real crash stays a crash.
+ *
+ * Limits: a system call that writes into a read-only tracked page fails
+ * with EFAULT instead of faulting (the runtime must write such data
+ * through memory of its own); collect and reset must not run while other
+ * threads write to the region (a job is one thread); regions must not be
+ * created or destroyed from a signal handler.
+ */
+#ifndef SHOAL_TASK_TRACK_H
+#define SHOAL_TASK_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "task/task_diff.h"
+
+#define TASK_TRACK_MAX 16 /* regions tracked at once in a process */
+
+typedef struct task_track task_track_t;
+
+/*
+ * Tracks base[0..size) (page-aligned, a whole number of pages, mapped
+ * readable and writable).  pool_pages bounds the pages that may be written
+ * between two resets (0: every page of the region); a write past it is
+ * reported on stderr and handled as a crash.  SHOAL_ERR_INVALID for a bad
+ * range or one that overlaps a tracked region, SHOAL_ERR_AGAIN with
+ * TASK_TRACK_MAX regions tracked, SHOAL_ERR_UNSUPPORTED when the SIGSEGV
+ * handler cannot be installed (e.g. a sanitizer that keeps SIGSEGV).
+ */
+int task_track_create(void *base, size_t size, size_t pool_pages,
+                      task_track_t **out);
+/* Stops tracking: the region is writable again, its twins are freed, and
+ * the previous SIGSEGV handler is back when this was the last region. */
+void task_track_destroy(task_track_t *t);
+
+size_t task_track_page_size(const task_track_t *t);
+/* Pages written since the last reset. */
+size_t task_track_dirty_count(const task_track_t *t);
+int task_track_is_dirty(const task_track_t *t, size_t page);
+/* The snapshot of a written page (NULL for a page not written). */
+const void *task_track_twin(const task_track_t *t, size_t page);
+
+/* Adds the changes of every written page, in address order, to w (offsets
+ * from the start of the region). */
+int task_track_collect(task_track_t *t, task_diff_writer_t *w);
+/* Forgets the writes: written pages become read-only again and their twins
+ * go back to the pool.  The memory keeps what was written. */
+int task_track_reset(task_track_t *t);
+
+#endif /* SHOAL_TASK_TRACK_H */

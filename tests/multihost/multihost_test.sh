@@ -962,7 +962,8 @@ udp_strangers)
         "$MH_AM/am_traffic" random "$STRANGER_COUNT"
     wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
     # The job's sockets: ADDRESS:PORT RANK, the rank from the process's
-    # environment (PMI_RANK).
+    # environment (PMI_RANK): each rank's data and liveness sockets, and its
+    # send port (held by one socket, shared by those connected to peers).
     : >"$tmp/ports"
     for ns in "$P-h0" "$P-h1"; do
         in_ns "$ns" ss -uanpH | grep '"am_traffic"' |
@@ -973,9 +974,10 @@ udp_strangers)
                 echo "$local ${r:-0}"
             done >>"$tmp/ports"
     done
+    sort -u -o "$tmp/ports" "$tmp/ports"
     sed 's/^/  socket /' "$tmp/ports"
-    [ "$(wc -l <"$tmp/ports")" -eq 8 ] ||
-        fail "not 8 UDP sockets (2 per rank): $(cat "$tmp/ports")"
+    [ "$(wc -l <"$tmp/ports")" -eq 12 ] ||
+        fail "not 12 UDP ports (3 per rank): $(cat "$tmp/ports")"
     kill -0 "$pid" 2>/dev/null || fail "the job ended before the strangers came"
     in_ns "$P-x" python3 - "$tmp/ports" >"$tmp/stranger" 2>&1 <<'PY'
 import os, random, select, socket, struct, sys, time

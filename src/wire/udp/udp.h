@@ -109,7 +109,11 @@ typedef struct udp_peer {
     int dead;         /* reported through peer_failed */
     int bye;          /* the peer finalized: its silence is not a death */
     struct sockaddr_storage addr, live_addr; /* data and liveness sockets */
+    struct sockaddr_storage send_addr;       /* where its connected sockets
+                                                send from */
     socklen_t addr_len;
+    int sfd; /* our socket connected to its data socket (-1: none, the data
+                socket sends with an address) */
     uint32_t epoch; /* its incarnation, from the key-value store */
 
     /* Sending: frames in a byte ring (positions grow; cap a power of two):
@@ -176,10 +180,17 @@ typedef struct udp_faults {
  * UDP_MAX_SEGMENTS is 64, and 64 KiB in all). */
 #define UDP_GSO_SEGS 64
 
+/* Peers a process keeps a connected socket to, at most (file
+ * descriptors); datagrams to the others leave through the data socket. */
+#define UDP_CONNECTED_MAX 64
+
 typedef struct udp_state {
     const boot_info_t *job;
     wire_upcalls_t up;
     int fd;          /* the data socket */
+    int send_fd;     /* holds the port the connected sockets share */
+    struct sockaddr_storage send_addr;
+    uint32_t nconnected;
     int epfd;        /* data socket, watched fds */
     int family;      /* AF_INET or AF_INET6 */
     uint8_t key[16]; /* tags: from the job's secret */
@@ -196,9 +207,13 @@ typedef struct udp_state {
     int *due;
     int ndue;
     uint64_t timer_at; /* earliest deadline of any peer (0: none) */
+    int timers_now;    /* a peer's state changed: the next poll runs the
+                          timer pass even before timer_at */
     uint64_t nap_ns;   /* longest sleep, set by arm (under the lock) */
-    /* recvmmsg batch */
+    /* recvmmsg batch; its length adapts (udp_poll) */
     uint8_t *rxbuf;
+    int rx_last_got;  /* datagrams the last poll took */
+    int rx_last_batch; /* ... and the last batch that took any */
     struct mmsghdr rmsg[UDP_RX_BATCH];
     struct iovec riov[UDP_RX_BATCH];
     struct sockaddr_storage rfrom[UDP_RX_BATCH];
@@ -268,7 +283,7 @@ void udp_live_stop(void);
 /* p, with data waiting, silent too long: probe it, or report it dead. */
 void udp_live_peer(udp_peer_t *p, uint64_t now);
 /* The kernel's errors for datagrams sent (port unreachable: the process
- * is gone). */
+ * is gone), on the data socket and every connected one. */
 void udp_errqueue(void);
 /* p failed: report once. */
 void udp_peer_lost(udp_peer_t *p, int status, const char *why);

@@ -163,7 +163,7 @@ void udp_live_peer(udp_peer_t *p, uint64_t now)
     }
 }
 
-void udp_errqueue(void)
+static void errqueue_of(int fd)
 {
     udp_state_t *u = &udp_state;
 
@@ -177,7 +177,7 @@ void udp_errqueue(void)
                             .msg_control = ctl, .msg_controllen = sizeof(ctl)};
         struct cmsghdr *c;
 
-        if (recvmsg(u->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+        if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
             return;
         for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
             const struct sock_extended_err *e = (const void *)CMSG_DATA(c);
@@ -204,4 +204,14 @@ void udp_errqueue(void)
             }
         }
     }
+}
+
+void udp_errqueue(void)
+{
+    udp_state_t *u = &udp_state;
+
+    errqueue_of(u->fd);
+    for (int r = 0; r < u->job->size && u->nconnected > 0; r++)
+        if (u->peers[r].sfd >= 0 && !u->peers[r].dead)
+            errqueue_of(u->peers[r].sfd);
 }

@@ -69,6 +69,7 @@ static int q_iov(const udp_peer_t *p, uint64_t start, uint32_t len,
 
 void udp_due(udp_peer_t *p)
 {
+    udp_state.timers_now = 1;
     if (!p->in_due) {
         p->in_due = 1;
         udp_state.due[udp_state.ndue++] = p->base.rank;
@@ -86,6 +87,20 @@ static uint32_t fault_roll(udp_faults_t *f)
     return (uint32_t)((f->rng * 0x2545f4914f6cdd1dull) >> 32) % 1000u;
 }
 
+/* The socket a datagram to `to` leaves through: p's connected one when it
+ * goes to p's data socket (mh then names no address), else the data
+ * socket. */
+static int out_fd(const udp_peer_t *p, const struct sockaddr_storage *to,
+                  struct msghdr *mh)
+{
+    if (p != NULL && p->sfd >= 0 && to == &p->addr) {
+        mh->msg_name = NULL;
+        mh->msg_namelen = 0;
+        return p->sfd;
+    }
+    return udp_state.fd;
+}
+
 static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
                     socklen_t to_len, const struct iovec *iov, int niov)
 {
@@ -96,6 +111,7 @@ static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
         .msg_iovlen = (size_t)niov,
     };
     ssize_t n;
+    int fd;
 
     if (udp_state.xdp && p != NULL && to == &p->addr && udp_xdp_peer(p)) {
         int err = udp_xdp_put(p, iov, niov);
@@ -107,8 +123,9 @@ static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
             return err; /* its frames are busy: the timer pass retries */
         /* else the socket path */
     }
+    fd = out_fd(p, to, &mh);
     do
-        n = sendmsg(udp_state.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     return n < 0 ? errno : 0;
 }
@@ -287,8 +304,9 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
     c->cmsg_type = UDP_SEGMENT;
     c->cmsg_len = CMSG_LEN(sizeof(seg));
     memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+    int fd = out_fd(p, &p->addr, &mh);
     do
-        sent = sendmsg(u->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        sent = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
     if (sent >= 0)
         return 0;
@@ -648,4 +666,5 @@ void udp_timers(uint64_t now, int all)
     }
     u->ndue = kept;
     u->timer_at = next;
+    u->timers_now = 0; /* what the pass itself changed is in next */
 }

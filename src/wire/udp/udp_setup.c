@@ -190,19 +190,23 @@ static uint16_t get_port(const struct sockaddr_storage *sa)
                      : ((const struct sockaddr_in *)(const void *)sa)->sin_port);
 }
 
-/* A bound datagram socket on sa (its port filled in). */
-static int sock_open(struct sockaddr_storage *sa, socklen_t len, int *fd_p)
+/* A datagram socket bound to sa (port 0: any, filled in); shared: other
+ * sockets of this process may bind the same port (the connected ones). */
+static int sock_open(struct sockaddr_storage *sa, socklen_t len, int shared,
+                     int *fd_p)
 {
     int fd = socket(sa->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
                     0);
     socklen_t l = len;
+    int one = 1;
     char text[80];
 
-    set_port(sa, 0);
     addr_text(sa, text, sizeof(text));
     if (fd < 0)
         return base_err(SHOAL_ERR_UNSUPPORTED, "socket(%s): %s", text,
                         strerror(errno));
+    if (shared)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)sa, len) != 0 ||
         getsockname(fd, (struct sockaddr *)sa, &l) != 0) {
         int e = errno;
@@ -247,7 +251,8 @@ static int udp_probe(char *why, size_t cap)
         snprintf(why, cap, "%s", shoal_error_detail());
         return 0;
     }
-    if (sock_open(&sa, len, &fd) != SHOAL_OK) {
+    set_port(&sa, 0);
+    if (sock_open(&sa, len, 0, &fd) != SHOAL_OK) {
         snprintf(why, cap, "%s", shoal_error_detail());
         return 0;
     }
@@ -367,10 +372,22 @@ static int local_setup(char *text, size_t cap)
     if (status != SHOAL_OK)
         return status;
     u->family = sa.ss_family;
+    set_port(&sa, 0);
     la = sa;
-    status = sock_open(&sa, len, &u->fd);
+    u->send_addr = sa;
+    status = sock_open(&sa, len, 0, &u->fd);
     if (status == SHOAL_OK)
-        status = sock_open(&la, len, &u->live_fd);
+        status = sock_open(&la, len, 0, &u->live_fd);
+    /* The port our connected sockets share (connected_open); without it
+     * the data socket sends everything. */
+    if (status == SHOAL_OK &&
+        sock_open(&u->send_addr, len, 1, &u->send_fd) != SHOAL_OK)
+        base_debug("udp", "no port for connected sockets: %s",
+                   shoal_error_detail());
+    if (u->send_fd >= 0) {
+        int small = 1; /* it reads nothing: what strangers send stays small */
+        setsockopt(u->send_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    }
     if (status != SHOAL_OK)
         return status;
     tune(u->fd, u->family);
@@ -398,9 +415,11 @@ static int local_setup(char *text, size_t cap)
     if (u->ack_every > 32)
         u->ack_every = 32;
     addr_text(&sa, at, sizeof(at));
-    snprintf(text, cap, "%d %s %u %u %u %zu %u", u->family == AF_INET6 ? 6 : 4,
-             at, (unsigned)get_port(&sa), (unsigned)get_port(&la),
-             (unsigned)u->epoch, u->dgram_max, (unsigned)u->window_cap);
+    snprintf(text, cap, "%d %s %u %u %u %zu %u %u",
+             u->family == AF_INET6 ? 6 : 4, at, (unsigned)get_port(&sa),
+             (unsigned)get_port(&la), (unsigned)u->epoch, u->dgram_max,
+             (unsigned)u->window_cap,
+             u->send_fd >= 0 ? (unsigned)get_port(&u->send_addr) : 0u);
     base_debug("udp", "bound %s (%s), datagrams of %zu bytes, window %u, "
                "receive buffer %d", at, from, u->dgram_max, u->window_cap,
                rcvbuf);
@@ -454,9 +473,13 @@ static void state_free(void)
             free(p->q);
             free(p->flight);
             free(p->rx);
+            if (p->sfd >= 0)
+                close(p->sfd);
         }
     if (u->fd >= 0)
         close(u->fd);
+    if (u->send_fd >= 0)
+        close(u->send_fd);
     if (u->live_fd >= 0)
         close(u->live_fd);
     if (u->epfd >= 0)
@@ -466,7 +489,7 @@ static void state_free(void)
     free(u->rxbuf);
     free(u->faults.held);
     memset(u, 0, sizeof(*u));
-    u->fd = u->live_fd = u->epfd = u->live_stop_fd = -1;
+    u->fd = u->live_fd = u->epfd = u->live_stop_fd = u->send_fd = -1;
 }
 
 static int udp_init(const boot_info_t *job, const wire_upcalls_t *up)
@@ -477,7 +500,7 @@ static int udp_init(const boot_info_t *job, const wire_upcalls_t *up)
     int status, local;
 
     memset(u, 0, sizeof(*u));
-    u->fd = u->live_fd = u->epfd = u->live_stop_fd = -1;
+    u->fd = u->live_fd = u->epfd = u->live_stop_fd = u->send_fd = -1;
     u->job = job;
     u->up = *up;
     u->q_cap = (uint32_t)base_cfg.UDP_QUEUE;
@@ -506,6 +529,7 @@ static int udp_init(const boot_info_t *job, const wire_upcalls_t *up)
     for (int r = 0; r < job->size; r++) {
         u->peers[r].base.ops = &wire_udp_ops;
         u->peers[r].base.rank = r;
+        u->peers[r].sfd = -1;
     }
     /* Local trouble makes this rank publish "-" (its peers then do not
      * reach it by datagrams) but it still takes part in the fence. */
@@ -546,7 +570,7 @@ static int peer_lookup(udp_peer_t *p)
     udp_state_t *u = &udp_state;
     char text[160], ip[64];
     size_t len = 0;
-    unsigned fam, port, lport, epoch, window;
+    unsigned fam, port, lport, epoch, window, sport;
     size_t dgram;
 
     if (p->reach != 0)
@@ -556,10 +580,10 @@ static int peer_lookup(udp_peer_t *p)
         SHOAL_OK)
         return 0;
     text[len] = '\0';
-    if (sscanf(text, "%u %63s %u %u %u %zu %u", &fam, ip, &port, &lport,
-               &epoch, &dgram, &window) != 7 ||
+    if (sscanf(text, "%u %63s %u %u %u %zu %u %u", &fam, ip, &port, &lport,
+               &epoch, &dgram, &window, &sport) != 8 ||
         (fam == 6 ? AF_INET6 : AF_INET) != u->family || port > 65535 ||
-        lport > 65535 || window < 2 || dgram <= UDP_HDR)
+        lport > 65535 || sport > 65535 || window < 2 || dgram <= UDP_HDR)
         return 0;
     char *colon = strrchr(ip, ':'); /* "a.b.c.d:port" or "[v6]:port" */
     if (colon != NULL)
@@ -581,9 +605,12 @@ static int peer_lookup(udp_peer_t *p)
             return 0;
         p->addr_len = sizeof(*a);
     }
-    p->live_addr = p->addr;
+    p->live_addr = p->send_addr = p->addr;
     set_port(&p->addr, (uint16_t)port);
     set_port(&p->live_addr, (uint16_t)lport);
+    /* Port 0: it sends from its data socket only (the address checks
+     * then never match this one). */
+    set_port(&p->send_addr, (uint16_t)sport);
     p->epoch = epoch;
     p->peer_window = window - 1;
     /* Datagrams to it no larger than either side's. */
@@ -591,6 +618,35 @@ static int peer_lookup(udp_peer_t *p)
         u->mss = dgram - UDP_HDR;
     p->reach = 1;
     return 1;
+}
+
+/*
+ * A socket connected to p's data socket, bound to the port all of ours
+ * share: the kernel keeps the route of a connected socket, while sending
+ * with an address looks it up again for every datagram (0.3-0.5 us on
+ * veth, docs/DATAGRAM.md).  p checks that our datagrams come from our data
+ * port or this one.  None past UDP_CONNECTED_MAX peers, or when the
+ * kernel refuses: the data socket sends with the address.
+ */
+static void connected_open(udp_peer_t *p)
+{
+    udp_state_t *u = &udp_state;
+    struct sockaddr_storage sa = u->send_addr;
+    int fd;
+
+    if (u->send_fd < 0 || u->nconnected >= UDP_CONNECTED_MAX)
+        return;
+    if (sock_open(&sa, p->addr_len, 1, &fd) != SHOAL_OK)
+        return;
+    tune(fd, u->family);
+    if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) != 0) {
+        base_debug("udp", "connect to rank %d: %s", p->base.rank,
+                   strerror(errno));
+        close(fd);
+        return;
+    }
+    p->sfd = fd;
+    u->nconnected++;
 }
 
 int udp_peer_open(int rank, udp_peer_t **p_out)
@@ -616,6 +672,7 @@ int udp_peer_open(int rank, udp_peer_t **p_out)
     p->cwnd = u->window_cap < UDP_CWND_INIT ? u->window_cap : UDP_CWND_INIT;
     p->ssthresh = u->window_cap;
     p->rto = UDP_RTO_INIT_NS;
+    connected_open(p);
     p->open = 1;
     wire_stats.connections++;
     /* Our segments first, in one datagram: the peer learns them before

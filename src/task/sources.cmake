@@ -5,4 +5,5 @@ list(APPEND SHOAL_SOURCES
     task/task_diff_merge.c
     task/task_path.c
     task/task_rand.c
+    task/task_sched.c
     task/task_track.c)

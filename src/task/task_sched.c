@@ -1,0 +1,523 @@
+/*
+ * Prioritized eager scheduling (task_sched.h).  Simple arrays and scans:
+ * a placement looks at every candidate and every worker, which is plenty
+ * for the coordinator's event rate at tens of workers; a heap of
+ * candidates is the next step if profiles say so.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "task/task_sched.h"
+
+typedef struct job {
+    uint32_t parent, hint;
+    uint32_t first_copy;  /* live copies, linked through next_in_job */
+    uint32_t nlive;
+    uint32_t blocks_done; /* blocks 0 .. blocks_done-1 are done */
+    uint8_t done;
+    uint8_t waiting; /* block blocks_done is pending */
+} job_t;
+
+typedef struct copy {
+    uint32_t job, worker, ordinal, penalty, next_in_job;
+    uint64_t placed; /* when it last started running: ties of victims */
+    task_copy_state_t state;
+} copy_t;
+
+typedef struct worker {
+    uint32_t running;
+    uint8_t live;
+} worker_t;
+
+typedef struct cand {
+    uint64_t key;
+    int fresh; /* a new copy, else a bound (suspended or waiting) one */
+    uint32_t job, copy;
+} cand_t;
+
+struct task_sched {
+    uint32_t max_copies;
+    job_t *jobs;
+    copy_t *copies;
+    worker_t *workers;
+    task_order_t *orders;
+    size_t njobs, ncopies, nworkers, norders;
+    size_t cap_jobs, cap_copies, cap_workers, cap_orders;
+    uint64_t clock;  /* placements so far */
+    uint64_t maxkey; /* worst key handed out, for penalties */
+    cand_t *cands;
+    size_t cap_cands;
+};
+
+/* Grows *arr (of *cap elements of size sz) to hold need. */
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return SHOAL_OK;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, n * sz);
+    if (p == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task scheduler: %zu entries", n);
+    *arr = p;
+    *cap = n;
+    return SHOAL_OK;
+}
+
+#define GROW(s, arr, cap, need)                                              \
+    grow((void **)&(s)->arr, &(s)->cap, (need), sizeof *(s)->arr)
+
+int task_sched_create(uint32_t max_copies, task_sched_t **out)
+{
+    if (max_copies == 0)
+        return base_err(SHOAL_ERR_INVALID, "task scheduler: max_copies 0");
+    task_sched_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task scheduler");
+    s->max_copies = max_copies;
+    *out = s;
+    return SHOAL_OK;
+}
+
+void task_sched_destroy(task_sched_t *s)
+{
+    if (s == NULL)
+        return;
+    free(s->jobs);
+    free(s->copies);
+    free(s->workers);
+    free(s->orders);
+    free(s->cands);
+    free(s);
+}
+
+static void order(task_sched_t *s, task_order_kind_t kind, uint32_t c)
+{
+    const copy_t *cp = &s->copies[c];
+
+    /* Room was made before the event changed anything (reserve). */
+    s->orders[s->norders++] = (task_order_t){kind, c, cp->job, cp->worker,
+                                             cp->ordinal};
+}
+
+/* Room for the orders one event can give: every copy may be killed or
+ * suspended and every worker get a new one. */
+static int reserve(task_sched_t *s)
+{
+    size_t need = s->norders + 2 * (s->ncopies + s->nworkers) + 4;
+
+    return GROW(s, orders, cap_orders, need);
+}
+
+static uint64_t key_of(const copy_t *c)
+{
+    return (uint64_t)c->ordinal + c->penalty;
+}
+
+/* ---- copies ----------------------------------------------------------------- */
+
+static void unlink_copy(task_sched_t *s, uint32_t c)
+{
+    job_t *j = &s->jobs[s->copies[c].job];
+    uint32_t *p = &j->first_copy;
+
+    while (*p != c)
+        p = &s->copies[*p].next_in_job;
+    *p = s->copies[c].next_in_job;
+    j->nlive--;
+}
+
+/* The copy ends; its worker, if it ran there, is free. */
+static void end_copy(task_sched_t *s, uint32_t c, int kill)
+{
+    copy_t *cp = &s->copies[c];
+
+    if (cp->state == TASK_COPY_GONE)
+        return;
+    if (kill)
+        order(s, TASK_ORDER_KILL, c);
+    if (cp->state == TASK_COPY_RUNNING)
+        s->workers[cp->worker].running = TASK_NONE;
+    unlink_copy(s, c);
+    cp->state = TASK_COPY_GONE;
+}
+
+static int live_copy(const task_sched_t *s, uint32_t c)
+{
+    return c < s->ncopies && s->copies[c].state != TASK_COPY_GONE;
+}
+
+/* Smallest ordinal no live copy of j holds. */
+static uint32_t next_ordinal(const task_sched_t *s, const job_t *j)
+{
+    for (uint32_t k = 1;; k++) {
+        uint32_t c = j->first_copy;
+        while (c != TASK_NONE && s->copies[c].ordinal != k)
+            c = s->copies[c].next_in_job;
+        if (c == TASK_NONE)
+            return k;
+    }
+}
+
+static int holds_copy_of(const task_sched_t *s, uint32_t w, const job_t *j)
+{
+    for (uint32_t c = j->first_copy; c != TASK_NONE;
+         c = s->copies[c].next_in_job)
+        if (s->copies[c].worker == w)
+            return 1;
+    return 0;
+}
+
+/* ---- placement -------------------------------------------------------------- */
+
+static int needs_copy(const task_sched_t *s, const job_t *j)
+{
+    return !j->done && j->nlive < s->max_copies &&
+           (!j->waiting || j->nlive == 0);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->fresh != y->fresh)
+        return x->fresh - y->fresh;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return x->copy < y->copy ? -1 : x->copy > y->copy;
+}
+
+static int gather(task_sched_t *s, size_t *n)
+{
+    size_t k = 0;
+
+    if (GROW(s, cands, cap_cands, s->njobs + s->ncopies + 1) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    for (uint32_t c = 0; c < s->ncopies; c++) {
+        const copy_t *cp = &s->copies[c];
+        if (cp->state == TASK_COPY_SUSPENDED ||
+            (cp->state == TASK_COPY_WAITING && !s->jobs[cp->job].waiting))
+            s->cands[k++] = (cand_t){key_of(cp), 0, cp->job, c};
+    }
+    for (uint32_t j = 0; j < s->njobs; j++)
+        if (needs_copy(s, &s->jobs[j]))
+            s->cands[k++] = (cand_t){next_ordinal(s, &s->jobs[j]), 1, j,
+                                     TASK_NONE};
+    qsort(s->cands, k, sizeof *s->cands, by_rank);
+    *n = k;
+    return SHOAL_OK;
+}
+
+/* Makes worker w free for key: 1 when it is idle or its copy is worse
+ * (suspended now), 0 when it keeps running. */
+static int make_room(task_sched_t *s, uint32_t w, uint64_t key)
+{
+    uint32_t r = s->workers[w].running;
+
+    if (r == TASK_NONE)
+        return 1;
+    if (key_of(&s->copies[r]) <= key)
+        return 0;
+    order(s, TASK_ORDER_SUSPEND, r);
+    s->copies[r].state = TASK_COPY_SUSPENDED;
+    s->workers[w].running = TASK_NONE;
+    return 1;
+}
+
+static void start_on(task_sched_t *s, uint32_t c, uint32_t w, int resume)
+{
+    copy_t *cp = &s->copies[c];
+
+    cp->state = TASK_COPY_RUNNING;
+    cp->worker = w;
+    cp->placed = ++s->clock;
+    s->workers[w].running = c;
+    order(s, resume ? TASK_ORDER_RESUME : TASK_ORDER_RUN, c);
+}
+
+/* The worker for a new copy of j: the hint if idle, else any idle one,
+ * else the one running the worst key (the latest placed among equals);
+ * only workers that hold no copy of j. */
+static uint32_t pick_worker(const task_sched_t *s, const job_t *j)
+{
+    uint32_t best = TASK_NONE;
+
+    if (j->hint < s->nworkers && s->workers[j->hint].live &&
+        s->workers[j->hint].running == TASK_NONE && !holds_copy_of(s, j->hint, j))
+        return j->hint;
+    for (uint32_t w = 0; w < s->nworkers; w++) {
+        const worker_t *wk = &s->workers[w];
+        if (!wk->live || holds_copy_of(s, w, j))
+            continue;
+        if (wk->running == TASK_NONE)
+            return w;
+        if (best == TASK_NONE)
+            best = w;
+        else {
+            const copy_t *a = &s->copies[wk->running];
+            const copy_t *b = &s->copies[s->workers[best].running];
+            if (key_of(a) > key_of(b) ||
+                (key_of(a) == key_of(b) && a->placed > b->placed))
+                best = w;
+        }
+    }
+    return best;
+}
+
+static int new_copy(task_sched_t *s, uint32_t j, uint32_t w, uint64_t key)
+{
+    if (GROW(s, copies, cap_copies, s->ncopies + 1) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    uint32_t c = (uint32_t)s->ncopies++;
+    job_t *jb = &s->jobs[j];
+    s->copies[c] = (copy_t){.job = j, .worker = w, .ordinal = (uint32_t)key,
+                            .next_in_job = jb->first_copy,
+                            .state = TASK_COPY_SUSPENDED};
+    jb->first_copy = c;
+    jb->nlive++;
+    if (key > s->maxkey)
+        s->maxkey = key;
+    start_on(s, c, w, 0);
+    return SHOAL_OK;
+}
+
+/* Places one candidate if any can be placed: 1 placed, 0 none, <0. */
+static int place_one(task_sched_t *s)
+{
+    size_t n;
+
+    if (gather(s, &n) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const cand_t c = s->cands[i];
+        if (!c.fresh) {
+            uint32_t w = s->copies[c.copy].worker;
+            if (!make_room(s, w, c.key))
+                continue;
+            start_on(s, c.copy, w, 1);
+            return 1;
+        }
+        uint32_t w = pick_worker(s, &s->jobs[c.job]);
+        if (w == TASK_NONE || !make_room(s, w, c.key))
+            continue;
+        if (new_copy(s, c.job, w, c.key) != SHOAL_OK)
+            return SHOAL_ERR_NOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+/* Each placement puts a strictly better key on a worker or fills an idle
+ * one, so the loop ends; the bound guards against a bug turning it into
+ * a hang. */
+static int schedule(task_sched_t *s)
+{
+    size_t bound = 4 * (s->njobs + 1) * (s->max_copies + 1) +
+                   4 * s->nworkers + 16;
+    int r;
+
+    while ((r = place_one(s)) == 1) {
+        if (bound-- == 0)
+            return base_err(SHOAL_ERR_INTERNAL, "task scheduler: "
+                            "placement does not converge");
+        if (reserve(s) != SHOAL_OK)
+            return SHOAL_ERR_NOMEM;
+    }
+    return r;
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+int task_sched_worker_join(task_sched_t *s, uint32_t *worker)
+{
+    if (GROW(s, workers, cap_workers, s->nworkers + 1) != SHOAL_OK ||
+        reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    *worker = (uint32_t)s->nworkers;
+    s->workers[s->nworkers++] = (worker_t){TASK_NONE, 1};
+    return schedule(s);
+}
+
+static int drop_worker(task_sched_t *s, uint32_t w, int kill)
+{
+    if (w >= s->nworkers || !s->workers[w].live)
+        return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: no live "
+                        "worker %u", w);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    for (uint32_t c = 0; c < s->ncopies; c++)
+        if (s->copies[c].worker == w)
+            end_copy(s, c, kill);
+    s->workers[w].live = 0;
+    return schedule(s);
+}
+
+int task_sched_worker_lost(task_sched_t *s, uint32_t worker)
+{
+    return drop_worker(s, worker, 0);
+}
+
+int task_sched_worker_suspect(task_sched_t *s, uint32_t worker)
+{
+    return drop_worker(s, worker, 1);
+}
+
+int task_sched_worker_idle(task_sched_t *s, uint32_t worker)
+{
+    if (worker >= s->nworkers || !s->workers[worker].live)
+        return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: no live "
+                        "worker %u", worker);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    if (s->workers[worker].running != TASK_NONE)
+        end_copy(s, s->workers[worker].running, 0);
+    return schedule(s);
+}
+
+int task_sched_add_jobs(task_sched_t *s, uint32_t parent, uint32_t n,
+                        uint32_t hint, uint32_t *first)
+{
+    if (parent != TASK_NONE && parent >= s->njobs)
+        return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: no job %u",
+                        parent);
+    if (GROW(s, jobs, cap_jobs, s->njobs + n) != SHOAL_OK ||
+        reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    *first = (uint32_t)s->njobs;
+    for (uint32_t i = 0; i < n; i++)
+        s->jobs[s->njobs++] = (job_t){.parent = parent,
+                                      .hint = i == 0 ? hint : TASK_NONE,
+                                      .first_copy = TASK_NONE};
+    return schedule(s);
+}
+
+static int bad_copy(uint32_t c)
+{
+    return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: copy %u is not "
+                    "live", c);
+}
+
+int task_sched_copy_waits(task_sched_t *s, uint32_t copy, uint32_t block)
+{
+    if (!live_copy(s, copy) || s->copies[copy].state != TASK_COPY_RUNNING)
+        return bad_copy(copy);
+    job_t *j = &s->jobs[s->copies[copy].job];
+    if (block < j->blocks_done)
+        return 0;
+    if (block != j->blocks_done)
+        return base_err(SHOAL_ERR_INVALID, "task scheduler: job %u waits "
+                        "for block %u before block %u is done",
+                        s->copies[copy].job, block, j->blocks_done);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    j->waiting = 1;
+    s->copies[copy].state = TASK_COPY_WAITING;
+    s->workers[s->copies[copy].worker].running = TASK_NONE;
+    int r = schedule(s);
+    return r < 0 ? r : 1;
+}
+
+int task_sched_block_done(task_sched_t *s, uint32_t job, uint32_t block)
+{
+    if (job >= s->njobs || s->jobs[job].done)
+        return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: job %u is "
+                        "not open", job);
+    job_t *j = &s->jobs[job];
+    if (block < j->blocks_done)
+        return SHOAL_OK; /* reported twice */
+    if (block != j->blocks_done)
+        return base_err(SHOAL_ERR_INVALID, "task scheduler: block %u of "
+                        "job %u done before block %u", block, job,
+                        j->blocks_done);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    j->blocks_done++;
+    j->waiting = 0;
+    return schedule(s);
+}
+
+int task_sched_copy_done(task_sched_t *s, uint32_t copy)
+{
+    if (!live_copy(s, copy))
+        return 0; /* killed or lost before its report came */
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    job_t *j = &s->jobs[s->copies[copy].job];
+    end_copy(s, copy, 0);
+    j->done = 1;
+    while (j->first_copy != TASK_NONE)
+        end_copy(s, j->first_copy, 1);
+    int r = schedule(s);
+    return r < 0 ? r : 1;
+}
+
+int task_sched_copy_lost(task_sched_t *s, uint32_t copy)
+{
+    if (!live_copy(s, copy))
+        return SHOAL_OK;
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    end_copy(s, copy, 0);
+    return schedule(s);
+}
+
+int task_sched_copy_penalize(task_sched_t *s, uint32_t copy)
+{
+    if (!live_copy(s, copy))
+        return bad_copy(copy);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    copy_t *c = &s->copies[copy];
+    c->penalty = (uint32_t)(s->maxkey + 1 - c->ordinal);
+    s->maxkey = key_of(c);
+    return schedule(s);
+}
+
+/* ---- orders and state ----------------------------------------------------------- */
+
+const task_order_t *task_sched_orders(const task_sched_t *s, size_t *n)
+{
+    *n = s->norders;
+    return s->orders;
+}
+
+void task_sched_orders_clear(task_sched_t *s)
+{
+    s->norders = 0;
+}
+
+uint32_t task_sched_jobs(const task_sched_t *s)
+{
+    return (uint32_t)s->njobs;
+}
+
+uint32_t task_sched_workers(const task_sched_t *s)
+{
+    return (uint32_t)s->nworkers;
+}
+
+int task_sched_job_done(const task_sched_t *s, uint32_t job)
+{
+    return job < s->njobs && s->jobs[job].done;
+}
+
+uint32_t task_sched_running(const task_sched_t *s, uint32_t worker)
+{
+    if (worker >= s->nworkers || !s->workers[worker].live)
+        return TASK_NONE;
+    return s->workers[worker].running;
+}
+
+int task_sched_copy_info(const task_sched_t *s, uint32_t copy,
+                         task_copy_info_t *info)
+{
+    if (copy >= s->ncopies)
+        return bad_copy(copy);
+    const copy_t *c = &s->copies[copy];
+    *info = (task_copy_info_t){c->job, c->worker, c->ordinal, c->penalty,
+                               c->state};
+    return SHOAL_OK;
+}

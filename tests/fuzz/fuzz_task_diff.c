@@ -1,11 +1,15 @@
 /*
  * Fuzz target for what the task runtime will read from other workers
  * before it believes anything: page diffs (task_diff.c) and job paths
- * (task_path.c).  The first input byte picks the decoder: even, a diff
- * over a 4 KiB region; odd, a job path.  Oracles: an accepted diff applies
- * within the region and encodes back to the same bytes (the format has one
- * encoding per set of changes); an accepted path rebuilt level by level
- * gives the same bytes and prints within bounds.  Built as a libFuzzer
+ * (task_path.c), and the merge of two siblings' diffs.  The first input
+ * byte picks: 0 mod 3, a diff over a 4 KiB region; 1, a job path; 2, two
+ * diffs (split where the second byte says) merged.  Oracles: an accepted
+ * diff applies within the region and encodes back to the same bytes (the
+ * format has one encoding per set of changes); an accepted path rebuilt
+ * level by level gives the same bytes and prints within bounds; a merge
+ * that succeeds equals applying the two diffs in either order, one that
+ * fails leaves the memory as it was, and a reported conflict is a byte
+ * the two diffs really set to different values.  Built as a libFuzzer
  * target with SHOAL_BUILD_FUZZ=ON (clang), and with fuzz_main.c as a
  * program that replays tests/fuzz/corpus/fuzz_task_diff in CTest.
  */
@@ -79,12 +83,62 @@ static void fuzz_path(const uint8_t *in, size_t len)
     task_path_free(&q);
 }
 
+/* The value diff d gives byte off of a region that was all 0xee. */
+static uint8_t value_at(const uint8_t *d, size_t len, uint64_t off)
+{
+    static uint8_t mem[REGION];
+
+    memset(mem, 0xee, sizeof mem);
+    CHECK(task_diff_apply(d, len, mem, REGION) == SHOAL_OK);
+    return mem[off];
+}
+
+static void fuzz_merge(const uint8_t *in, size_t len)
+{
+    static uint8_t mem[REGION], ab[REGION], ba[REGION];
+    task_path_t root = TASK_PATH_ROOT, pa, pb;
+    task_diff_conflict_t c;
+
+    if (len < 1)
+        return;
+    size_t cut = in[0] < len - 1 ? in[0] : len - 1;
+    const uint8_t *a = in + 1, *b = in + 1 + cut;
+    size_t la = cut, lb = len - 1 - cut;
+    CHECK(task_path_child(&root, 0, 0, 0, &pa) == SHOAL_OK);
+    CHECK(task_path_child(&root, 0, 0, 1, &pb) == SHOAL_OK);
+    task_diff_part_t parts[2] = {{&pb, b, lb}, {&pa, a, la}};
+    memset(mem, 0xee, sizeof mem);
+    int r = task_diff_merge(parts, 2, mem, REGION, &c);
+    if (r == SHOAL_OK) {
+        memset(ab, 0xee, sizeof ab);
+        memset(ba, 0xee, sizeof ba);
+        CHECK(task_diff_apply(a, la, ab, REGION) == SHOAL_OK);
+        CHECK(task_diff_apply(b, lb, ab, REGION) == SHOAL_OK);
+        CHECK(task_diff_apply(b, lb, ba, REGION) == SHOAL_OK);
+        CHECK(task_diff_apply(a, la, ba, REGION) == SHOAL_OK);
+        CHECK(memcmp(mem, ab, REGION) == 0 && memcmp(ab, ba, REGION) == 0);
+    } else {
+        for (size_t i = 0; i < REGION; i++)
+            CHECK(mem[i] == 0xee);
+        CHECK(r == SHOAL_ERR_PROTOCOL || r == SHOAL_ERR_INVALID);
+    }
+    if (r == SHOAL_ERR_INVALID) {
+        CHECK(c.a == &pa && c.b == &pb && c.off < REGION && c.va != c.vb);
+        CHECK(value_at(a, la, c.off) == c.va);
+        CHECK(value_at(b, lb, c.off) == c.vb);
+    }
+    task_path_free(&pa);
+    task_path_free(&pb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (data[0] & 1)
+    if (data[0] % 3 == 1)
         fuzz_path(data + 1, size - 1);
+    else if (data[0] % 3 == 2)
+        fuzz_merge(data + 1, size - 1);
     else
         fuzz_diff(data + 1, size - 1);
     return 0;

@@ -3,6 +3,8 @@
  * description: the keyed hash with which both the TCP wire and shoalrun's
  * daemons prove they hold the job's secret without sending it.
  */
+#include <string.h>
+
 #include "base.h"
 
 static uint64_t rotl(uint64_t x, int b)
@@ -10,11 +12,15 @@ static uint64_t rotl(uint64_t x, int b)
     return (x << b) | (x >> (64 - b));
 }
 
+/* Little-endian 64-bit load; one instruction on x86-64 and little-endian
+ * ARM (the tag is computed for every datagram). */
 static uint64_t load64(const uint8_t *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
     return v;
 }
 

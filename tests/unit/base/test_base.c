@@ -250,12 +250,33 @@ static void test_bitmap(void)
     T_EQ(base_bitmap_next_set(map, 130, 1), 129);
 }
 
+/* The test vector of the SipHash paper (appendix A): key 00..0f, message
+ * 00..0e; and the lengths around a word boundary agree however the input
+ * is aligned. */
+static void test_siphash(void)
+{
+    uint8_t key[16], msg[64 + 1];
+
+    for (int i = 0; i < 16; i++)
+        key[i] = (uint8_t)i;
+    for (int i = 0; i < 65; i++)
+        msg[i] = (uint8_t)i;
+    T_ASSERT(base_siphash(key, msg, 15) == 0xa129ca6149be45e5ull);
+    for (size_t len = 0; len <= 41; len++) {
+        uint8_t moved[64];
+        memcpy(moved + 1, msg, len);
+        T_ASSERT(base_siphash(key, moved + 1, len) ==
+                 base_siphash(key, msg, len));
+    }
+    T_ASSERT(base_siphash(key, msg, 40) != base_siphash(key, msg + 1, 40));
+}
+
 static const t_case_t cases[] = {
     {"status_strings", test_status_strings}, {"error_detail", test_error_detail},
     {"config_parse", test_config_parse},     {"config_load", test_config_load},
     {"hex", test_hex},                       {"list", test_list},
     {"vec", test_vec},                       {"strmap", test_strmap},
-    {"bitmap", test_bitmap},
+    {"bitmap", test_bitmap},                 {"siphash", test_siphash},
 };
 
 int main(int argc, char **argv)

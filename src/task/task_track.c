@@ -67,17 +67,22 @@ static void chain(int sig, siginfo_t *si, void *uc)
     raise(sig);
 }
 
-/* 1 when the fault at addr was the first write to a page of t, which is
- * now twinned and writable; 0 when it is someone else's fault. */
+/* 1 when the write that faulted at addr may run again: it was the first
+ * write to a page of t, now twinned and writable, or it raced with
+ * another thread's first write to the page; 0 when the fault is not
+ * ours to handle. */
 static int first_write(task_track_t *t, uintptr_t addr)
 {
     size_t page = (addr - (uintptr_t)t->base) / t->page;
     uint8_t expect = CLEAN;
 
     if (!atomic_compare_exchange_strong(&t->state[page], &expect, BUSY)) {
-        while (expect == BUSY) /* another thread takes the twin */
+        /* Another thread faulted on the page too and takes the twin (or
+         * has taken it: our fault came before its mprotect).  Once it is
+         * DIRTY the page is writable and the write can run again. */
+        while (expect == BUSY)
             expect = atomic_load(&t->state[page]);
-        return 0; /* DIRTY and writable: not a first write */
+        return expect == DIRTY;
     }
     size_t slot = atomic_fetch_add(&t->used, 1);
     if (slot >= t->pool_pages) {
@@ -104,7 +109,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
 
-    if (si->si_code > 0) { /* a fault, not a signal someone sent */
+    /* Only protection faults: an unmapped address (SEGV_MAPERR) or a
+     * signal someone sent (si_code <= 0) is never a first write. */
+    if (si->si_code == SEGV_ACCERR) {
         for (int i = 0; i < TASK_TRACK_MAX; i++) {
             task_track_t *t = atomic_load(&regions[i]);
             if (t != NULL && addr >= (uintptr_t)t->base &&

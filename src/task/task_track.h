@@ -17,7 +17,10 @@
  * ours, or, if that was the default action, kill the process with SIGSEGV
  * as they would have without us: a real crash stays a crash.
  *
- * Limits: a system call that writes into a read-only tracked page fails
+ * Limits: the program must not change the protection of tracked pages
+ * or unmap them while they are tracked (a write to a written page that
+ * faults is taken for a race between two threads and run again); a
+ * system call that writes into a read-only tracked page fails
  * with EFAULT instead of faulting (the runtime must write such data
  * through memory of its own); collect and reset must not run while other
  * threads write to the region (a job is one thread); regions must not be

@@ -164,7 +164,7 @@ int task_diff_finish(task_diff_writer_t *w, const uint8_t **out,
     return SHOAL_OK;
 }
 
-/* ---- decoding --------------------------------------------------------------- */
+/* ---- decoding ------------------------------------------------------------ */
 
 static int bad(const task_diff_iter_t *it, const char *why)
 {

@@ -103,7 +103,7 @@ int task_diff_check(const uint8_t *diff, size_t len, uint64_t limit,
 int task_diff_apply(const uint8_t *diff, size_t len, void *base,
                     size_t size);
 
-/* ---- merging a sibling set ------------------------------------------------ */
+/* ---- merging a sibling set ----------------------------------------------- */
 
 typedef struct task_diff_part {
     const task_path_t *path; /* the job that wrote it */

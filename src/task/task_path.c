@@ -137,8 +137,9 @@ int task_path_cmp(const task_path_t *a, const task_path_t *b)
     for (;;) {
         if (pa >= a->len || pb >= b->len)
             return cmp_u32(a->depth, b->depth); /* the shorter is above */
-        get_level(a->bytes, a->len, &pa, &la);
-        get_level(b->bytes, b->len, &pb, &lb);
+        if (!get_level(a->bytes, a->len, &pa, &la) ||
+            !get_level(b->bytes, b->len, &pb, &lb))
+            return cmp_u32(a->len, b->len); /* not canonical: never made */
         int c = cmp_u32(la.block, lb.block);
         if (c == 0)
             c = cmp_u32(la.routine, lb.routine);

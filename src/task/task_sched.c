@@ -115,7 +115,7 @@ static uint64_t key_of(const copy_t *c)
     return (uint64_t)c->ordinal + c->penalty;
 }
 
-/* ---- copies ----------------------------------------------------------------- */
+/* ---- copies -------------------------------------------------------------- */
 
 static void unlink_copy(task_sched_t *s, uint32_t c)
 {
@@ -169,7 +169,7 @@ static int holds_copy_of(const task_sched_t *s, uint32_t w, const job_t *j)
     return 0;
 }
 
-/* ---- placement -------------------------------------------------------------- */
+/* ---- placement ----------------------------------------------------------- */
 
 static int needs_copy(const task_sched_t *s, const job_t *j)
 {
@@ -244,10 +244,11 @@ static void start_on(task_sched_t *s, uint32_t c, uint32_t w, int resume)
 static uint32_t pick_worker(const task_sched_t *s, const job_t *j)
 {
     uint32_t best = TASK_NONE;
+    uint32_t h = j->hint;
 
-    if (j->hint < s->nworkers && s->workers[j->hint].live &&
-        s->workers[j->hint].running == TASK_NONE && !holds_copy_of(s, j->hint, j))
-        return j->hint;
+    if (h < s->nworkers && s->workers[h].live &&
+        s->workers[h].running == TASK_NONE && !holds_copy_of(s, h, j))
+        return h;
     for (uint32_t w = 0; w < s->nworkers; w++) {
         const worker_t *wk = &s->workers[w];
         if (!wk->live || holds_copy_of(s, w, j))
@@ -329,7 +330,7 @@ static int schedule(task_sched_t *s)
     return r;
 }
 
-/* ---- events ----------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------- */
 
 int task_sched_worker_join(task_sched_t *s, uint32_t *worker)
 {
@@ -476,7 +477,7 @@ int task_sched_copy_penalize(task_sched_t *s, uint32_t copy)
     return schedule(s);
 }
 
-/* ---- orders and state ----------------------------------------------------------- */
+/* ---- orders and state ---------------------------------------------------- */
 
 const task_order_t *task_sched_orders(const task_sched_t *s, size_t *n)
 {

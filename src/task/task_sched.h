@@ -62,7 +62,7 @@ typedef struct task_copy_info {
 int task_sched_create(uint32_t max_copies, task_sched_t **out);
 void task_sched_destroy(task_sched_t *s);
 
-/* ---- events (each one runs the placement loop) ------------------------------ */
+/* ---- events (each one runs the placement loop) --------------------------- */
 
 /* A worker joins (or comes back: it gets a new id); *worker is its id. */
 int task_sched_worker_join(task_sched_t *s, uint32_t *worker);
@@ -95,7 +95,7 @@ int task_sched_copy_lost(task_sched_t *s, uint32_t copy);
  * worse than every key in the system, again at each call. */
 int task_sched_copy_penalize(task_sched_t *s, uint32_t copy);
 
-/* ---- orders and state --------------------------------------------------------- */
+/* ---- orders and state ---------------------------------------------------- */
 
 /* The orders of the events since the last task_sched_orders_clear, oldest
  * first. */

@@ -37,7 +37,7 @@ static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nregions;
 static struct sigaction prev_action; /* set before the first region shows */
 
-/* ---- the fault handler (async-signal-safe only) ---------------------------- */
+/* ---- the fault handler (async-signal-safe only) -------------------------- */
 
 static void say(const char *s)
 {
@@ -125,7 +125,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     chain(sig, si, uc);
 }
 
-/* ---- regions ---------------------------------------------------------------- */
+/* ---- regions ------------------------------------------------------------- */
 
 static int install_handler(void)
 {

@@ -200,7 +200,7 @@ static void test_penalty(void)
     task_sched_destroy(s);
 }
 
-/* ---- random runs against a model ------------------------------------------ */
+/* ---- random runs against a model ----------------------------------------- */
 
 #define MJOBS 1024
 #define MCOPIES 16384

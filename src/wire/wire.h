@@ -195,6 +195,24 @@ extern wire_stats_t wire_stats;
 int wire_secret_share(const boot_info_t *job, const char *key,
                       uint8_t *secret, size_t len);
 
+/*
+ * The network wires' segments, as SEG frames tell them (wire_common.c).
+ * wire_segment_of: peer_segment() from what the peer told (known[ep]);
+ * SHOAL_ERR_AGAIN until it did, SHOAL_ERR_PEER_DEAD when it never will.
+ * wire_segment_set: publish_segment()'s record of ours in mine[ep]; the
+ * wire then sends it to every peer it talks to.
+ */
+int wire_segment_of(const wire_segment_t *segs, const uint8_t *known,
+                    unsigned ep, int rank, int dead, wire_segment_t *seg);
+int wire_segment_set(wire_segment_t *mine, unsigned ep, const void *base,
+                     size_t size);
+
+/* Copy len bytes into a byte ring of cap bytes (a power of two) at
+ * position *tail (positions grow; the ring wraps), advancing *tail.  The
+ * caller made sure they fit. */
+void wire_ring_put(uint8_t *ring, uint32_t cap, uint64_t *tail,
+                   const void *data, size_t len);
+
 /* key = a 16-byte key derived from secret (len >= 16 bytes) for label:
  * the network wires' side() (wire_common.c). */
 void wire_side_key(const uint8_t *secret, size_t len, const char *label,

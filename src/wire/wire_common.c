@@ -72,3 +72,55 @@ char *wire_frame_long_dest(const wire_upcalls_t *up, int src,
                src, f->ep, f->len, (unsigned long long)f->offset);
     return NULL;
 }
+
+int wire_segment_of(const wire_segment_t *segs, const uint8_t *known,
+                    unsigned ep, int rank, int dead, wire_segment_t *seg)
+{
+    if (ep >= WIRE_MAX_EPS)
+        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
+    /* The peer tells its segments first thing on a new connection. */
+    if (!known[ep])
+        return dead ? base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", rank)
+                    : SHOAL_ERR_AGAIN;
+    seg->base = 0;
+    seg->size = segs[ep].size;
+    return SHOAL_OK;
+}
+
+int wire_segment_set(wire_segment_t *mine, unsigned ep, const void *base,
+                     size_t size)
+{
+    if (ep >= WIRE_MAX_EPS)
+        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
+    mine[ep].base = (uint64_t)(uintptr_t)base;
+    mine[ep].size = base != NULL ? size : 0;
+    return SHOAL_OK;
+}
+
+void wire_ring_put(uint8_t *ring, uint32_t cap, uint64_t *tail,
+                   const void *data, size_t len)
+{
+    const uint8_t *d = data;
+
+    while (len > 0) {
+        uint32_t at = (uint32_t)(*tail & (cap - 1));
+        size_t n = cap - at;
+        if (n > len)
+            n = len;
+        memcpy(ring + at, d, n);
+        *tail += n;
+        d += n;
+        len -= n;
+    }
+}
+
+void wire_frame_control(const wire_frame_t *f, wire_segment_t *segs,
+                        uint8_t *known, int *bye)
+{
+    if (f->type == WIRE_FRAME_SEG) {
+        segs[f->ep].size = f->args[0];
+        known[f->ep] = 1;
+    } else if (f->type == WIRE_FRAME_BYE) {
+        *bye = 1;
+    }
+}

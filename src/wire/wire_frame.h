@@ -104,6 +104,10 @@ int wire_frame_deliver(const wire_upcalls_t *up, int src,
                        const wire_frame_t *f, const void *payload, int ok);
 /* Where the long frame f from src lands, or NULL (counted and reported,
  * in the log of wire name) when it falls outside the segment. */
+/* A control frame (any type but AM) from a peer: SEG records its segment
+ * in segs/known, BYE sets *bye (wire_common.c). */
+void wire_frame_control(const wire_frame_t *f, wire_segment_t *segs,
+                        uint8_t *known, int *bye);
 char *wire_frame_long_dest(const wire_upcalls_t *up, int src,
                            const wire_frame_t *f, const char *name);
 

@@ -331,26 +331,17 @@ static int tcp_peer_segment(wire_conn_t *conn, unsigned ep,
 {
     tcp_peer_t *p = (tcp_peer_t *)conn;
 
-    if (ep >= WIRE_MAX_EPS)
-        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
-    /* The peer tells its segments right after the handshake. */
-    if (!p->seg_known[ep])
-        return p->dead ? base_err(SHOAL_ERR_PEER_DEAD, "rank %d died",
-                                  p->base.rank)
-                       : SHOAL_ERR_AGAIN;
-    seg->base = 0;
-    seg->size = p->segs[ep].size;
-    return SHOAL_OK;
+    return wire_segment_of(p->segs, p->seg_known, ep, p->base.rank, p->dead,
+                           seg);
 }
 
 static int tcp_publish_segment(unsigned ep, const void *base, size_t size)
 {
     tcp_state_t *t = &tcp_state;
+    int status = wire_segment_set(t->my_segs, ep, base, size);
 
-    if (ep >= WIRE_MAX_EPS)
-        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
-    t->my_segs[ep].base = (uint64_t)(uintptr_t)base;
-    t->my_segs[ep].size = base != NULL ? size : 0;
+    if (status != SHOAL_OK)
+        return status;
     for (int r = 0; r < t->job->size; r++) {
         tcp_peer_t *p = &t->peers[r];
         wire_frame_t f = {.type = WIRE_FRAME_SEG, .ep = (uint8_t)ep, .nargs = 1};

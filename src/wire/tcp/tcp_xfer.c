@@ -33,18 +33,7 @@ static uint64_t q_used(const tcp_peer_t *p)
 
 static void q_put(tcp_peer_t *p, const uint8_t *data, size_t len)
 {
-    uint32_t mask = tcp_state.q_cap - 1;
-
-    while (len > 0) {
-        uint32_t at = (uint32_t)(p->q_tail & mask);
-        size_t n = tcp_state.q_cap - at;
-        if (n > len)
-            n = len;
-        memcpy(p->q + at, data, n);
-        p->q_tail += n;
-        data += n;
-        len -= n;
-    }
+    wire_ring_put(p->q, tcp_state.q_cap, &p->q_tail, data, len);
 }
 
 /* Socket errors on a connection that was open: the peer is gone. */
@@ -265,12 +254,7 @@ static int rx_process(tcp_peer_t *p, int budget)
             p->credits = f.credits;
         avail = p->rx_len - off - (size_t)r;
         if (f.type != WIRE_FRAME_AM) {
-            if (f.type == WIRE_FRAME_SEG) {
-                p->segs[f.ep].size = f.args[0];
-                p->seg_known[f.ep] = 1;
-            } else if (f.type == WIRE_FRAME_BYE) {
-                p->bye = 1;
-            }
+            wire_frame_control(&f, p->segs, p->seg_known, &p->bye);
             off += (size_t)r;
             continue;
         }

@@ -119,12 +119,7 @@ static ssize_t parse(udp_peer_t *p, const uint8_t *buf, size_t n)
             p->credits = f.credits;
         avail = n - off - (size_t)r;
         if (f.type != WIRE_FRAME_AM) {
-            if (f.type == WIRE_FRAME_SEG) {
-                p->segs[f.ep].size = f.args[0];
-                p->seg_known[f.ep] = 1;
-            } else if (f.type == WIRE_FRAME_BYE) {
-                p->bye = 1;
-            }
+            wire_frame_control(&f, p->segs, p->seg_known, &p->bye);
             off += (size_t)r;
             continue;
         }

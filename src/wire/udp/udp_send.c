@@ -33,19 +33,7 @@ static uint64_t q_used(const udp_peer_t *p)
 
 static void q_put(udp_peer_t *p, const void *data, size_t len)
 {
-    uint32_t mask = udp_state.q_cap - 1;
-    const uint8_t *d = data;
-
-    while (len > 0) {
-        uint32_t at = (uint32_t)(p->q_tail & mask);
-        size_t n = udp_state.q_cap - at;
-        if (n > len)
-            n = len;
-        memcpy(p->q + at, d, n);
-        p->q_tail += n;
-        d += n;
-        len -= n;
-    }
+    wire_ring_put(p->q, udp_state.q_cap, &p->q_tail, data, len);
 }
 
 /* The ring bytes [start, start + len) as at most two pieces. */

@@ -720,25 +720,17 @@ static int udp_peer_segment(wire_conn_t *conn, unsigned ep,
 {
     udp_peer_t *p = (udp_peer_t *)conn;
 
-    if (ep >= WIRE_MAX_EPS)
-        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
-    if (!p->seg_known[ep])
-        return p->dead ? base_err(SHOAL_ERR_PEER_DEAD, "rank %d died",
-                                  p->base.rank)
-                       : SHOAL_ERR_AGAIN;
-    seg->base = 0;
-    seg->size = p->segs[ep].size;
-    return SHOAL_OK;
+    return wire_segment_of(p->segs, p->seg_known, ep, p->base.rank, p->dead,
+                           seg);
 }
 
 static int udp_publish_segment(unsigned ep, const void *base, size_t size)
 {
     udp_state_t *u = &udp_state;
+    int status = wire_segment_set(u->my_segs, ep, base, size);
 
-    if (ep >= WIRE_MAX_EPS)
-        return base_err(SHOAL_ERR_INVALID, "endpoint index %u", ep);
-    u->my_segs[ep].base = (uint64_t)(uintptr_t)base;
-    u->my_segs[ep].size = base != NULL ? size : 0;
+    if (status != SHOAL_OK)
+        return status;
     for (int r = 0; r < u->job->size; r++) {
         udp_peer_t *p = &u->peers[r];
         if (p->open && !p->dead &&

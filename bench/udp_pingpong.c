@@ -19,6 +19,13 @@
  * line.  Size 0 is a real empty datagram.  Sizes above the link's MTU less
  * 28 bytes are fragmented by IP, as the kernel does for any datagram.
  *
+ * --shared (both sides) gives each side the shape of a wire whose one
+ * socket serves every peer, as Shoal's datagram wire has it: datagrams are
+ * received on an unconnected socket with recvmsg, which returns the
+ * sender's address with each (the wire checks it), and sent through a
+ * second socket connected to the peer.  bench/multihost runs it as
+ * udp-shared, the floor for such a wire.
+ *
  * Nothing is retransmitted: this measures a lossless link.  Control
  * datagrams (hello, the next size and its count of round trips, bye) carry
  * a magic number; the client repeats its hello until the server answers
@@ -36,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +62,9 @@ struct ctl {
 };
 
 static char buf[MAX_SIZE + 1];
+/* --shared: datagrams go out through out_fd (connected to the peer) and
+ * come in, with their sender's address, on the unconnected socket. */
+static int shared, out_fd = -1;
 
 static void die(const char *what)
 {
@@ -95,7 +106,11 @@ static ssize_t recv_one(int fd, char *p, size_t n, double wait_us,
 {
     double t0 = 0;
     for (unsigned spins = 1;; spins++) {
-        ssize_t k = recv(fd, p, n, 0);
+        struct sockaddr_in from;
+        struct iovec iov = {p, n};
+        struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from,
+                            .msg_iov = &iov, .msg_iovlen = 1};
+        ssize_t k = shared ? recvmsg(fd, &mh, 0) : recv(fd, p, n, 0);
         if (k >= 0)
             return k;
         if (errno == ECONNREFUSED && refused_ok)
@@ -113,6 +128,8 @@ static ssize_t recv_one(int fd, char *p, size_t n, double wait_us,
 
 static void send_one(int fd, const char *p, size_t n)
 {
+    if (shared)
+        fd = out_fd;
     for (;;) {
         ssize_t k = send(fd, p, n, 0);
         if (k == (ssize_t)n)
@@ -121,9 +138,19 @@ static void send_one(int fd, const char *p, size_t n)
             fprintf(stderr, "send: short datagram\n");
             exit(1);
         }
+        if (errno == ECONNREFUSED && shared)
+            return; /* the peer's port is not bound yet: hellos repeat */
         if (errno != EAGAIN && errno != EINTR && errno != ENOBUFS)
             die("send");
     }
+}
+
+/* --shared: out_fd, a socket connected to the peer's receiving socket. */
+static void connect_out(struct sockaddr_in to)
+{
+    out_fd = udp_socket();
+    if (connect(out_fd, (struct sockaddr *)&to, sizeof to) < 0)
+        die("connect");
 }
 
 static void server(int port)
@@ -150,8 +177,17 @@ static void server(int port)
                     exit(1);
                 len = sizeof from;
             }
-            if (connect(fd, (struct sockaddr *)&from, len) < 0)
+            if (shared) {
+                /* The hello came from the client's sending socket; its
+                 * receiving socket's port is in count. */
+                if (k != (ssize_t)sizeof c || c.magic != MAGIC ||
+                    c.type != HELLO)
+                    continue;
+                from.sin_port = htons((unsigned short)c.count);
+                connect_out(from);
+            } else if (connect(fd, (struct sockaddr *)&from, len) < 0) {
                 die("connect");
+            }
             connected = 1;
         } else if ((k = recv_one(fd, (char *)&c, sizeof c, SERVER_WAIT_US,
                                  0)) < 0) {
@@ -219,10 +255,19 @@ static void client(const char *addr, int port, const char *sizes, long iters,
     double t[MAX_BATCHES];
     if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
         die("address");
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
-        die("connect");
-    /* The server may not be bound yet: say hello until it answers. */
     struct ctl hello = {MAGIC, HELLO, 0, 0};
+    if (shared) {
+        struct sockaddr_in me = {.sin_family = AF_INET};
+        socklen_t len = sizeof me;
+        if (bind(fd, (struct sockaddr *)&me, sizeof me) < 0 ||
+            getsockname(fd, (struct sockaddr *)&me, &len) < 0)
+            die("bind");
+        hello.count = ntohs(me.sin_port);
+        connect_out(a);
+    } else if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        die("connect");
+    }
+    /* The server may not be bound yet: say hello until it answers. */
     for (int tries = 0; !control(fd, hello, 10000, 1); tries++) {
         if (tries > 500) {
             fprintf(stderr, "udp_pingpong: no server at %s:%d\n", addr,
@@ -267,6 +312,10 @@ static void client(const char *addr, int port, const char *sizes, long iters,
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[argc - 1], "--shared") == 0) {
+        shared = 1;
+        argc--;
+    }
     if (argc == 3 && strcmp(argv[1], "server") == 0) {
         server(atoi(argv[2]));
         return 0;
@@ -290,7 +339,8 @@ int main(int argc, char **argv)
         client(argv[2], atoi(argv[3]), sizes, iters / batches + 1, batches);
         return 0;
     }
-    fprintf(stderr, "usage: %s server PORT | client ADDR PORT [--sizes "
-                    "A,B,...] [--iters N] [--batches N]\n", argv[0]);
+    fprintf(stderr, "usage: %s server PORT [--shared] | client ADDR PORT "
+                    "[--sizes A,B,...] [--iters N] [--batches N] "
+                    "[--shared]\n", argv[0]);
     return 2;
 }

@@ -1197,7 +1197,10 @@ mcast_blocked)
     SHOAL_MCAST=on SHOAL_MCAST_MIN=0 job blocked "$MH_BCAST" --roots 0,2 \
         --sizes 1,1m,16m --reps 2
     expect_out "^ok bcast 12 calls"
-    expect_err "receives no multicast datagrams; it gets broadcasts from rank [02] point-to-point from now on \(logged once\)"
+    expect_err "rank [123] of the communicator receives no multicast datagrams; it gets broadcasts from rank 0 point-to-point from now on \(logged once\)"
+    # Root 2 comes second: ranks 1 and 3 tell it at once that an earlier
+    # root could not reach them (flag 4), so it logs that reason first.
+    expect_err "rank [13] of the communicator got no multicast datagrams from an earlier root; it gets broadcasts from rank 2 point-to-point"
     nothing_left
     ;;
 mcast_receiver_lost)

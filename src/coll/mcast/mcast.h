@@ -93,6 +93,8 @@ enum {
 #define MCAST_ACK_F_NO_MCAST 1u /* this receiver cannot join the group */
 #define MCAST_ACK_F_BUSY 2u     /* it receives MCAST_ACTIVE_MAX calls
                                    already: send this one point-to-point */
+#define MCAST_ACK_F_UNREACHED 4u /* an earlier root got no multicast to it
+                                    through: point-to-point from now on */
 
 enum {
     MCAST_END_DONE = 1, /* every receiver ... this one confirmed all */
@@ -144,6 +146,9 @@ typedef struct mcast_comm {
     uint64_t gid;
     int rx_fd;     /* joined to group; -1 until this rank receives */
     int rx_failed; /* joining failed: receive point-to-point */
+    int unreached; /* a root fell back to point-to-point for this rank
+                      before any multicast reached it: every root learns
+                      it from our first report (not from its own stalls) */
     uint8_t *p2p;  /* by rank: gets broadcasts from us point-to-point */
     struct mc_call *active[MCAST_ACTIVE_MAX]; /* receiving now */
     int nactive;

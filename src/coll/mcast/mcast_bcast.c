@@ -312,6 +312,8 @@ static void take_report(mc_call_t *k, mc_peer_t *p, uint64_t now)
     p->mc = a.mc;
     if (a.flags & MCAST_ACK_F_NO_MCAST)
         to_p2p(k, p, "cannot join the multicast group");
+    else if (a.flags & MCAST_ACK_F_UNREACHED)
+        to_p2p(k, p, "got no multicast datagrams from an earlier root");
     else if (a.flags & MCAST_ACK_F_BUSY)
         to_p2p(k, p, NULL); /* this call only */
 }
@@ -552,6 +554,7 @@ static void root_begin(mc_call_t *k, uint64_t now)
 
 static void report(mc_call_t *k, uint32_t kind, uint64_t now)
 {
+    const mcast_comm_t *m = k->c->mcast;
     mcast_ack_t a;
     int slot = -1;
 
@@ -563,7 +566,8 @@ static void report(mc_call_t *k, uint32_t kind, uint64_t now)
     memset(&a, 0, sizeof(a));
     a.kind = kind;
     a.flags = (k->no_mcast ? MCAST_ACK_F_NO_MCAST : 0) |
-              (k->busy ? MCAST_ACK_F_BUSY : 0);
+              (k->busy ? MCAST_ACK_F_BUSY : 0) |
+              (m->unreached ? MCAST_ACK_F_UNREACHED : 0);
     a.cum = kind == MCAST_ACK_FINAL ? k->nfrags : k->cum;
     a.high = kind == MCAST_ACK_FINAL ? k->nfrags : k->high;
     a.mc = k->mc;
@@ -724,9 +728,14 @@ static int recv_run(mc_call_t *k)
         deactivate(k);
     if (k->end_kind == 0 && req_done(k, &k->ereq)) {
         k->end_kind = k->rc != 0 ? MCAST_END_ERROR : k->ein[0];
-        if (k->end_kind == MCAST_END_P2P)
+        if (k->end_kind == MCAST_END_P2P) {
+            /* Not because we were busy, and not one fragment came by
+             * multicast: the group does not reach us.  Every later root
+             * hears it in our first report. */
+            if (!k->busy && k->mc == 0)
+                m->unreached = 1;
             post_recv(k, k->data, k->bytes, k->root, &k->dreq);
-        else if (k->end_kind == MCAST_END_DONE && k->got < k->nfrags &&
+        } else if (k->end_kind == MCAST_END_DONE && k->got < k->nfrags &&
                  k->rc == 0)
             k->rc = base_err(SHOAL_ERR_INTERNAL, "multicast broadcast: the "
                              "root ended the call before this rank had it");

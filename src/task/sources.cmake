@@ -3,6 +3,7 @@
 list(APPEND SHOAL_SOURCES
     task/task_diff.c
     task/task_diff_merge.c
+    task/task_lock.c
     task/task_path.c
     task/task_rand.c
     task/task_sched.c

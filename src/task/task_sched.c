@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "task/task_grow.h"
 #include "task/task_sched.h"
 
 typedef struct job {
@@ -49,24 +50,9 @@ struct task_sched {
     size_t cap_cands;
 };
 
-/* Grows *arr (of *cap elements of size sz) to hold need. */
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return SHOAL_OK;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*arr, n * sz);
-    if (p == NULL)
-        return base_err(SHOAL_ERR_NOMEM, "task scheduler: %zu entries", n);
-    *arr = p;
-    *cap = n;
-    return SHOAL_OK;
-}
-
 #define GROW(s, arr, cap, need)                                              \
-    grow((void **)&(s)->arr, &(s)->cap, (need), sizeof *(s)->arr)
+    task_grow((void **)&(s)->arr, &(s)->cap, (need), sizeof *(s)->arr,       \
+              "task scheduler")
 
 int task_sched_create(uint32_t max_copies, task_sched_t **out)
 {

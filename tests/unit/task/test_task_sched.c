@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "task/task_sched.h"
+#include "task_model.h"
 #include "test.h"
 
 static task_sched_t *s;
@@ -226,21 +227,6 @@ static mcopy_t mc[MCOPIES];
 static uint32_t mw_running[MWORKERS];
 static int mw_live[MWORKERS];
 static uint32_t nj, ncp, nw, max_copies;
-static uint64_t seed, rs;
-
-static uint64_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            T_FAIL("seed %llu: %s", (unsigned long long)seed, #cond);        \
-    } while (0)
 
 static uint32_t model_nlive(uint32_t j)
 {
@@ -475,7 +461,6 @@ static void step(void)
 
 static void random_run(void)
 {
-    rs = seed * 2654435761u + 1;
     nj = ncp = nw = 0;
     max_copies = 1 + (uint32_t)(rnd() % 4);
     T_OK(task_sched_create(max_copies, &s));
@@ -499,19 +484,11 @@ static void random_run(void)
 
 int main(void)
 {
-    const char *env = getenv("SHOAL_TEST_SEED");
-
     test_thesis_example();
     test_victim_ties();
     test_lost_worker();
     test_parent_waits();
     test_penalty();
-    if (env != NULL) {
-        seed = strtoull(env, NULL, 0);
-        random_run();
-        return 0;
-    }
-    for (seed = 1; seed <= 200; seed++)
-        random_run();
+    model_runs(random_run, 200);
     return 0;
 }

@@ -129,6 +129,8 @@ BASE_CONFIG_VAR(MCAST_HOSTS, INT, "3", "2:65536", "library",
                 "SHOAL_MCAST=auto: fewest hosts a communicator must span for multicast broadcast")
 BASE_CONFIG_VAR(MCAST_GROUP, STRING, "239.193.0.0", "", "library",
                 "IPv4 multicast base address; each communicator gets a group in the /16 from it (a hash of the job and the communicator)")
+BASE_CONFIG_VAR(MCAST_GROUP6, STRING, "ff18::5348:0:0", "", "library",
+                "IPv6 multicast base address, for a network wire on IPv6; each communicator gets a group in the /96 from it (a hash of the job and the communicator)")
 BASE_CONFIG_VAR(MCAST_PORT, INT, "0", "0:65535", "library",
                 "UDP port of the multicast groups; 0 derives one from the job id (30000..59999)")
 BASE_CONFIG_VAR(MCAST_WINDOW, INT, "2048", "16:65536", "library",

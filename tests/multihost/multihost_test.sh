@@ -1038,7 +1038,8 @@ PY
 udp_ipv6)
     # The datagram wire over IPv6: ULA addresses on every host's eth0
     # (no duplicate detection, so usable at once), SHOAL_UDP_FAMILY=ipv6;
-    # the launcher still reaches the hosts over IPv4.
+    # the launcher still reaches the hosts over IPv4.  Then the multicast
+    # broadcast over IPv6 groups.
     need_wire
     [ -d /proc/sys/net/ipv6 ] || skip "the kernel has no IPv6"
     layout mixed
@@ -1058,6 +1059,16 @@ udp_ipv6)
     [ "$(grep -c -E "udp: bound \[?fd77::1[01]" "$tmp/err")" -eq 4 ] ||
         fail "not every rank bound an IPv6 address"
     job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
+    # The multicast broadcast over IPv6 too: groups from SHOAL_MCAST_GROUP6
+    # joined on eth0, the largest message carried by multicast, no fallback.
+    SHOAL_MCAST=on SHOAL_MCAST_MIN=0 SHOAL_LOG=debug job mcast "$MH_BCAST" \
+        --roots 0,3 --sizes 1,1425,1m,4m
+    expect_out "^ok bcast"
+    [ "$(grep -c -E "multicast broadcast: interface fd77::1[01], port" "$tmp/err")" -ge 2 ] ||
+        fail "the leaders did not set up IPv6 multicast"
+    expect_err "multicast broadcast of 4194304 bytes: [0-9]+ us, [1-9][0-9]* datagrams"
+    ! grep -E "point-to-point from now on|multicast broadcast unusable" "$tmp/err" ||
+        fail "the IPv6 broadcast fell back to point-to-point"
     nothing_left
     ;;
 udp_xdp)

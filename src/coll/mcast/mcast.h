@@ -120,7 +120,9 @@ typedef struct mcast_proc {
     char why[200];
     int tx_fd;
     uint8_t key[16];
-    struct in_addr ifaddr; /* the network wire's address */
+    int family;            /* the network wire's: AF_INET or AF_INET6 */
+    struct in_addr ifaddr; /* the network wire's address (IPv4) */
+    unsigned ifindex;      /* and its interface (IPv6) */
     uint16_t port;
     int warned;        /* the point-to-point fallback was logged */
     int gso;           /* UDP_SEGMENT sends, UDP_GRO receives
@@ -142,7 +144,8 @@ uint32_t mcast_fsize(void);
 
 /* What a communicator keeps (coll_comm_t.mcast). */
 typedef struct mcast_comm {
-    struct sockaddr_in group;
+    struct sockaddr_storage group; /* address and port */
+    socklen_t group_len;
     uint64_t gid;
     int rx_fd;     /* joined to group; -1 until this rank receives */
     int rx_failed; /* joining failed: receive point-to-point */

@@ -503,7 +503,8 @@ int task_lock_unlock(task_lock_t *m, uint32_t copy, const task_path_t *job,
     if (j != NONE && m->jobs[j].done)
         return 0;
     if (j == NONE || request >= m->jobs[j].next) {
-        int waiting = j != NONE && m->jobs[j].queued != NONE;
+        int waiting = j != NONE && m->jobs[j].queued != NONE &&
+                      request == m->jobs[j].next;
         if (j == NONE)
             task_path_format(job, buf, sizeof buf);
         return base_err(SHOAL_ERR_INVALID,
@@ -690,8 +691,10 @@ static int longest(const task_lock_record_t *recs, size_t nrecs, size_t *best)
     return SHOAL_OK;
 }
 
+/* Versions past the sequence's length cannot exist (a bound on what a
+ * corrupt record could make us allocate). */
 static int collect_versions(task_lock_t *m, const task_lock_record_t *recs,
-                            size_t nrecs)
+                            size_t nrecs, size_t nseq)
 {
     for (uint32_t i = 0; i < m->nlocks; i++)
         m->locks[i].v[0].present = 0;
@@ -700,6 +703,11 @@ static int collect_versions(task_lock_t *m, const task_lock_record_t *recs,
             const task_lock_version_t *v = &recs[r].versions[i];
             if (v->lock >= m->nlocks)
                 return bad_lock(m, v->lock);
+            if (v->version > nseq)
+                return base_err(SHOAL_ERR_PROTOCOL,
+                                "lock rebuild: lock %u version %u, past "
+                                "the sequence's %zu entries", v->lock,
+                                v->version, nseq);
             lock_t *l = &m->locks[v->lock];
             if (!has_version(l, v->version)) {
                 if (put_version(l, v->version, v->data, v->len) != SHOAL_OK)
@@ -780,7 +788,8 @@ int task_lock_rebuild(uint32_t nlocks, uint32_t suspect_after,
         return st;
     if ((st = task_lock_create(nlocks, suspect_after, &m)) != SHOAL_OK)
         return st;
-    if ((st = collect_versions(m, recs, nrecs)) != SHOAL_OK ||
+    if ((st = collect_versions(m, recs, nrecs, recs[best].nseq)) !=
+            SHOAL_OK ||
         (st = replay_sequence(m, recs[best].seq, recs[best].nseq)) != SHOAL_OK)
         goto err;
     for (size_t k = 0; k < m->nseq; k++) {

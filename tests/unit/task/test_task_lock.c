@@ -383,6 +383,10 @@ static void test_rebuild(void)
     task_lock_record_t bad4[1] = {{0, gap, 2, v2, 2}};
     T_ERR(task_lock_rebuild(2, 0, bad4, 1, &m), SHOAL_ERR_PROTOCOL);
     T_ERR(task_lock_rebuild(2, 0, recs, 0, &m), SHOAL_ERR_INVALID);
+    task_lock_version_t far[] = {{0, 0, &val[0], 8}, {1, 0, &val[0], 8},
+                                 {0, 5, &val[0], 8}};
+    task_lock_record_t bad5[1] = {{0, seq, 4, far, 3}};
+    T_ERR(task_lock_rebuild(2, 0, bad5, 1, &m), SHOAL_ERR_PROTOCOL);
     task_path_free(&a);
     task_path_free(&b);
     task_path_free(&d);

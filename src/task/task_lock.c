@@ -2,8 +2,12 @@
  * The lock manager (task_lock.h).  Jobs are found by path through an
  * open-addressed table; waiting copies and FIFOs are arrays scanned
  * linearly, which is plenty at the lock rates of tens of workers.
- * Versions are kept for the manager's life (a replay may ask for any of
- * them); dropping those no unfinished job can ask for is a later step.
+ *
+ * Each version but the current one is the before-image of exactly one
+ * entry (the lock's next grant), so its bytes are dropped when that
+ * entry's job finishes: no copy can ask for them any more.  The manager
+ * still knows the version existed (a late unlock that made it is
+ * ignored, not taken for a regeneration).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,8 @@ typedef struct entry {
 typedef struct vers {
     uint8_t *data;
     size_t len;
-    uint8_t present;
+    uint8_t present; /* bytes held */
+    uint8_t dropped; /* existed; bytes freed (its reader finished) */
 } vers_t;
 
 typedef struct lock {
@@ -99,7 +104,7 @@ int task_lock_create(uint32_t nlocks, uint32_t suspect_after,
         l->owner = TASK_LOCK_FREE;
         if (GROW(l->v, l->capv, 1) != SHOAL_OK)
             goto err_nomem;
-        l->v[0] = (vers_t){NULL, 0, 1};
+        l->v[0] = (vers_t){NULL, 0, 1, 0};
         l->nv = 1;
     }
     *out = m;
@@ -141,7 +146,7 @@ static int put_version(lock_t *l, uint32_t v, const void *data, size_t len)
     if (GROW(l->v, l->capv, (size_t)v + 1) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     while (l->nv <= v)
-        l->v[l->nv++] = (vers_t){NULL, 0, 0};
+        l->v[l->nv++] = (vers_t){NULL, 0, 0, 0};
     uint8_t *p = malloc(len ? len : 1);
     if (p == NULL)
         return base_err(SHOAL_ERR_NOMEM, "lock manager: version of %zu bytes",
@@ -149,13 +154,19 @@ static int put_version(lock_t *l, uint32_t v, const void *data, size_t len)
     if (len)
         memcpy(p, data, len);
     free(l->v[v].data);
-    l->v[v] = (vers_t){p, len, 1};
+    l->v[v] = (vers_t){p, len, 1, 0};
     return SHOAL_OK;
 }
 
 static int has_version(const lock_t *l, uint32_t v)
 {
     return v < l->nv && l->v[v].present;
+}
+
+/* The version was made (its bytes may be dropped since). */
+static int made_version(const lock_t *l, uint32_t v)
+{
+    return v < l->nv && (l->v[v].present || l->v[v].dropped);
 }
 
 static int bad_lock(const task_lock_t *m, uint32_t lock)
@@ -278,7 +289,7 @@ static int grant(task_lock_t *m, uint32_t copy, uint32_t worker, uint64_t k,
     task_lock_order_t o = {TASK_LOCK_GRANT, copy, worker, e->lock,
                            e->request, e->version, v->data, v->len, k,
                            m->known[worker], m->nseq, (uint8_t)replay, 0};
-    o.released = e->released && has_version(l, e->version + 1);
+    o.released = e->released && made_version(l, e->version + 1);
     if (o.seq_from > o.seq_to)
         o.seq_from = o.seq_to; /* a worker that saw a longer, lost tail */
     m->known[worker] = m->nseq;
@@ -524,7 +535,7 @@ int task_lock_unlock(task_lock_t *m, uint32_t copy, const task_path_t *job,
         int st = release(m, k, data, len);
         return st == SHOAL_OK ? 1 : st;
     }
-    if (has_version(&m->locks[lock], e->version + 1))
+    if (made_version(&m->locks[lock], e->version + 1))
         return 0; /* a slower copy's unlock */
     int st = regenerate(m, k, data, len);
     return st == SHOAL_OK ? 1 : st;
@@ -586,6 +597,15 @@ int task_lock_job_done(task_lock_t *m, const task_path_t *job)
     ljob_t *jb = &m->jobs[j];
     if (jb->done)
         return SHOAL_OK;
+    for (uint32_t r = 0; r < jb->next; r++) {
+        const entry_t *e = &m->seq[jb->entries[r]];
+        if (!e->released && !has_version(&m->locks[e->lock], e->version))
+            return base_err(SHOAL_ERR_BUSY,
+                            "job %s holds lock %u, whose version %u was "
+                            "lost with a worker: it must run again",
+                            job_text(m, j, buf, sizeof buf), e->lock,
+                            e->version);
+    }
     jb->done = 1;
     if (unqueue(m, j) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
@@ -598,6 +618,12 @@ int task_lock_job_done(task_lock_t *m, const task_path_t *job)
         const vers_t *v = &m->locks[e->lock].v[e->version];
         if (release(m, k, v->data, v->len) != SHOAL_OK)
             return SHOAL_ERR_NOMEM;
+    }
+    for (uint32_t r = 0; r < jb->next; r++) { /* before-images: unread */
+        vers_t *v = &m->locks[m->seq[jb->entries[r]].lock]
+                         .v[m->seq[jb->entries[r]].version];
+        free(v->data);
+        *v = (vers_t){NULL, 0, 0, 1};
     }
     if (held > 0)
         return base_err(SHOAL_ERR_BUSY,
@@ -659,8 +685,11 @@ int task_lock_version(const task_lock_t *m, uint32_t lock, uint32_t version,
     if (lock >= m->nlocks)
         return bad_lock(m, lock);
     if (!has_version(&m->locks[lock], version))
-        return base_err(SHOAL_ERR_NOT_FOUND, "lock %u: version %u missing",
-                        lock, version);
+        return base_err(SHOAL_ERR_NOT_FOUND, "lock %u: version %u %s", lock,
+                        version,
+                        made_version(&m->locks[lock], version)
+                            ? "dropped (the job that read it has finished)"
+                            : "missing");
     *data = m->locks[lock].v[version].data;
     *len = m->locks[lock].v[version].len;
     return SHOAL_OK;
@@ -752,8 +781,11 @@ static int replay_sequence(task_lock_t *m, const task_lock_entry_t *seq,
                             "lock %u version %u) does not follow on", k,
                             job_text(m, j, buf, sizeof buf), e->request,
                             e->lock, e->version);
-        if (append(m, j, e->lock, e->version) != SHOAL_OK)
+        if (append(m, j, e->lock, e->version) != SHOAL_OK ||
+            GROW(l->v, l->capv, (size_t)e->version + 2) != SHOAL_OK)
             return SHOAL_ERR_NOMEM;
+        while (l->nv < (size_t)e->version + 2)
+            l->v[l->nv++] = (vers_t){NULL, 0, 0, 0};
         m->seq[k].released = 1;
         l->owner = k;
         l->cur = e->version + 1;

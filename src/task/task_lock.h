@@ -138,7 +138,9 @@ int task_lock_entry(const task_lock_t *m, uint64_t k, task_lock_entry_t *e);
 /* The entry holding lock, or TASK_LOCK_FREE; its current version. */
 uint64_t task_lock_owner(const task_lock_t *m, uint32_t lock);
 uint32_t task_lock_current(const task_lock_t *m, uint32_t lock);
-/* A version's bytes; SHOAL_ERR_NOT_FOUND while it is missing. */
+/* A version's bytes; SHOAL_ERR_NOT_FOUND while it is missing, and once
+ * the job whose grant read it has finished (its bytes are dropped then:
+ * every version but the current one is one grant's before-image). */
 int task_lock_version(const task_lock_t *m, uint32_t lock, uint32_t version,
                       const void **data, size_t *len);
 

@@ -193,7 +193,13 @@ static void test_done_refused(void)
     unlock_val(1, &a, 0, 0, 1, 1);
     T_EQ(order_at(1, TASK_LOCK_GRANT, 3)->version, 1); /* C, not B */
     unlock_val(3, &c, 0, 0, 2, 1);
+    const void *d;
+    size_t len;
+    T_OK(task_lock_version(m, 0, 0, &d, &len)); /* A's before-image */
     T_OK(task_lock_job_done(m, &a));
+    T_ERR(task_lock_version(m, 0, 0, &d, &len), SHOAL_ERR_NOT_FOUND);
+    T_ASSERT(strstr(shoal_error_detail(), "dropped") != NULL);
+    T_OK(task_lock_version(m, 0, 2, &d, &len)); /* the current one */
     task_lock_orders_clear(m);
     T_OK(task_lock_lock(m, 7, 0, &a, 1, 0));
     order_at(0, TASK_LOCK_REFUSE, 7);
@@ -349,6 +355,8 @@ static void test_rebuild(void)
     T_EQ(task_lock_held(m, &d), 1);
     T_EQ(task_lock_held(m, &b), 0);
     T_EQ(task_lock_current(m, 0), 2);
+    T_ERR(task_lock_job_done(m, &d), SHOAL_ERR_BUSY); /* must re-run */
+    T_EQ(task_lock_held(m, &d), 1);
     /* D's new copy replays: version 2 is missing, it waits. */
     T_OK(task_lock_lock(m, 30, 2, &d, 0, 0));
     order_at(0, TASK_LOCK_WAIT, 30);
@@ -727,19 +735,22 @@ static void random_run(void)
     for (int i = 0; i < 200000 && !all_done(); i++)
         step();
     CHECK(all_done());
-    /* Exactly k*n increments, each version one more than the last. */
+    /* Exactly k*n increments (each grant checked version == value);
+     * every version but the current one dropped: all jobs finished. */
     uint64_t total = 0;
     for (uint32_t l = 0; l < nlocks; l++) {
         const void *d;
         size_t len;
         uint64_t x;
+        uint32_t cur = task_lock_current(m, l);
         CHECK(task_lock_owner(m, l) == TASK_LOCK_FREE);
-        total += task_lock_current(m, l);
-        for (uint32_t v = 0; v <= task_lock_current(m, l); v++) {
-            CHECK_OK(task_lock_version(m, l, v, &d, &len));
-            memcpy(&x, d, sizeof x);
-            CHECK(x == v);
-        }
+        total += cur;
+        CHECK_OK(task_lock_version(m, l, cur, &d, &len));
+        memcpy(&x, d, sizeof x);
+        CHECK(x == cur);
+        for (uint32_t v = 0; v < cur; v++)
+            CHECK(task_lock_version(m, l, v, &d, &len) ==
+                  SHOAL_ERR_NOT_FOUND);
     }
     CHECK(total == (uint64_t)nj * nsect);
     CHECK(task_lock_seq_len(m) == (uint64_t)nj * nsect);

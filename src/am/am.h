@@ -181,6 +181,13 @@ const wire_ops_t *am_wire_for(int rank);
 int am_net_side(const char *label, uint8_t key[16],
                 struct sockaddr_storage *addr);
 
+/* A descriptor of a layer above (the multicast broadcast's group
+ * socket) that ends sleeps while it is readable, until unwatched; the
+ * caller reads it from its progress.  An error when no network wire can
+ * watch it (then take a nap hold). */
+int am_net_watch(int fd);
+void am_net_unwatch(int fd);
+
 /* A layer above that needs progress soon although nothing may ring
  * (the multicast broadcast reads its own socket): while holds are taken,
  * sleeps last at most the shortest nap asked for. */

@@ -155,6 +155,22 @@ int am_net_side(const char *label, uint8_t key[16],
     return am.net[0].ops->side(label, key, addr);
 }
 
+int am_net_watch(int fd)
+{
+    const wire_ops_t *w = am.nnet > 0 ? am.net[0].ops : NULL;
+
+    if (w == NULL || w->watch_fd == NULL || w->unwatch_fd == NULL)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "no network wire to watch "
+                        "a descriptor in");
+    return w->watch_fd(fd, 0);
+}
+
+void am_net_unwatch(int fd)
+{
+    if (am.nnet > 0 && am.net[0].ops->unwatch_fd != NULL)
+        (void)am.net[0].ops->unwatch_fd(fd);
+}
+
 int am_wire_unreachable(int rank)
 {
     char up[64];

@@ -156,6 +156,9 @@ typedef struct wire_ops {
     /* End sleep() also when fd is readable: a doorbell socket whose bytes
      * sleep drains (drain 1), or another wire's event_fd (drain 0). */
     int (*watch_fd)(int fd, int drain);
+    /* Stop watching fd (given to watch_fd); SHOAL_ERR_INVALID when it is
+     * not watched. */
+    int (*unwatch_fd)(int fd);
     /* Nanoseconds until poll must run although nothing arrives (a
      * retransmission or acknowledgement timer), UINT64_MAX for none;
      * valid after arm. */

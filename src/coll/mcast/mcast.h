@@ -149,6 +149,7 @@ typedef struct mcast_comm {
     uint64_t gid;
     int rx_fd;     /* joined to group; -1 until this rank receives */
     int rx_failed; /* joining failed: receive point-to-point */
+    int watchers;  /* calls in flight whose sleeps watch rx_fd */
     int unreached; /* a root fell back to point-to-point for this rank
                       before any multicast reached it: every root learns
                       it from our first report (not from its own stalls) */

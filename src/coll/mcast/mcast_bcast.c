@@ -40,7 +40,9 @@
 #define RX_BATCH 16
 #define RX_MAX 65536     /* a datagram, or several the kernel coalesced */
 #define SEND_BUDGET 256  /* datagrams one run sends at most */
-#define NAP_NS 100000ull /* longest sleep while a call is in flight */
+#define NAP_NS 100000ull /* longest sleep of a root while a call is in
+                            flight, or of a receiver whose group socket
+                            the network wire cannot watch */
 
 enum { P_RUN = 0, P_P2P, P_DEAD };
 
@@ -71,7 +73,8 @@ typedef struct mc_call {
     uint32_t run; /* starts so far (persistent calls keep their tag) */
     uint64_t nfrags;
     int rc;
-    int held; /* am_nap_hold taken */
+    int held;     /* am_nap_hold taken */
+    int watching; /* one of the group socket's watchers (receivers) */
     int done;
     uint64_t rto;
     /* the root */
@@ -132,16 +135,42 @@ static int bit(const uint64_t *b, uint64_t i)
     return (int)(b[i / 64] >> (i % 64) & 1);
 }
 
+/*
+ * While a call is in flight its rank must wake for what it waits for.
+ * Reports, end records and point-to-point data ring the network wire.  A
+ * receiver's fragments ring through the group socket, which the wire's
+ * sleep watches while a call of the communicator runs (am_net_watch); it
+ * naps only for its own timer (a report every SHOAL_MCAST_RTO).  The root
+ * naps NAP_NS: it also waits for room in its socket's buffer, which
+ * nothing rings.
+ */
 static void hold(mc_call_t *k)
 {
-    if (!k->held) {
-        am_nap_hold(NAP_NS);
-        k->held = 1;
+    mcast_comm_t *m = k->c->mcast;
+    uint64_t nap = NAP_NS;
+
+    if (k->held)
+        return;
+    if (!k->is_root && m->rx_fd >= 0 &&
+        (m->watchers > 0 || am_net_watch(m->rx_fd) == SHOAL_OK)) {
+        m->watchers++;
+        k->watching = 1;
+        if (k->rto / 4 > nap)
+            nap = k->rto / 4;
     }
+    am_nap_hold(nap);
+    k->held = 1;
 }
 
 static void release(mc_call_t *k)
 {
+    mcast_comm_t *m = k->c->mcast;
+
+    if (k->watching) {
+        if (--m->watchers == 0)
+            am_net_unwatch(m->rx_fd);
+        k->watching = 0;
+    }
     if (k->held) {
         am_nap_release();
         k->held = 0;
@@ -796,11 +825,11 @@ static int step_begin(void *arg)
     for (int i = 0; i < ACK_SLOTS; i++)
         k->areq[i] = NULL;
     k->ereq = k->dreq = NULL;
-    hold(k);
     if (k->is_root)
         root_begin(k, now);
     else
-        recv_begin(k, now);
+        recv_begin(k, now); /* joins the group on first use */
+    hold(k);
     return 1;
 }
 

@@ -382,6 +382,8 @@ void coll_mcast_fini(coll_comm_t *c)
 
     if (m == NULL)
         return;
+    if (m->watchers > 0)
+        am_net_unwatch(m->rx_fd);
     if (m->rx_fd >= 0)
         close(m->rx_fd); /* leaves the group */
     free(m->p2p);

@@ -122,7 +122,7 @@ typedef struct tcp_peer {
 
 /* Descriptors of other wires that end a sleep here too (watch_fd): the
  * shared-memory doorbell's socket, other network wires' epoll sets. */
-#define TCP_WATCH_MAX 4
+#define TCP_WATCH_MAX 8
 typedef struct tcp_watch {
     int fd;
     int drain; /* a doorbell socket: its bytes are read away after a wake */

@@ -276,24 +276,45 @@ static int tcp_watch_fd(int fd, int drain)
 
     if (fd < 0)
         return base_err(SHOAL_ERR_INVALID, "TCP wire: no descriptor to watch");
-    if (t->nwatch == TCP_WATCH_MAX)
+    /* A slot unwatch freed, else a new one: a slot's address is its epoll
+     * tag, so slots never move. */
+    for (w = t->watch; w < t->watch + t->nwatch && w->fd >= 0; w++)
+        ;
+    if (w == t->watch + TCP_WATCH_MAX)
         return base_err(SHOAL_ERR_TOO_LARGE,
                         "the TCP wire watches at most %d descriptors",
                         TCP_WATCH_MAX);
-    w = &t->watch[t->nwatch];
     w->fd = fd;
     w->drain = drain != 0;
     status = tcp_epoll_set(EPOLL_CTL_ADD, fd, EPOLLIN, w);
-    if (status == SHOAL_OK)
+    if (status != SHOAL_OK)
+        w->fd = -1;
+    else if (w == t->watch + t->nwatch)
         t->nwatch++;
     return status;
+}
+
+static int tcp_unwatch_fd(int fd)
+{
+    tcp_state_t *t = &tcp_state;
+
+    for (int i = 0; i < t->nwatch; i++)
+        if (t->watch[i].fd == fd && fd >= 0) {
+            tcp_epoll_set(EPOLL_CTL_DEL, fd, 0, NULL);
+            t->watch[i].fd = -1;
+            while (t->nwatch > 0 && t->watch[t->nwatch - 1].fd < 0)
+                t->nwatch--;
+            return SHOAL_OK;
+        }
+    return base_err(SHOAL_ERR_INVALID, "TCP wire: descriptor %d is not "
+                    "watched", fd);
 }
 
 const tcp_watch_t *tcp_watch_of(const void *tag)
 {
     for (int i = 0; i < tcp_state.nwatch; i++)
         if (tag == &tcp_state.watch[i])
-            return &tcp_state.watch[i];
+            return tcp_state.watch[i].fd >= 0 ? &tcp_state.watch[i] : NULL;
     return NULL;
 }
 
@@ -383,6 +404,7 @@ const wire_ops_t wire_tcp_ops = {
     .connecting = tcp_connecting,
     .event_fd = tcp_event_fd,
     .watch_fd = tcp_watch_fd,
+    .unwatch_fd = tcp_unwatch_fd,
     .timer_ns = tcp_timer_ns,
     .side = tcp_side,
 };

@@ -226,7 +226,7 @@ typedef struct udp_state {
     struct iovec siov[3 * UDP_GSO_SEGS];
     uint32_t gso_max; /* datagrams per sendmsg: 1 without offload */
     /* Watched fds (a doorbell socket, other wires). */
-    int watch[4], watch_drain[4], nwatch;
+    int watch[8], watch_drain[8], nwatch;
     udp_faults_t faults;
     /* Liveness: a thread answers probes on its own socket. */
     int live_fd, live_stop_fd;

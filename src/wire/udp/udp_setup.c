@@ -874,6 +874,22 @@ static int udp_watch_fd(int fd, int drain_it)
     return SHOAL_OK;
 }
 
+static int udp_unwatch_fd(int fd)
+{
+    udp_state_t *u = &udp_state;
+
+    for (int i = 0; i < u->nwatch; i++)
+        if (u->watch[i] == fd && fd >= 0) {
+            epoll_ctl(u->epfd, EPOLL_CTL_DEL, fd, NULL);
+            u->nwatch--;
+            u->watch[i] = u->watch[u->nwatch];
+            u->watch_drain[i] = u->watch_drain[u->nwatch];
+            return SHOAL_OK;
+        }
+    return base_err(SHOAL_ERR_INVALID, "datagram wire: descriptor %d is not "
+                    "watched", fd);
+}
+
 /* ---- goodbye -------------------------------------------------------------------- */
 
 /* Every open peer is told we finish, and everything we sent is
@@ -942,6 +958,7 @@ const wire_ops_t wire_udp_ops = {
     .connecting = udp_connecting,
     .event_fd = udp_event_fd,
     .watch_fd = udp_watch_fd,
+    .unwatch_fd = udp_unwatch_fd,
     .timer_ns = udp_timer_ns,
     .side = udp_side,
 };

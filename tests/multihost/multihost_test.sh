@@ -75,6 +75,24 @@ host() { echo "$P-h$1=10.77.3.$((10 + $1)):${2:-2}"; }
 # in NS CMD...: run CMD in namespace NS
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
+# hosts_do CMD...: run CMD in every host's namespace ($P-h*: not the
+# switch, not the login node); status 1 at the first that fails.
+hosts_do() {
+    local ns
+    for ns in $made; do
+        case $ns in "$P-h"*) ;; *) continue ;; esac
+        ip netns exec "$ns" "$@" || return 1
+    done
+}
+
+# drop_at_random PROTO: every host drops 5% of the PROTO packets it
+# receives (iptables' statistic match); skips where that cannot work.
+drop_at_random() {
+    hosts_do iptables -A INPUT -p "$1" -m statistic --mode random \
+        --probability 0.05 -j DROP 2>"$tmp/ipt" ||
+        skip "iptables statistic match unavailable: $(head -1 "$tmp/ipt")"
+}
+
 # run NS ARGS...: shoalrun in namespace NS, output captured; sets rc.
 run() {
     local ns=$1
@@ -745,12 +763,7 @@ random_loss)
     need_wire
     command -v iptables >/dev/null || skip "no iptables command"
     layout mixed
-    for ns in $made; do
-        case $ns in "$P-h"*) ;; *) continue ;; esac
-        ip netns exec "$ns" iptables -A INPUT -p "$wire" -m statistic \
-            --mode random --probability 0.05 -j DROP 2>"$tmp/ipt" ||
-            skip "iptables statistic match unavailable: $(head -1 "$tmp/ipt")"
-    done
+    drop_at_random "$wire"
     faulty
     n=0
     for ns in $made; do
@@ -1181,12 +1194,7 @@ mcast_loss)
     need_wire
     command -v iptables >/dev/null || skip "no iptables command"
     layout h4x1
-    for ns in $made; do
-        case $ns in "$P-h"*) ;; *) continue ;; esac
-        ip netns exec "$ns" iptables -A INPUT -p udp -m statistic \
-            --mode random --probability 0.05 -j DROP 2>"$tmp/ipt" ||
-            skip "iptables statistic match unavailable: $(head -1 "$tmp/ipt")"
-    done
+    drop_at_random udp
     SHOAL_MCAST=on SHOAL_MCAST_MIN=0 SHOAL_LOG=debug \
         job lossy "$MH_BCAST" --roots 0,2 --sizes 1,1425,100000,1m,16m
     expect_out "^ok bcast"
@@ -1201,10 +1209,8 @@ mcast_blocked)
     need_wire
     command -v iptables >/dev/null || skip "no iptables command"
     layout h4x1
-    for ns in $made; do
-        case $ns in "$P-h"*) ;; *) continue ;; esac
-        ip netns exec "$ns" iptables -A INPUT -d 224.0.0.0/4 -j DROP
-    done
+    hosts_do iptables -A INPUT -d 224.0.0.0/4 -j DROP ||
+        fail "iptables cannot drop multicast"
     SHOAL_MCAST=on SHOAL_MCAST_MIN=0 job blocked "$MH_BCAST" --roots 0,2 \
         --sizes 1,1m,16m --reps 2
     expect_out "^ok bcast 12 calls"

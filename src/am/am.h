@@ -181,11 +181,12 @@ const wire_ops_t *am_wire_for(int rank);
 int am_net_side(const char *label, uint8_t key[16],
                 struct sockaddr_storage *addr);
 
-/* A descriptor of a layer above (the multicast broadcast's group
- * socket) that ends sleeps while it is readable, until unwatched; the
- * caller reads it from its progress.  An error when no network wire can
- * watch it (then take a nap hold). */
-int am_net_watch(int fd);
+/* A descriptor of a layer above that ends sleeps while it is readable
+ * (the multicast broadcast's group socket, read from its progress) or,
+ * with writable, while it is writable (its sending socket, whose buffer
+ * it waits to have room), until unwatched.  An error when no network wire
+ * can watch it (then take a nap hold). */
+int am_net_watch(int fd, int writable);
 void am_net_unwatch(int fd);
 
 /* A layer above that needs progress soon although nothing may ring

@@ -155,14 +155,14 @@ int am_net_side(const char *label, uint8_t key[16],
     return am.net[0].ops->side(label, key, addr);
 }
 
-int am_net_watch(int fd)
+int am_net_watch(int fd, int writable)
 {
     const wire_ops_t *w = am.nnet > 0 ? am.net[0].ops : NULL;
 
     if (w == NULL || w->watch_fd == NULL || w->unwatch_fd == NULL)
         return base_err(SHOAL_ERR_UNSUPPORTED, "no network wire to watch "
                         "a descriptor in");
-    return w->watch_fd(fd, 0);
+    return w->watch_fd(fd, writable ? WIRE_WATCH_OUT : WIRE_WATCH_IN);
 }
 
 void am_net_unwatch(int fd)
@@ -228,12 +228,12 @@ static void net_watch(void)
     int fd = wire_shm_wake_fd();
 
     am.net_blind = first->watch_fd == NULL || fd < 0 ||
-                   first->watch_fd(fd, 1) != SHOAL_OK;
+                   first->watch_fd(fd, WIRE_WATCH_DRAIN) != SHOAL_OK;
     for (int i = 1; i < am.nnet; i++) {
         const wire_ops_t *w = am.net[i].ops;
         int efd = w->event_fd != NULL ? w->event_fd() : -1;
         if (first->watch_fd == NULL || efd < 0 ||
-            first->watch_fd(efd, 0) != SHOAL_OK) {
+            first->watch_fd(efd, WIRE_WATCH_IN) != SHOAL_OK) {
             base_info("am", "a sleep in wire %s cannot watch wire %s: "
                       "sleeps will be short naps", first->name, w->name);
             am.net_blind = 1;

@@ -81,6 +81,11 @@ typedef struct wire_segment {
     uint64_t size;
 } wire_segment_t;
 
+/* watch_fd's how */
+#define WIRE_WATCH_IN 0
+#define WIRE_WATCH_DRAIN 1
+#define WIRE_WATCH_OUT 2
+
 typedef struct wire_ops {
     const char *name;
 
@@ -154,8 +159,10 @@ typedef struct wire_ops {
      * poll (its epoll set), for another wire's sleep to watch. */
     int (*event_fd)(void);
     /* End sleep() also when fd is readable: a doorbell socket whose bytes
-     * sleep drains (drain 1), or another wire's event_fd (drain 0). */
-    int (*watch_fd)(int fd, int drain);
+     * sleep drains (WIRE_WATCH_DRAIN), or another wire's event_fd
+     * (WIRE_WATCH_IN); or when fd is writable (WIRE_WATCH_OUT: a socket
+     * whose buffer a layer above waits to have room). */
+    int (*watch_fd)(int fd, int how);
     /* Stop watching fd (given to watch_fd); SHOAL_ERR_INVALID when it is
      * not watched. */
     int (*unwatch_fd)(int fd);

@@ -127,6 +127,7 @@ typedef struct mcast_proc {
     int warned;        /* the point-to-point fallback was logged */
     int gso;           /* UDP_SEGMENT sends, UDP_GRO receives
                           (SHOAL_UDP_GSO) */
+    int out_watchers;  /* root calls whose sleeps wait for tx_fd's room */
 } mcast_proc_t;
 
 /* The process's state, set up on first use; NULL when multicast cannot

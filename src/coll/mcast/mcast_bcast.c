@@ -40,8 +40,7 @@
 #define RX_BATCH 16
 #define RX_MAX 65536     /* a datagram, or several the kernel coalesced */
 #define SEND_BUDGET 256  /* datagrams one run sends at most */
-#define NAP_NS 100000ull /* longest sleep of a root while a call is in
-                            flight, or of a receiver whose group socket
+#define NAP_NS 100000ull /* longest sleep while a call waits for a socket
                             the network wire cannot watch */
 
 enum { P_RUN = 0, P_P2P, P_DEAD };
@@ -89,6 +88,7 @@ typedef struct mc_call {
     uint64_t t0, nsent, nresent, nreports, halvings; /* the debug log */
     int mcast_broken; /* sending fails: everyone point-to-point */
     int tx_full;      /* the socket took less than offered last time */
+    int tx_waiting;   /* while full: 1 tx_fd rings the sleep, 2 naps */
     /* a receiver */
     uint64_t *have; /* bitmap by fragment */
     uint64_t cum, high, got, mc;
@@ -139,33 +139,60 @@ static int bit(const uint64_t *b, uint64_t i)
  * While a call is in flight its rank must wake for what it waits for.
  * Reports, end records and point-to-point data ring the network wire.  A
  * receiver's fragments ring through the group socket, which the wire's
- * sleep watches while a call of the communicator runs (am_net_watch); it
- * naps only for its own timer (a report every SHOAL_MCAST_RTO).  The root
- * naps NAP_NS: it also waits for room in its socket's buffer, which
- * nothing rings.
+ * sleep watches while a call of the communicator runs (am_net_watch); a
+ * root whose socket buffer is full is rung by the socket when it has room
+ * again (tx_wait).  Sleeps end for the protocol's timers too (resends,
+ * reports: SHOAL_MCAST_RTO/4), and every NAP_NS while a socket the wire
+ * cannot watch is waited for.
  */
 static void hold(mc_call_t *k)
 {
     mcast_comm_t *m = k->c->mcast;
-    uint64_t nap = NAP_NS;
+    uint64_t nap = k->rto / 4 > NAP_NS ? k->rto / 4 : NAP_NS;
 
     if (k->held)
         return;
-    if (!k->is_root && m->rx_fd >= 0 &&
-        (m->watchers > 0 || am_net_watch(m->rx_fd) == SHOAL_OK)) {
-        m->watchers++;
-        k->watching = 1;
-        if (k->rto / 4 > nap)
-            nap = k->rto / 4;
+    if (!k->is_root && m->rx_fd >= 0) {
+        if (m->watchers > 0 || am_net_watch(m->rx_fd, 0) == SHOAL_OK) {
+            m->watchers++;
+            k->watching = 1;
+        } else {
+            nap = NAP_NS;
+        }
     }
     am_nap_hold(nap);
     k->held = 1;
+}
+
+/* The root's socket buffer is full (or no longer): wait for room with a
+ * doorbell on the socket, shared by the process's root calls, or with
+ * NAP_NS naps where the wire cannot watch it. */
+static void tx_wait(mc_call_t *k, int full)
+{
+    mcast_proc_t *pr = mcast_proc();
+
+    if (full && !k->tx_waiting && pr != NULL) {
+        if (pr->out_watchers > 0 || am_net_watch(pr->tx_fd, 1) == SHOAL_OK) {
+            pr->out_watchers++;
+            k->tx_waiting = 1;
+        } else {
+            am_nap_hold(NAP_NS);
+            k->tx_waiting = 2;
+        }
+    } else if (!full && k->tx_waiting) {
+        if (k->tx_waiting == 2)
+            am_nap_release();
+        else if (--pr->out_watchers == 0)
+            am_net_unwatch(pr->tx_fd);
+        k->tx_waiting = 0;
+    }
 }
 
 static void release(mc_call_t *k)
 {
     mcast_comm_t *m = k->c->mcast;
 
+    tx_wait(k, 0);
     if (k->watching) {
         if (--m->watchers == 0)
             am_net_unwatch(m->rx_fd);
@@ -202,11 +229,9 @@ static int req_done(mc_call_t *k, void **req)
     return req_test(k, req, &err);
 }
 
-static int post_send(mc_call_t *k, const void *buf, int64_t n, int peer,
-                     void **req)
+/* A request just posted (rc its status): a failure is the call's. */
+static int posted(mc_call_t *k, int rc, void **req)
 {
-    int rc = k->c->ops->isend(k->c->ctx, buf, n, k->c->ops->byte_dt, peer,
-                              k->tag, req);
     if (rc != 0) {
         *req = NULL;
         if (k->rc == 0)
@@ -215,17 +240,18 @@ static int post_send(mc_call_t *k, const void *buf, int64_t n, int peer,
     return rc;
 }
 
+static int post_send(mc_call_t *k, const void *buf, int64_t n, int peer,
+                     void **req)
+{
+    return posted(k, k->c->ops->isend(k->c->ctx, buf, n, k->c->ops->byte_dt,
+                                      peer, k->tag, req), req);
+}
+
 static int post_recv(mc_call_t *k, void *buf, int64_t n, int peer,
                      void **req)
 {
-    int rc = k->c->ops->irecv(k->c->ctx, buf, n, k->c->ops->byte_dt, peer,
-                              k->tag, req);
-    if (rc != 0) {
-        *req = NULL;
-        if (k->rc == 0)
-            k->rc = rc;
-    }
-    return rc;
+    return posted(k, k->c->ops->irecv(k->c->ctx, buf, n, k->c->ops->byte_dt,
+                                      peer, k->tag, req), req);
 }
 
 /* ---- the root ---------------------------------------------------------------------- */
@@ -403,6 +429,7 @@ static void flush(mc_call_t *k, int n, int fresh)
     /* What the socket did not take goes again next time: repairs at
      * once (an old send time), new fragments from the first not sent. */
     k->tx_full = sent < n;
+    tx_wait(k, k->tx_full);
     for (int i = sent; i < n; i++) {
         uint64_t f = frag_of[i];
         k->nsent--;
@@ -430,6 +457,7 @@ static void root_send(mc_call_t *k, uint64_t now)
         if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLOUT))
             return;
         k->tx_full = 0;
+        tx_wait(k, 0);
     }
     /* A hole a report names goes again once a round trip has passed since
      * it last went (a report sent before that could not know of it). */

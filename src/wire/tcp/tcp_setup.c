@@ -268,7 +268,7 @@ static void tcp_fini(void)
 
 /* The layer above sleeps in one network wire: it must wake for the other
  * wires too (their descriptors join this epoll set). */
-static int tcp_watch_fd(int fd, int drain)
+static int tcp_watch_fd(int fd, int how)
 {
     tcp_state_t *t = &tcp_state;
     tcp_watch_t *w;
@@ -285,8 +285,9 @@ static int tcp_watch_fd(int fd, int drain)
                         "the TCP wire watches at most %d descriptors",
                         TCP_WATCH_MAX);
     w->fd = fd;
-    w->drain = drain != 0;
-    status = tcp_epoll_set(EPOLL_CTL_ADD, fd, EPOLLIN, w);
+    w->drain = how == WIRE_WATCH_DRAIN;
+    status = tcp_epoll_set(EPOLL_CTL_ADD, fd,
+                           how == WIRE_WATCH_OUT ? EPOLLOUT : EPOLLIN, w);
     if (status != SHOAL_OK)
         w->fd = -1;
     else if (w == t->watch + t->nwatch)

@@ -858,10 +858,11 @@ static int udp_side(const char *label, uint8_t key[16],
     return SHOAL_OK;
 }
 
-static int udp_watch_fd(int fd, int drain_it)
+static int udp_watch_fd(int fd, int how)
 {
     udp_state_t *u = &udp_state;
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    struct epoll_event ev = {
+        .events = how == WIRE_WATCH_OUT ? EPOLLOUT : EPOLLIN, .data.fd = fd};
 
     if (fd < 0)
         return SHOAL_OK;
@@ -870,7 +871,7 @@ static int udp_watch_fd(int fd, int drain_it)
     if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         return base_err(SHOAL_ERR_SYSTEM, "epoll_ctl: %s", strerror(errno));
     u->watch[u->nwatch] = fd;
-    u->watch_drain[u->nwatch++] = drain_it;
+    u->watch_drain[u->nwatch++] = how == WIRE_WATCH_DRAIN;
     return SHOAL_OK;
 }
 

@@ -214,6 +214,7 @@ typedef struct udp_state {
     uint8_t *rxbuf;
     int rx_last_got;  /* datagrams the last poll took */
     int rx_last_batch; /* ... and the last batch that took any */
+    uint32_t quiet_polls; /* polls in a row that took nothing */
     struct mmsghdr rmsg[UDP_RX_BATCH];
     struct iovec riov[UDP_RX_BATCH];
     struct sockaddr_storage rfrom[UDP_RX_BATCH];

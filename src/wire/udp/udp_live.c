@@ -212,6 +212,7 @@ void udp_errqueue(void)
 
     errqueue_of(u->fd);
     for (int r = 0; r < u->job->size && u->nconnected > 0; r++)
-        if (u->peers[r].sfd >= 0 && !u->peers[r].dead)
+        if (u->peers[r].sfd >= 0) /* a dead peer's too: emptied, its
+                                     socket stops waking the sleep */
             errqueue_of(u->peers[r].sfd);
 }

@@ -645,6 +645,11 @@ static void connected_open(udp_peer_t *p)
         close(fd);
         return;
     }
+    /* In the epoll set with no events: EPOLLERR (a closed port's ICMP
+     * error, queued on this socket) still wakes a sleep and shows in the
+     * poll's look (udp_poll). */
+    struct epoll_event ev = {.events = 0, .data.fd = fd};
+    (void)epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev);
     p->sfd = fd;
     u->nconnected++;
 }
@@ -798,8 +803,11 @@ static int udp_sleep(uint64_t timeout_ns)
     ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
     ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
     wire_stats.sleeps++;
-    if (epoll_pwait2(u->epfd, &ev, 1, &ts, NULL) < 0 && errno != EINTR)
+    int n = epoll_pwait2(u->epfd, &ev, 1, &ts, NULL);
+    if (n < 0 && errno != EINTR)
         return base_err(SHOAL_ERR_SYSTEM, "epoll_pwait2: %s", strerror(errno));
+    if (n > 0 && (ev.events & EPOLLERR))
+        udp_errqueue(); /* a connected socket's ICMP error */
     for (int i = 0; i < u->nwatch; i++)
         if (u->watch_drain[i])
             drain(u->watch[i]);

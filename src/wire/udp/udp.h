@@ -26,6 +26,7 @@
 #define SHOAL_UDP_H
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -191,6 +192,9 @@ typedef struct udp_state {
     int send_fd;     /* holds the port the connected sockets share */
     struct sockaddr_storage send_addr;
     uint32_t nconnected;
+    /* [0]: the epoll set (a sleep's), [1..nconnected]: the connected
+     * sockets, watched for errors only */
+    struct pollfd conn_pfd[1 + UDP_CONNECTED_MAX];
     int epfd;        /* data socket, watched fds */
     int family;      /* AF_INET or AF_INET6 */
     uint8_t key[16]; /* tags: from the job's secret */

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <netinet/udp.h>
 
@@ -426,17 +426,11 @@ int udp_poll(int budget)
     }
     u->rx_last_got = took;
     /* An ICMP error for a connected socket is queued on it, which this
-     * poll does not read: look at the epoll set now and then while quiet
-     * (a peer that vanished answers nothing), as a sleep would. */
-    if (took == 0 && u->nconnected > 0 && ++u->quiet_polls % 64 == 0) {
-        struct epoll_event ev[8];
-        int k = epoll_wait(u->epfd, ev, 8, 0);
-        for (int i = 0; i < k; i++)
-            if (ev[i].events & EPOLLERR) {
-                udp_errqueue();
-                break;
-            }
-    }
+     * poll does not read: look at them now and then while quiet (a peer
+     * that vanished answers nothing), as a sleep would. */
+    if (took == 0 && u->nconnected > 0 && ++u->quiet_polls % 64 == 0 &&
+        poll(u->conn_pfd + 1, u->nconnected, 0) > 0)
+        udp_errqueue();
 timers:
     /* The timer pass when something changed or a deadline came: not on
      * every quiet poll of a rank that waits for an answer. */

@@ -45,7 +45,8 @@ compare() {
 compare "sequential in 5 bands" "$tmp/j5.txt" "$tmp/j5.ppm"
 
 for np in 1 2 3; do
-    for split in "" "--jobs 5" "--cyclic --jobs 23"; do
+    for split in "" "--jobs 5" "--cyclic --jobs 23" "--dynamic" \
+            "--dynamic --jobs 23"; do
         out="$tmp/mpi$np$(echo "$split" | tr -d ' -')"
         # shellcheck disable=SC2086
         if "$run" -n $np --timeout 60 "$mpi" $rt $split --out "$out.ppm" \

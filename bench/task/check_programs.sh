@@ -1,14 +1,18 @@
 #!/bin/sh
 # bench.task.programs: the bench/task programs agree byte for byte.
 #   check_programs.sh SEQ_RAYTRACE SEQ_QSORT MPI_RAYTRACE SHOALRUN
-# The sequential ray trace in 1 and in 5 bands, and the MPI static split
-# under shoalrun at 1, 2 and 3 ranks (one block of bands per rank, 5 bands
-# in blocks, and rows dealt round-robin) must write the same PPM and print
-# the same checksum; another seed must give another image.  The nested and
-# the rounds quicksort must write the same sorted array, with either leaf
-# sort.  Exit 0 when all agree, 1 otherwise.
+#                     [OMP_RAYTRACE OMP_QSORT]
+# The sequential ray trace in 1 and in 5 bands, the MPI baselines under
+# shoalrun at 1, 2 and 3 ranks (static: one block of bands per rank, 5
+# bands in blocks, rows dealt round-robin; dynamic: 4 bands per rank, 23
+# bands) and the OpenMP one at 1 and 3 threads must write the same PPM and
+# print the same checksum; another seed must give another image.  The
+# nested and the rounds quicksort, sequential (either leaf sort) and OpenMP
+# (1 and 3 threads), must give the same sorted array.  An OpenMP program
+# given as "-" (no OpenMP) is left out.  Exit 0 when all agree, 1
+# otherwise.
 set -u
-seq=$1 qs=$2 mpi=$3 run=$4
+seq=$1 qs=$2 mpi=$3 run=$4 omp_rt=${5:--} omp_qs=${6:--}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -59,6 +63,19 @@ for np in 1 2 3; do
     done
 done
 
+if [ "$omp_rt" != - ]; then
+    for t in 1 3; do
+        # shellcheck disable=SC2086
+        if OMP_NUM_THREADS=$t "$omp_rt" $rt --out "$tmp/omp$t.ppm" \
+                >"$tmp/omp$t.txt"; then
+            compare "omp_raytrace, $t threads" "$tmp/omp$t.txt" \
+                "$tmp/omp$t.ppm"
+        else
+            bad "omp_raytrace with $t threads failed"
+        fi
+    done
+fi
+
 # The comparison can fail: another scene gives another image.
 # shellcheck disable=SC2086
 "$seq" $rt --seed 4 --out "$tmp/other.ppm" >/dev/null ||
@@ -88,6 +105,20 @@ for args in "--mode rounds" "--mode rounds --leaf bubble --thresh 300" \
         bad "seq_qsort $args failed"
     fi
 done
+if [ "$omp_qs" != - ]; then
+    for t in 1 3; do
+        for mode in nested rounds; do
+            if OMP_NUM_THREADS=$t "$omp_qs" --n 200003 --seed 5 --mode $mode \
+                    --par-thresh 5000 >"$tmp/q.txt" &&
+                    [ "$(checksum "$tmp/q.txt")" = "$qwant" ]; then
+                echo "ok: omp_qsort --mode $mode, $t threads"
+            else
+                bad "omp_qsort --mode $mode, $t threads: failed or another" \
+                    "array than nested's"
+            fi
+        done
+    done
+fi
 if ! "$qs" --n 1000 --mode rounds >"$tmp/r.txt" ||
         ! grep -q '^rounds [1-9]' "$tmp/r.txt"; then
     bad "seq_qsort --mode rounds printed no round count"

@@ -1,14 +1,15 @@
 /*
  * The sequential quicksort of bench/task: the nested (recursive) version,
  * or the sequential equivalent of the thesis's non-nested "rounds" version
- * (every round partitions every pending range; a parallel version puts a
- * barrier between rounds).  Both sort the same deterministic array with
+ * (every round partitions every pending range of --par-thresh elements or
+ * more and sorts the shorter ones whole; a parallel version puts a barrier
+ * between rounds).  Both sort the same deterministic array with
  * the same partition and leaf sort, so their output is the same; the
  * program checks that the result is sorted and holds the same elements
  * (the sum) and fails otherwise.
  *
  *   seq_qsort [--n N] [--seed N] [--thresh T] [--leaf insertion|bubble]
- *             [--mode nested|rounds] [--out FILE]
+ *             [--mode nested|rounds] [--par-thresh P] [--out FILE]
  *
  * The thesis's sample: --n 160000 --thresh 1000 --leaf bubble.
  */
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
     long rounds = 0;
     double t0 = wl_now();
     if (o.rounds)
-        rounds = qs_sort_rounds(a, o.n, o.thresh, o.leaf);
+        rounds = qs_sort_rounds(a, o.n, o.par_thresh, o.thresh, o.leaf);
     else
         qs_sort_nested(a, 0, o.n, o.thresh, o.leaf);
     double t = wl_now() - t0;
@@ -44,8 +45,9 @@ int main(int argc, char **argv)
         free(a);
         return 1;
     }
-    printf("# qsort sequential %s n %zu seed %" PRIu64 " thresh %zu leaf %s\n",
-           o.rounds ? "rounds" : "nested", o.n, o.seed, o.thresh,
+    printf("# qsort sequential %s n %zu seed %" PRIu64 " thresh %zu "
+           "par-thresh %zu leaf %s\n", o.rounds ? "rounds" : "nested", o.n,
+           o.seed, o.thresh, o.par_thresh,
            o.leaf == QS_LEAF_BUBBLE ? "bubble" : "insertion");
     printf("time %.6f\n", t);
     if (o.rounds)

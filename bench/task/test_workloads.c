@@ -59,7 +59,10 @@ static void test_qsort(void)
                     for (int rounds = 0; rounds < 2; rounds++) {
                         memcpy(a, orig, n * sizeof *a);
                         if (rounds) {
-                            long r = qs_sort_rounds(a, n, threshs[ti],
+                            /* par_thresh: none, or 40 (ranges below
+                                * it sorted whole in one step). */
+                            long r = qs_sort_rounds(a, n, leaf ? 40 : 0,
+                                                    threshs[ti],
                                                     (enum qs_leaf)leaf);
                             CHECK(r >= 0 && (n < 2 ? r == 0 : r >= 1),
                                   "n %zu rounds %ld", n, r);
@@ -104,7 +107,7 @@ static void test_qsort(void)
         CHECK(ok, "partition of %zu at %zu", n, k);
         qs_fill(p, 0, n, (uint64_t)trial);
         struct qs_range out[2];
-        int got = qs_round_step(p, (struct qs_range){ 0, n }, 3,
+        int got = qs_round_step(p, (struct qs_range){ 0, n }, 0, 3,
                                 QS_LEAF_INSERTION, out);
         size_t covered = 0;
         for (int i = 0; i < got; i++) {
@@ -113,6 +116,12 @@ static void test_qsort(void)
             covered += out[i].hi - out[i].lo;
         }
         CHECK(got <= 2 && covered <= n - 1, "step of %zu: %d ranges", n, got);
+        /* Below the parallel threshold a step sorts its range whole. */
+        qs_fill(p, 0, n, (uint64_t)trial);
+        got = qs_round_step(p, (struct qs_range){ 0, n }, n + 1, 3,
+                            QS_LEAF_INSERTION, out);
+        CHECK(got == 0 && qs_is_sorted(p, n), "step of %zu below "
+              "par_thresh: %d ranges", n, got);
     }
 }
 

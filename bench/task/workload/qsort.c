@@ -107,12 +107,14 @@ void qs_sort_nested(int32_t *a, size_t lo, size_t hi, size_t thresh,
     qs_leaf_sort(a, lo, hi, leaf);
 }
 
-int qs_round_step(int32_t *a, struct qs_range r, size_t thresh,
-                  enum qs_leaf leaf, struct qs_range out[2])
+int qs_round_step(int32_t *a, struct qs_range r, size_t par_thresh,
+                  size_t thresh, enum qs_leaf leaf, struct qs_range out[2])
 {
     thresh = clamp_thresh(thresh);
-    if (r.hi - r.lo < thresh) {
-        qs_leaf_sort(a, r.lo, r.hi, leaf);
+    if (par_thresh < thresh)
+        par_thresh = thresh;
+    if (r.hi - r.lo < par_thresh) {
+        qs_sort_nested(a, r.lo, r.hi, thresh, leaf);
         return 0;
     }
     size_t k = qs_partition(a, r.lo, r.hi);
@@ -135,19 +137,21 @@ size_t qs_round_pack(const struct qs_range *slots, const int *counts,
 }
 
 size_t qs_round(int32_t *a, const struct qs_range *in, size_t nin,
-                size_t thresh, enum qs_leaf leaf, struct qs_range *out)
+                size_t par_thresh, size_t thresh, enum qs_leaf leaf,
+                struct qs_range *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < nin; i++) {
         struct qs_range two[2];
-        int got = qs_round_step(a, in[i], thresh, leaf, two);
+        int got = qs_round_step(a, in[i], par_thresh, thresh, leaf, two);
         for (int k = 0; k < got; k++)
             out[n++] = two[k];
     }
     return n;
 }
 
-long qs_sort_rounds(int32_t *a, size_t n, size_t thresh, enum qs_leaf leaf)
+long qs_sort_rounds(int32_t *a, size_t n, size_t par_thresh, size_t thresh,
+                    enum qs_leaf leaf)
 {
     /* Live ranges are disjoint and hold at least 2 elements each (steps
      * drop shorter ones), so no round has more than n / 2 of them. */
@@ -164,7 +168,8 @@ long qs_sort_rounds(int32_t *a, size_t n, size_t thresh, enum qs_leaf leaf)
         cur[ncur++] = (struct qs_range){ 0, n };
     long rounds = 0;
     while (ncur > 0) {
-        size_t nnext = qs_round(a, cur, ncur, thresh, leaf, next);
+        size_t nnext = qs_round(a, cur, ncur, par_thresh, thresh, leaf,
+                                next);
         struct qs_range *t = cur;
         cur = next;
         next = t;

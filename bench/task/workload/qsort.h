@@ -46,19 +46,21 @@ void qs_leaf_sort(int32_t *a, size_t lo, size_t hi, enum qs_leaf leaf);
 void qs_sort_nested(int32_t *a, size_t lo, size_t hi, size_t thresh,
                     enum qs_leaf leaf);
 
-/* One range's step of a round: below thresh it is leaf-sorted and yields
+/* One range's step of a round: shorter than par_thresh (taken as at least
+ * thresh) it is sorted whole by qs_sort_nested(thresh, leaf) and yields
  * nothing; otherwise it is partitioned and yields its two sides (those
  * shorter than 2 dropped: already sorted).  out[0..2) receives them;
  * returns how many (0..2). */
-int qs_round_step(int32_t *a, struct qs_range r, size_t thresh,
-                  enum qs_leaf leaf, struct qs_range out[2]);
+int qs_round_step(int32_t *a, struct qs_range r, size_t par_thresh,
+                  size_t thresh, enum qs_leaf leaf, struct qs_range out[2]);
 
 /* One round: every range of in[0..nin) stepped, results packed in order
  * into out (room for 2 * nin); returns how many.  The parallel rounds
  * version runs range i as job i writing slots 2i and 2i+1, then packs the
  * same way (qs_round_pack). */
 size_t qs_round(int32_t *a, const struct qs_range *in, size_t nin,
-                size_t thresh, enum qs_leaf leaf, struct qs_range *out);
+                size_t par_thresh, size_t thresh, enum qs_leaf leaf,
+                struct qs_range *out);
 
 /* Packs slots[0..2*nin) (counts[i] valid of slots 2i, 2i+1) into out;
  * returns how many. */
@@ -68,7 +70,8 @@ size_t qs_round_pack(const struct qs_range *slots, const int *counts,
 /* The sequential rounds version: rounds until no range is left; returns
  * the number of rounds (the parallel version's barriers), or -1 when it
  * cannot allocate its range arrays. */
-long qs_sort_rounds(int32_t *a, size_t n, size_t thresh, enum qs_leaf leaf);
+long qs_sort_rounds(int32_t *a, size_t n, size_t par_thresh, size_t thresh,
+                    enum qs_leaf leaf);
 
 /* 1 when a[0..n) is in nondecreasing order. */
 int qs_is_sorted(const int32_t *a, size_t n);

@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench.task.run: bench/task/run works end to end on a tiny problem.
 #   check_run.sh RUN BUILD_DIR
-# 1. The sequential programs, the MPI static split under shoalrun and the
-#    fork floor run at 1 and 2 ranks and are reported; the task runtime's
-#    slots are skipped with a note when its programs are missing.
+# 1. The sequential programs, OpenMP, the MPI static and dynamic splits
+#    under shoalrun and the fork floor run at 1 and 2 ranks and are
+#    reported; the task runtime's slots are skipped with a note when its
+#    programs are missing.
 # 2. The slots: a stand-in task_raytrace (rank 0 runs the sequential
 #    program with the arguments it was given) is run, reported and meets
 #    the checksum; a stand-in that prints a wrong checksum makes the run
@@ -22,11 +23,18 @@ small="--reps 1 --np 1,2 --width 48 --height 32 --samples 1 --depth 2
 
 # shellcheck disable=SC2086
 python3 "$run" $small --bench raytrace,qsort,b1 \
-    --impls seq,mpi-shoal,task,fork --task-dir "$tmp/none" \
+    --impls seq,omp,mpi-shoal,task,fork --mpi-split cyclic,dynamic \
+    --task-dir "$tmp/none" \
     >"$tmp/out" 2>"$tmp/err" || bad "the run failed: $(tail -5 "$tmp/out")"
 grep -Eq '^ +mpi-shoal \(cyclic\) +[0-9.]+ \([0-9.]+\) +[0-9.]+ \([0-9.]+\)$' \
     "$tmp/out" || bad "no mpi-shoal row with two numbers"
+grep -Eq '^ +mpi-shoal \(dynamic\) +[0-9.]+ \([0-9.]+\) +[0-9.]+ ' \
+    "$tmp/out" || bad "no mpi-shoal (dynamic) row with two numbers"
 grep -Eq '^ +seq rounds +[0-9.]+ ' "$tmp/out" || bad "no seq rounds row"
+if [ -x "$build/bench/task/omp_qsort" ]; then
+    grep -Eq '^ +omp rounds +[0-9.]+ \([0-9.]+\) +[0-9.]+ ' "$tmp/out" ||
+        bad "no omp rounds row with two numbers"
+fi
 grep -Eq '^ +tree:2 +[0-9.]+$' "$tmp/out" || bad "no fork row for tree:2"
 grep -q 'task runtime arms of raytrace skipped' "$tmp/out" ||
     bad "no note on the missing task runtime"

@@ -199,22 +199,6 @@ void udp_send_ack(udp_peer_t *p)
 
 /* ---- datagrams out -------------------------------------------------------- */
 
-/* Send (or send again) the datagram of seq. */
-static int xmit_seq(udp_peer_t *p, uint32_t seq, unsigned flags)
-{
-    udp_flight_t *f = &p->flight[seq & (udp_state.window_cap - 1)];
-    udp_hdr_t h = {.type = UDP_T_DATA, .flags = (uint8_t)flags,
-                   .seq = seq, .len = (uint16_t)f->len};
-    uint8_t buf[UDP_HDR];
-    struct iovec iov[3] = {{buf, UDP_HDR}};
-    int n;
-
-    udp_ack_fields(p, &h);
-    udp_hdr_encode(&h, udp_state.key, buf);
-    n = 1 + q_iov(p, f->start, f->len, iov + 1);
-    return udp_xmit(p, &p->addr, p->addr_len, iov, n);
-}
-
 static uint32_t send_limit(const udp_peer_t *p)
 {
     uint32_t w = p->cwnd < p->peer_window ? p->cwnd : p->peer_window;
@@ -223,17 +207,18 @@ static uint32_t send_limit(const udp_peer_t *p)
 }
 
 /*
- * New datagrams seq snd_nxt.. (n of them, each a full MSS but maybe the
- * last) in one sendmsg: with n > 1 the kernel cuts the buffer into
+ * The datagrams seq, seq + 1, ... (n of them, at most gso_max; every one
+ * but the last a full MSS, as new ones are and runs of lost ones mostly
+ * are) in one sendmsg: with n > 1 the kernel cuts the buffer into
  * datagrams of UDP_HDR + mss bytes (UDP_SEGMENT, generic segmentation
- * offload), so a window of datagrams costs one system call; a receiver
- * with UDP_GRO may even take them in one piece.
+ * offload), so a window of datagrams, or a batch of them lost at once and
+ * resent, costs one system call; a receiver with UDP_GRO may even take
+ * them in one piece.  The one numbered ack_now asks for an answer at once.
  */
-static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
+static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
 {
     udp_state_t *u = &udp_state;
     uint32_t mask = u->window_cap - 1;
-    uint64_t at = p->q_sent;
     struct iovec *iov = u->siov;
     int niov = 0, first[UDP_GSO_SEGS + 1];
     udp_hdr_t h = {.type = UDP_T_DATA};
@@ -246,24 +231,16 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
 
     udp_ack_fields(p, &h);
     for (uint32_t i = 0; i < n; i++) {
-        udp_flight_t *f = &p->flight[(p->snd_nxt + i) & mask];
-        uint64_t left = p->q_tail - at;
+        const udp_flight_t *f = &p->flight[(seq + i) & mask];
 
-        f->start = at;
-        f->len = (uint32_t)(left < u->mss ? left : u->mss);
-        f->sacked = f->resent = f->lost = 0;
-        f->sent_ns = now;
-        h.seq = p->snd_nxt + i;
+        h.seq = seq + i;
         h.len = (uint16_t)f->len;
+        h.flags = h.seq == ack_now ? UDP_F_ACK_NOW : 0;
         first[i] = niov;
-        /* The last datagram the window lets out asks for an answer at
-         * once: the ring will not move until one comes. */
-        h.flags = p->snd_nxt + i + 1 - p->snd_una == limit ? UDP_F_ACK_NOW : 0;
         udp_hdr_encode(&h, u->key, u->shdr[i]);
         iov[niov].iov_base = u->shdr[i];
         iov[niov++].iov_len = UDP_HDR;
-        niov += q_iov(p, at, f->len, iov + niov);
-        at += f->len;
+        niov += q_iov(p, f->start, f->len, iov + niov);
     }
     if (n == 1)
         return udp_xmit(p, &p->addr, p->addr_len, iov, niov);
@@ -306,6 +283,67 @@ static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
         return EAGAIN;
     }
     return errno;
+}
+
+/* New datagrams seq snd_nxt.. (n of them, each a full MSS but maybe the
+ * last); the last the window lets out asks for an answer at once: the
+ * ring will not move until one comes. */
+static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    uint32_t mask = u->window_cap - 1;
+    uint64_t at = p->q_sent;
+
+    for (uint32_t i = 0; i < n; i++) {
+        udp_flight_t *f = &p->flight[(p->snd_nxt + i) & mask];
+        uint64_t left = p->q_tail - at;
+
+        f->start = at;
+        f->len = (uint32_t)(left < u->mss ? left : u->mss);
+        f->sacked = f->resent = f->lost = 0;
+        f->sent_ns = now;
+        at += f->len;
+    }
+    return xmit_run(p, p->snd_nxt, n, p->snd_una + limit - 1);
+}
+
+/*
+ * Resending: lost datagrams are gathered into runs of consecutive ones
+ * that go in one sendmsg each (a burst lost at once, as a dropped
+ * offloaded batch is, costs one system call, not one per datagram).
+ */
+typedef struct resend_run {
+    uint32_t seq, n;
+} resend_run_t;
+
+static void resend_flush(udp_peer_t *p, resend_run_t *r)
+{
+    if (r->n > 0)
+        (void)xmit_run(p, r->seq, r->n, r->seq + r->n - 1);
+    r->n = 0;
+}
+
+/* seq (judged lost) goes again, in the run being gathered when it
+ * follows it. */
+static void resend_add(udp_peer_t *p, resend_run_t *r, uint32_t seq,
+                       uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+    udp_flight_t *f = &p->flight[seq & (u->window_cap - 1)];
+
+    f->lost = f->resent = 1;
+    f->sent_ns = now;
+    wire_stats.retransmits++;
+    if (r->n > 0) {
+        const udp_flight_t *last =
+            &p->flight[(r->seq + r->n - 1) & (u->window_cap - 1)];
+        /* A run carries full datagrams but for its last. */
+        if (seq != r->seq + r->n || r->n >= u->gso_max || last->len != u->mss)
+            resend_flush(p, r);
+    }
+    if (r->n == 0)
+        r->seq = seq;
+    r->n++;
 }
 
 void udp_push(udp_peer_t *p, uint64_t now)
@@ -544,6 +582,10 @@ void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now)
                 high = s;
             }
         }
+        /* Judged from the top down (how many acknowledged ones overtook
+         * each), resent from the bottom up in runs. */
+        uint64_t lost[2] = {0, 0}; /* bit i: snd_una + i; high - snd_una
+                                      is at most 64 */
         for (uint32_t s = high; s != p->snd_una - 1; s--) {
             udp_flight_t *f = &p->flight[s & mask];
             uint32_t after = p->snd_nxt - 1 - s;
@@ -553,11 +595,15 @@ void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now)
             }
             if (f->lost || above == 0 || above < (after < 3 ? after : 3))
                 continue;
+            lost[(s - p->snd_una) / 64] |= 1ull << ((s - p->snd_una) % 64);
+        }
+        if (lost[0] | lost[1]) {
+            resend_run_t run = {0, 0};
             on_loss(p);
-            f->lost = f->resent = 1;
-            f->sent_ns = now;
-            wire_stats.retransmits++;
-            xmit_seq(p, s, UDP_F_ACK_NOW);
+            for (uint32_t i = 0; i <= high - p->snd_una; i++)
+                if ((lost[i / 64] >> (i % 64)) & 1)
+                    resend_add(p, &run, p->snd_una + i, now);
+            resend_flush(p, &run);
         }
     }
     udp_push(p, now);
@@ -578,15 +624,11 @@ static void on_timeout(udp_peer_t *p, uint64_t now)
     p->cwnd = p->ssthresh;
     p->cwnd_acked = 0;
     p->recover = p->snd_nxt;
-    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
-        udp_flight_t *f = &p->flight[s & mask];
-        if (f->sacked)
-            continue;
-        f->resent = f->lost = 1;
-        f->sent_ns = now;
-        wire_stats.retransmits++;
-        xmit_seq(p, s, s + 1 == p->snd_nxt ? UDP_F_ACK_NOW : 0);
-    }
+    resend_run_t run = {0, 0};
+    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++)
+        if (!p->flight[s & mask].sacked)
+            resend_add(p, &run, s, now);
+    resend_flush(p, &run);
     p->rto = p->rto * 2 < udp_state.rto_max ? p->rto * 2 : udp_state.rto_max;
     p->rto_at = now + p->rto;
 }

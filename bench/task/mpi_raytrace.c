@@ -14,9 +14,9 @@
  * split the task runtime's eager scheduling is measured against.
  *
  * --dynamic: master-worker self-scheduling, the PVM-style ray tracer of the
- * thesis's comparison: every rank but 0 asks rank 0 for a band, traces it,
- * sends it back with the next request; rank 0 answers requests between
- * bands of its own.  A slow rank simply takes fewer bands.
+ * thesis's comparison: every rank but 0 asks rank 0 for bands (two ahead),
+ * traces each, sends it back as its next request; rank 0 answers requests
+ * between bands of its own.  A slow rank simply takes fewer bands.
  *
  * --jobs J defaults to the number of ranks (static) or 4 per rank
  * (dynamic).  Any MPI: shoalcc, mpicc.openmpi, mpicc.mpich.  `time` is
@@ -35,6 +35,9 @@
 #define TAG_ASK 1       /* a worker's first request, empty */
 #define TAG_BAND 2      /* a band's rows, band index first; also a request */
 #define TAG_GIVE 3      /* rank 0's answer: a band index, or -1 to stop */
+/* Requests a worker keeps outstanding: its next band is already assigned
+ * when it finishes one, so it does not wait while rank 0 traces. */
+#define AHEAD 2
 
 static int owner(int j, int jobs, int ranks, int cyclic)
 {
@@ -159,7 +162,8 @@ static double trace_dynamic(const struct rt_scene *scene, int jobs,
     unsigned char *buf = must_alloc(sizeof(int) + most);
     double traced = 0;
     if (rank == 0) {
-        int next = 0, working = ranks - 1;
+        /* Requests still to be answered with -1. */
+        int next = 0, working = AHEAD * (ranks - 1);
         while (working > 0 || next < jobs) {
             int flag = 0;
             MPI_Status st;
@@ -180,13 +184,16 @@ static double trace_dynamic(const struct rt_scene *scene, int jobs,
             }
         }
     } else {
-        MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
-        for (;;) {
+        for (int k = 0; k < AHEAD; k++)
+            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+        for (int asked = AHEAD; asked > 0;) {
             int j, y0, y1;
             MPI_Recv(&j, 1, MPI_INT, 0, TAG_GIVE, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
+            asked--;
             if (j < 0)
-                break;
+                continue;
+            asked++;   /* the band sent back asks for the next one */
             rt_job_rows(scene->height, jobs, j, &y0, &y1);
             double t0 = MPI_Wtime();
             rt_trace_rows(scene, y0, y1, buf + sizeof j);

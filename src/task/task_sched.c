@@ -451,6 +451,27 @@ int task_sched_copy_lost(task_sched_t *s, uint32_t copy)
     return schedule(s);
 }
 
+int task_sched_copy_blocks(task_sched_t *s, uint32_t copy)
+{
+    if (!live_copy(s, copy) || s->copies[copy].state != TASK_COPY_RUNNING)
+        return bad_copy(copy);
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    s->copies[copy].state = TASK_COPY_BLOCKED;
+    s->workers[s->copies[copy].worker].running = TASK_NONE;
+    return schedule(s);
+}
+
+int task_sched_copy_unblocks(task_sched_t *s, uint32_t copy)
+{
+    if (!live_copy(s, copy) || s->copies[copy].state != TASK_COPY_BLOCKED)
+        return SHOAL_OK;
+    if (reserve(s) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
+    s->copies[copy].state = TASK_COPY_SUSPENDED;
+    return schedule(s);
+}
+
 int task_sched_copy_penalize(task_sched_t *s, uint32_t copy)
 {
     if (!live_copy(s, copy))

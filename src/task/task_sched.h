@@ -50,7 +50,8 @@ typedef enum task_copy_state {
     TASK_COPY_RUNNING,
     TASK_COPY_SUSPENDED,
     TASK_COPY_WAITING, /* in parend, serving its children's memory */
-    TASK_COPY_GONE     /* finished, killed or lost */
+    TASK_COPY_GONE,    /* finished, killed or lost */
+    TASK_COPY_BLOCKED  /* waits for a lock; its worker is free meanwhile */
 } task_copy_state_t;
 
 typedef struct task_copy_info {
@@ -91,6 +92,14 @@ int task_sched_block_done(task_sched_t *s, uint32_t job, uint32_t block);
 int task_sched_copy_done(task_sched_t *s, uint32_t copy);
 /* A copy ended without finishing (it crashed, its process is gone). */
 int task_sched_copy_lost(task_sched_t *s, uint32_t copy);
+/* A running copy waits for a lock (the thesis's §3.6: it is suspended and
+ * its worker does other work): its worker is free, and the copy is no
+ * candidate until task_sched_copy_unblocks.  SHOAL_ERR_NOT_FOUND for a
+ * copy that is not running. */
+int task_sched_copy_blocks(task_sched_t *s, uint32_t copy);
+/* The lock it waited for is granted: it becomes a candidate to resume on
+ * its worker, like a suspended copy.  Nothing for a copy not blocked. */
+int task_sched_copy_unblocks(task_sched_t *s, uint32_t copy);
 /* A copy starves others (too many lock requests, §3.7): its key becomes
  * worse than every key in the system, again at each call. */
 int task_sched_copy_penalize(task_sched_t *s, uint32_t copy);

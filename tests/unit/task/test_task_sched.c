@@ -482,6 +482,45 @@ static void random_run(void)
     task_sched_destroy(s);
 }
 
+/* A copy waiting for a lock frees its worker for another job; granted, it
+ * resumes on its own worker once that is free, and never moves. */
+static void test_lock_blocked(void)
+{
+    uint32_t w0, a, b;
+    task_copy_info_t info;
+
+    T_OK(task_sched_create(1, &s));
+    T_OK(task_sched_worker_join(s, &w0));
+    T_OK(task_sched_add_jobs(s, TASK_NONE, 2, TASK_NONE, &a));
+    b = a + 1;
+    T_EQ(job_on(w0), a);
+    uint32_t ca = task_sched_running(s, w0);
+    task_sched_orders_clear(s);
+    T_ERR(task_sched_copy_unblocks(s, ca), SHOAL_OK); /* not blocked */
+    T_EQ(norders(), 0);
+    T_OK(task_sched_copy_blocks(s, ca));
+    expect(0, TASK_ORDER_RUN, b, w0, 1); /* b gets the worker */
+    T_OK(task_sched_copy_info(s, ca, &info));
+    T_EQ(info.state, TASK_COPY_BLOCKED);
+    T_ERR(task_sched_copy_blocks(s, ca), SHOAL_ERR_NOT_FOUND);
+    task_sched_orders_clear(s);
+    uint32_t cb = task_sched_running(s, w0);
+    T_OK(task_sched_copy_blocks(s, cb)); /* both wait: the worker idles */
+    T_EQ(norders(), 0);
+    T_EQ(task_sched_running(s, w0), TASK_NONE);
+    T_OK(task_sched_copy_unblocks(s, ca));
+    expect(0, TASK_ORDER_RESUME, a, w0, 1);
+    T_EQ(task_sched_running(s, w0), ca);
+    task_sched_orders_clear(s);
+    T_OK(task_sched_copy_unblocks(s, cb)); /* equal keys: a keeps running */
+    T_EQ(norders(), 0);
+    T_OK(task_sched_copy_info(s, cb, &info));
+    T_EQ(info.state, TASK_COPY_SUSPENDED);
+    T_EQ(task_sched_copy_done(s, ca), 1);
+    T_EQ(job_on(w0), b); /* b resumes where it was */
+    task_sched_destroy(s);
+}
+
 int main(void)
 {
     test_thesis_example();
@@ -489,6 +528,7 @@ int main(void)
     test_lost_worker();
     test_parent_waits();
     test_penalty();
+    test_lock_blocked();
     model_runs(random_run, 200);
     return 0;
 }

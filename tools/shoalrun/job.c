@@ -15,6 +15,10 @@
  *     do they after a rank exited 0 without finalizing: it did not crash,
  *     and whoever waits for it is told by the library (a dead peer), so
  *     they can say so themselves;
+ *   - but a rank that declared itself expendable (the task runtime's
+ *     workers, SHOALRUN_PMI_EXPENDABLE) may die or exit early: a line when
+ *     it was killed, and the job goes on without it (the runtime reruns
+ *     its work); a non-zero exit code of its own still fails the job;
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.
@@ -218,6 +222,14 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
             : job_others(job->nalive, buf, sizeof(buf));
 
     job_on_host(job, r->rank, host, sizeof(host));
+    if ((pmi & SHOALRUN_PMI_EXPENDABLE) && !job->stopping &&
+        !job->failed && (sig != 0 || early)) {
+        if (sig != 0)
+            shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
+                         "it is an expendable task worker: the job goes on",
+                         r->rank, (long)pid, host, sig, strsignal(sig));
+        return;
+    }
     if (sig != 0 && job_fail(job, 128 + sig))
         shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s)%s%s",
                      r->rank, (long)pid, host, sig, strsignal(sig), after,

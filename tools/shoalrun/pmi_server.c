@@ -37,7 +37,7 @@ struct shoalrun_pmi_conn {
     pmi_linebuf_t in;
     char *out;
     size_t out_len;
-    int initialized, finalized, entered, aborted, gone, left;
+    int initialized, finalized, entered, aborted, gone, left, expendable;
     int complaints;
     base_vec_t pending; /* kv_t: puts since the last barrier */
 };
@@ -356,7 +356,11 @@ static void h_put(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         reply_rc(c, "put_result", -1, err);
         return;
     }
-    kv.key = strdup(pmi_get(m, "key"));
+    const char *key = pmi_get(m, "key");
+    size_t klen = strlen(key), elen = strlen(SHOALRUN_EXPENDABLE_KEY);
+    if (klen > elen && strcmp(key + klen - elen, SHOALRUN_EXPENDABLE_KEY) == 0)
+        c->expendable = 1;
+    kv.key = strdup(key);
     kv.value = strdup(pmi_get(m, "value"));
     if (kv.key == NULL || kv.value == NULL ||
         base_vec_push(&c->pending, &kv) != SHOAL_OK) {
@@ -591,7 +595,8 @@ int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank)
     const shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
 
     return (c->initialized ? SHOALRUN_PMI_INITIALIZED : 0) |
-           (c->finalized ? SHOALRUN_PMI_FINALIZED : 0);
+           (c->finalized ? SHOALRUN_PMI_FINALIZED : 0) |
+           (c->expendable ? SHOALRUN_PMI_EXPENDABLE : 0);
 }
 
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank)

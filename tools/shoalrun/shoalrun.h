@@ -278,6 +278,10 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
  * initialized and exits without finalizing ended its MPI program early. */
 #define SHOALRUN_PMI_INITIALIZED 1 /* sent a PMI-1 init that was accepted */
 #define SHOALRUN_PMI_FINALIZED 2   /* sent finalize */
+/* put SHOALRUN_EXPENDABLE_KEY (the task runtime's workers): the job goes
+ * on without the rank when it dies or exits. */
+#define SHOALRUN_PMI_EXPENDABLE 4
+#define SHOALRUN_EXPENDABLE_KEY "-task-expendable"
 int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank);
 /* Then forget it: close, and fail a barrier it can no longer enter. */
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank);

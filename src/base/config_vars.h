@@ -148,6 +148,22 @@ BASE_CONFIG_VAR(BARRIER, ENUM, "blocking", "blocking|tolerant", "library",
 BASE_CONFIG_VAR(PROGRESS, ENUM, "none", "none|thread", "library",
                 "Who advances messages and nonblocking collectives: the application's MPI calls (none), or also a progress thread per process")
 
+/* task */
+BASE_CONFIG_VAR(TASK_COPIES, INT, "2", "1:64", "library",
+                "Task runtime: copies of one job that may run at once (the extra ones on idle workers, the first to finish wins); 1 turns redundancy off")
+BASE_CONFIG_VAR(TASK_SUSPECT, DURATION, "2s", "10ms:1000000s", "library",
+                "Task runtime: how long a worker may stay silent (stopped, cut off) before its jobs run elsewhere")
+BASE_CONFIG_VAR(TASK_HEARTBEAT, DURATION, "200ms", "1ms:1000s", "library",
+                "Task runtime: how often a worker tells the coordinator it is alive")
+BASE_CONFIG_VAR(TASK_CRASHES, INT, "3", "1:1000", "library",
+                "Task runtime: runs of one job that may crash the same way in a row before the run ends with the job's path")
+BASE_CONFIG_VAR(TASK_SUSPECT_LOCKS, INT, "1000", "0:1000000000", "library",
+                "Task runtime: lock requests of one run of a job (since it last resumed) after which it is taken for busy waiting and given a lower priority; 0 never")
+BASE_CONFIG_VAR(TASK_HEAP, SIZE, "64m", "0:64g", "library",
+                "Task runtime: bytes of the shared heap (shoal_task_alloc), mapped at one fixed address in every worker")
+BASE_CONFIG_VAR(TASK_SEED, INT, "0", "0:2147483647", "library",
+                "Task runtime: the seed of every job's random stream (shoal_task_rand)")
+
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",
                 "shoalrun --bind-to default: pin rank i to the i-th CPU (core), leave placement to the kernel (none), or the measured default, core (auto)")

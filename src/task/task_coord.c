@@ -1,0 +1,805 @@
+/*
+ * The coordinator (task_rt.h), on rank 0: drives the scheduler
+ * (task_sched.h) and the lock manager (task_lock.h) with what workers and
+ * copies report, carries out their orders as messages, and keeps what
+ * the run needs to survive losing any other worker: every block's state
+ * (what its children start from), every finished job's diff and output
+ * until its parent has finished (a late or new copy of the parent takes
+ * them instead of running the children again).
+ *
+ * Workers report through messages, and a worker that the active-message
+ * layer finds dead, or that stays silent for SHOAL_TASK_SUSPECT, loses
+ * its copies: their jobs run elsewhere.  A silent worker that speaks
+ * again joins anew; the copies it had are killed.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "base/base.h"
+#include "task/task_grow.h"
+#include "task/task_lock.h"
+#include "task/task_msg.h"
+#include "task/task_rt.h"
+#include "task/task_sched.h"
+
+typedef struct c_block {
+    uint8_t *desc, *state;
+    size_t desclen, statelen;
+    uint32_t first, n, finished;
+} c_block_t;
+
+typedef struct c_job {
+    task_path_t path;
+    uint32_t parent, block;
+    uint64_t fn;
+    uint32_t width, id;
+    uint8_t *arg;
+    size_t arglen;
+    c_block_t *blocks;
+    size_t nblocks, capb;
+    int done;
+    uint8_t *diff, *out;
+    size_t difflen, outlen;
+    uint32_t crashes, last_status;
+} c_job_t;
+
+typedef struct c_copy {
+    uint32_t job;
+    int rank, waiting, gone;
+    uint32_t block;
+    uint8_t *pending; /* a TM_BLOCK that came while it was suspended */
+    size_t pendlen;
+} c_copy_t;
+
+static struct {
+    task_sched_t *s;
+    task_lock_t *m;
+    c_job_t *jobs;
+    size_t njobs, capj;
+    c_copy_t *copies;
+    size_t ncopies, capc;
+    int *rank_of; /* by scheduler worker id */
+    size_t capw;
+    uint32_t *worker_of; /* by rank */
+    uint64_t *last_seen;
+    uint8_t *lost, *suspected;
+    int done, status, any_lost;
+    uint64_t layout;
+} co;
+
+static int handle(int src, const uint8_t *msg, size_t len);
+
+/* ---- ending the run ------------------------------------------------------ */
+
+static void broadcast_exit(void)
+{
+    for (int r = 0; r < task_rt.size; r++) {
+        task_buf_t b = {0};
+        if (co.lost[r])
+            continue;
+        task_msg_start(&b, TM_EXIT, (uint32_t)r);
+        task_buf_u32(&b, r == 0 ? (uint32_t)co.status : 0);
+        task_buf_u32(&b, !co.any_lost);
+        if (!b.err)
+            task_msg_send(r, b.p, b.len);
+    }
+}
+
+static int fatal(const char *fmt, ...) BASE_PRINTF(1, 2);
+
+static int fatal(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (co.done)
+        return SHOAL_OK;
+    fflush(stdout);
+    fprintf(stderr, "shoal task: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    co.done = 1;
+    co.status = 1;
+    co.any_lost = 1; /* copies may be anywhere: no collective finalize */
+    broadcast_exit();
+    return SHOAL_OK;
+}
+
+static const char *path_text(const task_path_t *p, char *buf, size_t cap)
+{
+    task_path_format(p, buf, cap);
+    return buf;
+}
+
+static void finish(uint32_t ret, const c_job_t *root)
+{
+    fflush(stdout);
+    if (root->outlen > 0)
+        fwrite(root->out, 1, root->outlen, stdout);
+    fflush(stdout);
+    co.done = 1;
+    co.status = (int)ret;
+    broadcast_exit();
+}
+
+/* ---- orders -------------------------------------------------------------- */
+
+static int send_to(int rank, task_buf_t *b)
+{
+    if (b->err)
+        return b->err;
+    int s = co.lost[rank] ? SHOAL_OK : task_msg_send(rank, b->p, b->len);
+    if (co.lost[rank])
+        free(b->p);
+    memset(b, 0, sizeof(*b));
+    return s;
+}
+
+static int send_run(const task_order_t *o)
+{
+    c_job_t *j = &co.jobs[o->job];
+    task_buf_t b = {0};
+    int s = task_grow((void **)&co.copies, &co.capc, (size_t)o->copy + 1,
+                      sizeof(*co.copies), "task: copies");
+
+    if (s != SHOAL_OK)
+        return s;
+    while (co.ncopies <= o->copy)
+        memset(&co.copies[co.ncopies++], 0, sizeof(*co.copies));
+    co.copies[o->copy] =
+        (c_copy_t){o->job, co.rank_of[o->worker], 0, 0, 0, NULL, 0};
+    task_msg_start(&b, TM_RUN, o->copy);
+    task_buf_u32(&b, j->width);
+    task_buf_u32(&b, j->id);
+    task_buf_u64(&b, j->fn);
+    task_buf_bytes(&b, j->path.bytes, j->path.len);
+    task_buf_bytes(&b, j->arg, j->arglen);
+    if (j->parent == TASK_NONE) {
+        task_buf_u64(&b, 16); /* an empty state: no byte of either area */
+        task_buf_u64(&b, 0);
+        task_buf_u64(&b, 0);
+    } else {
+        const c_block_t *blk = &co.jobs[j->parent].blocks[j->block];
+        task_buf_bytes(&b, blk->state, blk->statelen);
+    }
+    return send_to(co.rank_of[o->worker], &b);
+}
+
+static int send_results(uint32_t copy)
+{
+    c_copy_t *c = &co.copies[copy];
+    const c_block_t *blk = &co.jobs[c->job].blocks[c->block];
+    task_buf_t b = {0};
+
+    task_msg_start(&b, TM_RESULTS, copy);
+    task_buf_u32(&b, blk->n);
+    for (uint32_t k = blk->first; k < blk->first + blk->n; k++) {
+        const c_job_t *ch = &co.jobs[k];
+        task_buf_bytes(&b, ch->path.bytes, ch->path.len);
+        task_buf_bytes(&b, ch->diff, ch->difflen);
+        task_buf_bytes(&b, ch->out, ch->outlen);
+    }
+    return send_to(c->rank, &b);
+}
+
+static int send_simple(uint32_t type, uint32_t copy)
+{
+    task_buf_t b = {0};
+
+    task_msg_start(&b, type, copy);
+    return send_to(co.copies[copy].rank, &b);
+}
+
+static void copy_gone(uint32_t copy)
+{
+    if (copy < co.ncopies && !co.copies[copy].gone) {
+        co.copies[copy].gone = 1;
+        task_lock_copy_gone(co.m, copy);
+    }
+}
+
+static int sched_order(const task_order_t *o)
+{
+    c_copy_t *c;
+
+    switch (o->kind) {
+    case TASK_ORDER_RUN:
+        return send_run(o);
+    case TASK_ORDER_SUSPEND:
+        return send_simple(TM_SUSPEND, o->copy);
+    case TASK_ORDER_KILL:
+        copy_gone(o->copy);
+        return send_simple(TM_KILL, o->copy);
+    case TASK_ORDER_RESUME:
+        c = &co.copies[o->copy];
+        if (c->waiting) {
+            c->waiting = 0;
+            return send_results(o->copy);
+        }
+        task_lock_copy_resumed(co.m, o->copy);
+        int s = send_simple(TM_CONT, o->copy);
+        if (s == SHOAL_OK && c->pending != NULL) {
+            uint8_t *p = c->pending;
+            c->pending = NULL;
+            s = handle(c->rank, p, c->pendlen);
+            free(p);
+        }
+        return s;
+    }
+    return SHOAL_ERR_INTERNAL;
+}
+
+static int lock_order(const task_lock_order_t *o)
+{
+    task_buf_t b = {0};
+    task_copy_info_t info;
+    int s;
+
+    switch (o->kind) {
+    case TASK_LOCK_GRANT:
+        task_msg_start(&b, TM_GRANT, o->copy);
+        task_buf_u32(&b, o->released);
+        task_buf_bytes(&b, o->data, o->len);
+        s = send_to(co.copies[o->copy].rank, &b);
+        /* A copy that waited resumes when its worker is free for it. */
+        return s == SHOAL_OK ? task_sched_copy_unblocks(co.s, o->copy) : s;
+    case TASK_LOCK_WAIT:
+        /* It waits stopped, and its worker runs other copies (the holder
+         * of the lock, maybe). */
+        if (task_sched_copy_info(co.s, o->copy, &info) != SHOAL_OK ||
+            info.state != TASK_COPY_RUNNING)
+            return SHOAL_OK;
+        s = send_simple(TM_SUSPEND, o->copy);
+        return s == SHOAL_OK ? task_sched_copy_blocks(co.s, o->copy) : s;
+    case TASK_LOCK_REFUSE:
+        return send_simple(TM_KILL, o->copy);
+    case TASK_LOCK_PENALIZE:
+        return task_sched_copy_penalize(co.s, o->copy) < 0
+                   ? SHOAL_ERR_INTERNAL
+                   : SHOAL_OK;
+    }
+    return SHOAL_ERR_INTERNAL;
+}
+
+/* Carries out the orders of both state machines until neither has any
+ * (each may cause orders of the other). */
+static int pump(void)
+{
+    for (;;) {
+        size_t n;
+        const task_lock_order_t *lo = task_lock_orders(co.m, &n);
+        if (n > 0) {
+            task_lock_order_t *copy = malloc(n * sizeof(*copy));
+            if (copy == NULL)
+                return base_err(SHOAL_ERR_NOMEM, "task: lock orders");
+            memcpy(copy, lo, n * sizeof(*copy));
+            task_lock_orders_clear(co.m);
+            int s = SHOAL_OK;
+            for (size_t i = 0; i < n && s == SHOAL_OK; i++)
+                s = lock_order(&copy[i]);
+            free(copy);
+            if (s != SHOAL_OK)
+                return s;
+            continue;
+        }
+        const task_order_t *so = task_sched_orders(co.s, &n);
+        if (n == 0)
+            return SHOAL_OK;
+        task_order_t *copy = malloc(n * sizeof(*copy));
+        if (copy == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: orders");
+        memcpy(copy, so, n * sizeof(*copy));
+        task_sched_orders_clear(co.s);
+        int s = SHOAL_OK;
+        for (size_t i = 0; i < n && s == SHOAL_OK && !co.done; i++)
+            s = sched_order(&copy[i]);
+        free(copy);
+        if (s != SHOAL_OK)
+            return s;
+    }
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+static int join(int rank)
+{
+    uint32_t w;
+    int s = task_sched_worker_join(co.s, &w);
+
+    if (s == SHOAL_OK)
+        s = task_grow((void **)&co.rank_of, &co.capw, (size_t)w + 1,
+                      sizeof(*co.rank_of), "task: workers");
+    if (s != SHOAL_OK)
+        return s;
+    co.rank_of[w] = rank;
+    co.worker_of[rank] = w;
+    co.last_seen[rank] = base_time_ns();
+    return pump();
+}
+
+static void forget_copies(int rank)
+{
+    for (size_t k = 0; k < co.ncopies; k++)
+        if (co.copies[k].rank == rank)
+            copy_gone((uint32_t)k);
+}
+
+int task_coord_tick(int *done_p, int *status_p)
+{
+    uint64_t now = base_time_ns();
+    int s = SHOAL_OK;
+
+    for (int r = 1; r < task_rt.size && s == SHOAL_OK && !co.done; r++) {
+        uint32_t w = co.worker_of[r];
+        if (w == TASK_NONE || co.lost[r])
+            continue;
+        if (task_msg_dead(r)) {
+            co.lost[r] = 1;
+            co.any_lost = 1;
+            base_info("task", "worker %d is gone: its jobs run elsewhere", r);
+            forget_copies(r);
+            s = task_sched_worker_lost(co.s, w);
+        } else if (!co.suspected[r] &&
+                   now - co.last_seen[r] > task_rt.suspect_ns) {
+            co.suspected[r] = 1;
+            co.any_lost = 1;
+            base_info("task", "worker %d is silent: its jobs run elsewhere",
+                      r);
+            forget_copies(r);
+            s = task_sched_worker_suspect(co.s, w);
+        } else
+            continue;
+        if (s == SHOAL_OK)
+            s = pump();
+    }
+    *done_p = co.done;
+    *status_p = co.status;
+    return s;
+}
+
+/* ---- jobs and blocks ----------------------------------------------------- */
+
+static int new_jobs(uint32_t parent, uint32_t block, const uint8_t *desc,
+                    size_t desclen, uint32_t nroutines, uint32_t first)
+{
+    task_rd_t rd;
+    uint32_t k = first;
+
+    task_rd_init(&rd, desc, desclen);
+    for (uint32_t r = 0; r < nroutines; r++) {
+        uint64_t fn = task_rd_u64(&rd);
+        uint32_t width = task_rd_u32(&rd);
+        size_t alen;
+        const uint8_t *arg = task_rd_bytes(&rd, &alen);
+        for (uint32_t id = 0; id < width && !rd.err; id++, k++) {
+            int s = task_grow((void **)&co.jobs, &co.capj, (size_t)k + 1,
+                              sizeof(*co.jobs), "task: jobs");
+            if (s != SHOAL_OK)
+                return s;
+            c_job_t *j = &co.jobs[k];
+            memset(j, 0, sizeof(*j));
+            j->parent = parent;
+            j->block = block;
+            j->fn = fn;
+            j->width = width;
+            j->id = id;
+            j->arg = malloc(alen ? alen : 1);
+            if (j->arg == NULL)
+                return base_err(SHOAL_ERR_NOMEM, "task: arguments");
+            memcpy(j->arg, arg, alen);
+            j->arglen = alen;
+            s = task_path_child(&co.jobs[parent].path, block, r, id,
+                                &j->path);
+            if (s != SHOAL_OK)
+                return s;
+            co.njobs = (size_t)k + 1;
+        }
+    }
+    return rd.err;
+}
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    if (d != NULL && n > 0)
+        memcpy(d, p, n);
+    return d;
+}
+
+/* Walks the routine list of a TM_BLOCK: its length and job count. */
+static int scan_desc(task_rd_t *rd, uint32_t nroutines, uint64_t *njobs)
+{
+    *njobs = 0;
+    for (uint32_t r = 0; r < nroutines; r++) {
+        size_t alen;
+        (void)task_rd_u64(rd);
+        *njobs += task_rd_u32(rd);
+        (void)task_rd_bytes(rd, &alen);
+    }
+    return rd->err;
+}
+
+/* Another run of job j reached its block b: the routines and widths must
+ * be the same (else the children would not be the same jobs); argument
+ * bytes or memory that differ (uninitialized padding, most often) are
+ * worth a warning: the first run's are used. */
+static int same_block(c_job_t *j, uint32_t b, const uint8_t *desc,
+                      size_t dlen, uint32_t nr, const uint8_t *state,
+                      size_t slen)
+{
+    const c_block_t *blk = &j->blocks[b];
+    task_rd_t x, y;
+    char pb[256];
+    int args_differ = 0;
+    static int warned;
+
+    task_rd_init(&x, blk->desc, blk->desclen);
+    task_rd_init(&y, desc, dlen);
+    for (uint32_t r = 0; r < nr; r++) {
+        size_t xn, yn;
+        uint64_t xf = task_rd_u64(&x), yf = task_rd_u64(&y);
+        uint32_t xw = task_rd_u32(&x), yw = task_rd_u32(&y);
+        const uint8_t *xa = task_rd_bytes(&x, &xn);
+        const uint8_t *ya = task_rd_bytes(&y, &yn);
+        if (x.err || y.err || xf != yf || xw != yw || xn != yn)
+            return fatal("two runs of job %s reached its block %u with "
+                         "different routines or widths: the program is "
+                         "not deterministic (use shoal_task_rand for "
+                         "random numbers)",
+                         path_text(&j->path, pb, sizeof(pb)), b);
+        args_differ |= xn > 0 && memcmp(xa, ya, xn) != 0;
+    }
+    if (x.pos != x.len || y.pos != y.len)
+        return fatal("two runs of job %s reached its block %u with "
+                     "different routines",
+                     path_text(&j->path, pb, sizeof(pb)), b);
+    int mem_differs = blk->state != NULL &&
+                      (blk->statelen != slen ||
+                       memcmp(blk->state, state, slen) != 0);
+    if ((args_differ || mem_differs) && !warned) {
+        warned = 1;
+        base_warn("task", "two runs of job %s reached its block %u with "
+                  "different %s (uninitialized padding? something not "
+                  "deterministic?); the first run's are used",
+                  path_text(&j->path, pb, sizeof(pb)), b,
+                  args_differ ? "argument bytes" : "shared memory");
+    }
+    return SHOAL_OK;
+}
+
+static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
+                    size_t len)
+{
+    c_copy_t *c = &co.copies[copy];
+    task_copy_info_t info;
+    char pb[256];
+
+    if (task_sched_copy_info(co.s, copy, &info) != SHOAL_OK)
+        return SHOAL_OK;
+    if (info.state == TASK_COPY_SUSPENDED) {
+        /* It sent the block as it was being stopped: take it when it
+         * resumes. */
+        free(c->pending);
+        c->pending = dup_bytes(msg, len);
+        c->pendlen = len;
+        return c->pending != NULL ? SHOAL_OK
+                                  : base_err(SHOAL_ERR_NOMEM, "task: block");
+    }
+    uint32_t b = task_rd_u32(rd), nr = task_rd_u32(rd);
+    size_t dstart = rd->pos;
+    uint64_t njobs;
+    int s = scan_desc(rd, nr, &njobs);
+    size_t dlen = rd->pos - dstart, slen;
+    const uint8_t *state = task_rd_bytes(rd, &slen);
+    c_job_t *j = &co.jobs[c->job];
+
+    if (s != SHOAL_OK || rd->err)
+        return rd->err ? rd->err : s;
+    if (b > j->nblocks || njobs == 0 || njobs > UINT32_MAX / 2)
+        return fatal("job %s sent block %u (%llu jobs) after %zu blocks",
+                     path_text(&j->path, pb, sizeof(pb)), b,
+                     (unsigned long long)njobs, j->nblocks);
+    /* The copy waits first: new jobs added while it runs could pre-empt
+     * it, and a stopped copy cannot wait. */
+    c->block = b;
+    int w = task_sched_copy_waits(co.s, copy, b);
+    if (w < 0)
+        return w;
+    if (w == 1)
+        c->waiting = 1;
+    if (b == j->nblocks) {
+        uint32_t first;
+        s = task_grow((void **)&j->blocks, &j->capb, j->nblocks + 1,
+                      sizeof(*j->blocks), "task: blocks");
+        if (s != SHOAL_OK)
+            return s;
+        c_block_t *blk = &j->blocks[j->nblocks++];
+        *blk = (c_block_t){dup_bytes(rd->p + dstart, dlen),
+                           dup_bytes(state, slen), dlen, slen, 0,
+                           (uint32_t)njobs, 0};
+        if (blk->desc == NULL || blk->state == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: a block's state");
+        s = task_sched_add_jobs(co.s, c->job, (uint32_t)njobs,
+                                co.worker_of[c->rank], &first);
+        blk->first = first;
+        if (s == SHOAL_OK)
+            s = new_jobs(c->job, b, blk->desc, dlen, nr, first);
+        if (s != SHOAL_OK)
+            return s;
+    } else {
+        s = same_block(j, b, rd->p + dstart, dlen, nr, state, slen);
+        if (s != SHOAL_OK)
+            return s;
+    }
+    if (w == 0)
+        s = send_results(copy);
+    return s == SHOAL_OK ? pump() : s;
+}
+
+/* A job finished: its children's results are not needed any more. */
+static void drop_children(c_job_t *j)
+{
+    for (size_t b = 0; b < j->nblocks; b++) {
+        c_block_t *blk = &j->blocks[b];
+        for (uint32_t k = blk->first; k < blk->first + blk->n; k++) {
+            free(co.jobs[k].diff);
+            free(co.jobs[k].out);
+            co.jobs[k].diff = co.jobs[k].out = NULL;
+        }
+        free(blk->state);
+        blk->state = NULL;
+    }
+}
+
+static int on_done(uint32_t copy, task_rd_t *rd)
+{
+    c_copy_t *c = &co.copies[copy];
+    c_job_t *j = &co.jobs[c->job];
+    uint32_t ret = task_rd_u32(rd);
+    (void)task_rd_u32(rd); /* lock requests: for a lock manager rebuild */
+    size_t dlen, olen;
+    const uint8_t *diff = task_rd_bytes(rd, &dlen);
+    const uint8_t *out = task_rd_bytes(rd, &olen);
+    char pb[256];
+
+    if (rd->err)
+        return rd->err;
+    int r = task_sched_copy_done(co.s, copy);
+    copy_gone(copy);
+    if (r < 0)
+        return r;
+    if (r == 0)
+        return pump(); /* a slower copy */
+    j->done = 1;
+    j->diff = dup_bytes(diff, dlen);
+    j->out = dup_bytes(out, olen);
+    j->difflen = dlen;
+    j->outlen = olen;
+    if (j->diff == NULL || j->out == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task: a result");
+    if (task_lock_job_done(co.m, &j->path) != SHOAL_OK)
+        return fatal("job %s: %s", path_text(&j->path, pb, sizeof(pb)),
+                     shoal_error_detail());
+    drop_children(j);
+    if (j->parent == TASK_NONE) {
+        finish(ret, j);
+        return SHOAL_OK;
+    }
+    c_block_t *blk = &co.jobs[j->parent].blocks[j->block];
+    if (++blk->finished == blk->n) {
+        free(blk->state);
+        blk->state = NULL;
+        int s = task_sched_block_done(co.s, j->parent, j->block);
+        if (s != SHOAL_OK)
+            return s;
+    }
+    return pump();
+}
+
+static void describe(uint32_t st, char *buf, size_t cap)
+{
+    int status = (int)st;
+
+    if (WIFSIGNALED(status))
+        snprintf(buf, cap, "killed by signal %d, %s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, cap, "exited with code %d before finishing",
+                 WEXITSTATUS(status));
+}
+
+static int on_lost(uint32_t copy, task_rd_t *rd)
+{
+    c_copy_t *c = &co.copies[copy];
+    c_job_t *j = &co.jobs[c->job];
+    uint32_t st = task_rd_u32(rd);
+    char why[128], pb[256];
+
+    if (rd->err || c->gone || j->done)
+        return rd->err;
+    if (j->crashes > 0 && st == j->last_status)
+        j->crashes++;
+    else
+        j->crashes = 1;
+    j->last_status = st;
+    describe(st, why, sizeof(why));
+    if (j->crashes >= (uint32_t)task_rt.max_crashes)
+        return fatal("job %s crashed %u times in a row (%s); giving up: a "
+                     "job that crashes by itself crashes in every run",
+                     path_text(&j->path, pb, sizeof(pb)), j->crashes, why);
+    base_info("task", "a run of job %s %s; running it again",
+              path_text(&j->path, pb, sizeof(pb)), why);
+    copy_gone(copy);
+    int s = task_sched_copy_lost(co.s, copy);
+    return s == SHOAL_OK ? pump() : s;
+}
+
+static int on_lock(uint32_t copy, task_rd_t *rd, int lock)
+{
+    c_copy_t *c = &co.copies[copy];
+    c_job_t *j = &co.jobs[c->job];
+    uint32_t req = task_rd_u32(rd), id = task_rd_u32(rd);
+    char pb[256];
+    int s;
+
+    if (c->gone)
+        return SHOAL_OK;
+    if (lock) {
+        s = rd->err ? rd->err
+                    : task_lock_lock(co.m, copy, co.worker_of[c->rank],
+                                     &j->path, req, id);
+    } else {
+        size_t n;
+        const uint8_t *data = task_rd_bytes(rd, &n);
+        s = rd->err ? rd->err
+                    : task_lock_unlock(co.m, copy, &j->path, req, id, data,
+                                       n);
+    }
+    if (s < 0)
+        return fatal("job %s: %s", path_text(&j->path, pb, sizeof(pb)),
+                     shoal_error_detail());
+    return pump();
+}
+
+static int copy_msg(int src, uint32_t type, uint32_t copy, task_rd_t *rd,
+                    const uint8_t *msg, size_t len)
+{
+    if (copy >= co.ncopies || co.copies[copy].rank != src)
+        return SHOAL_OK; /* not a copy this worker runs: stale */
+    switch (type) {
+    case TM_BLOCK:
+        return co.copies[copy].gone ? SHOAL_OK : on_block(copy, rd, msg, len);
+    case TM_DONE:
+        return on_done(copy, rd);
+    case TM_LOCK:
+        return on_lock(copy, rd, 1);
+    case TM_UNLOCK:
+        return on_lock(copy, rd, 0);
+    case TM_LOST:
+        return on_lost(copy, rd);
+    case TM_FAIL: {
+        (void)task_rd_u32(rd);
+        size_t n;
+        const uint8_t *text = task_rd_bytes(rd, &n);
+        if (rd->err)
+            return rd->err;
+        return fatal("%.*s", (int)n, (const char *)text);
+    }
+    }
+    return base_err(SHOAL_ERR_PROTOCOL, "task: message type %u", type);
+}
+
+static int handle(int src, const uint8_t *msg, size_t len)
+{
+    task_rd_t rd;
+
+    if (co.done)
+        return SHOAL_OK;
+    task_rd_init(&rd, msg, len);
+    uint32_t type = task_rd_u32(&rd), id = task_rd_u32(&rd);
+    if (rd.err)
+        return rd.err;
+    co.last_seen[src] = base_time_ns();
+    if (co.suspected[src] && !co.lost[src]) {
+        co.suspected[src] = 0;
+        base_info("task", "worker %d speaks again: it joins anew", src);
+        int s = join(src);
+        if (s != SHOAL_OK)
+            return s;
+    }
+    if (type == TM_HELLO) {
+        uint64_t layout = task_rd_u64(&rd);
+        if (layout != co.layout)
+            return fatal("rank %d has another address layout than rank 0 "
+                         "(%#llx, not %#llx): every worker must run the "
+                         "same program without address randomization",
+                         src, (unsigned long long)layout,
+                         (unsigned long long)co.layout);
+        return co.worker_of[src] == TASK_NONE ? join(src) : SHOAL_OK;
+    }
+    if (type == TM_BEAT)
+        return SHOAL_OK;
+    return copy_msg(src, type, id, &rd, msg, len);
+}
+
+int task_coord_handle(int src, const uint8_t *msg, size_t len)
+{
+    return handle(src, msg, len);
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+int task_coord_init(void)
+{
+    size_t n = (size_t)task_rt.size;
+    uint32_t root;
+    int s;
+
+    memset(&co, 0, sizeof(co));
+    co.worker_of = malloc(n * sizeof(*co.worker_of));
+    co.last_seen = calloc(n, sizeof(*co.last_seen));
+    co.lost = calloc(n, 1);
+    co.suspected = calloc(n, 1);
+    if (co.worker_of == NULL || co.last_seen == NULL || co.lost == NULL ||
+        co.suspected == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task: coordinator");
+    for (size_t r = 0; r < n; r++)
+        co.worker_of[r] = TASK_NONE;
+    co.layout = task_layout();
+    s = task_sched_create(task_rt.max_copies, &co.s);
+    if (s == SHOAL_OK)
+        s = task_lock_create(task_rt.nlocks ? task_rt.nlocks : 1,
+                             task_rt.suspect_locks, &co.m);
+    for (uint32_t i = 0; s == SHOAL_OK && i < task_rt.nlocks; i++) {
+        const shoal_task_lock_t *l = &task_rt.prog->locks_begin[i];
+        /* The worker's memory is pristine: version 0 of the variables. */
+        s = task_lock_set_initial(co.m, i, l->addr, l->len);
+    }
+    if (s == SHOAL_OK)
+        s = task_grow((void **)&co.jobs, &co.capj, 1, sizeof(*co.jobs),
+                      "task: jobs");
+    if (s != SHOAL_OK)
+        return s;
+    memset(&co.jobs[0], 0, sizeof(co.jobs[0]));
+    co.jobs[0].parent = TASK_NONE;
+    co.jobs[0].fn = TASK_ROOT_FN;
+    co.njobs = 1;
+    s = task_sched_add_jobs(co.s, TASK_NONE, 1, TASK_NONE, &root);
+    return s == SHOAL_OK ? join(0) : s;
+}
+
+void task_coord_fini(void)
+{
+    for (size_t k = 0; k < co.njobs; k++) {
+        c_job_t *j = &co.jobs[k];
+        for (size_t b = 0; b < j->nblocks; b++) {
+            free(j->blocks[b].desc);
+            free(j->blocks[b].state);
+        }
+        free(j->blocks);
+        free(j->arg);
+        free(j->diff);
+        free(j->out);
+        task_path_free(&j->path);
+    }
+    for (size_t k = 0; k < co.ncopies; k++)
+        free(co.copies[k].pending);
+    free(co.jobs);
+    free(co.copies);
+    free(co.rank_of);
+    free(co.worker_of);
+    free(co.last_seen);
+    free(co.lost);
+    free(co.suspected);
+    if (co.s != NULL)
+        task_sched_destroy(co.s);
+    if (co.m != NULL)
+        task_lock_destroy(co.m);
+    memset(&co, 0, sizeof(co));
+}

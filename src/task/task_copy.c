@@ -1,0 +1,431 @@
+/*
+ * A copy: one run of one job, in a child process of a worker (task_rt.h).
+ * It starts from the pristine shared memory the worker keeps, applies its
+ * parent's state, tracks its own writes and ends by sending them (its
+ * diff) and its output.  The job calls of shoal/task.h run here: a block
+ * sends its routines and this copy's state to the coordinator and waits
+ * for the children's diffs, which it merges into its own memory; a lock
+ * asks the coordinator and waits for the grant with the variables' bytes.
+ *
+ * Misuse that every run of the job would repeat is reported to the
+ * coordinator (TM_FAIL), which ends the run with the message.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "task/task_chan.h"
+#include "task/task_rand.h"
+#include "task/task_rt.h"
+
+#define COPY_FAIL_EXIT 111
+
+static struct {
+    int active, fd;
+    uint32_t copy;
+    task_path_t path;
+    char path_text[256];
+    uint32_t nblocks, nreq;
+    task_rand_t rand;
+    int open;
+    task_buf_t desc;
+    uint32_t nroutines;
+    uint64_t njobs;
+    uint32_t *held; /* per lock: request + 1 while held */
+} cp;
+
+static void send_msg(task_buf_t *b)
+{
+    if (b->err)
+        base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
+    if (task_chan_send(cp.fd, b->p, b->len) != SHOAL_OK)
+        _exit(0); /* the worker is gone: so is this run */
+    task_buf_free(b);
+    task_ring();
+}
+
+static void fail(int status, const char *fmt, ...) BASE_PRINTF(2, 3)
+    BASE_NORETURN;
+
+static void fail(int status, const char *fmt, ...)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof(text), "job %s: ", cp.path_text);
+    va_list ap;
+    task_buf_t b = {0};
+
+    va_start(ap, fmt);
+    vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+    va_end(ap);
+    cp.active = 0;
+    task_msg_start(&b, TM_FAIL, cp.copy);
+    task_buf_u32(&b, (uint32_t)status);
+    task_buf_bytes(&b, text, strlen(text));
+    send_msg(&b);
+    _exit(COPY_FAIL_EXIT);
+}
+
+/* The next message from the coordinator, which must be of type want. */
+static void recv_msg(uint32_t want, uint8_t **msg_p, task_rd_t *rd)
+{
+    size_t len;
+    int s = task_chan_recv(cp.fd, msg_p, &len);
+
+    if (s != 1)
+        _exit(0);
+    task_rd_init(rd, *msg_p, len);
+    uint32_t type = task_rd_u32(rd), copy = task_rd_u32(rd);
+    if (type != want || copy != cp.copy)
+        fail(SHOAL_ERR_PROTOCOL, "expected message %u, got %u", want, type);
+}
+
+static void on_exit_call(void)
+{
+    if (cp.active)
+        fail(SHOAL_ERR_INVALID, "exit() called inside a job (return from "
+                                "the routine instead)");
+}
+
+static int outside(const char *fn)
+{
+    return base_err(SHOAL_ERR_NOT_INIT, "%s: not inside a job of a task "
+                                        "program",
+                    fn);
+}
+
+/* ---- shared heap --------------------------------------------------------- */
+
+int shoal_task_alloc(size_t size, void **ptr_p)
+{
+    task_area_t *h = &task_rt.region.area[1];
+
+    if (!cp.active)
+        return outside("shoal_task_alloc");
+    if (ptr_p == NULL)
+        return base_err(SHOAL_ERR_INVALID, "shoal_task_alloc: ptr_p is NULL");
+    uint64_t *top = (uint64_t *)(void *)h->base;
+    uint64_t used = h->size == 0 ? 0 : (*top == 0 ? 64 : *top);
+    uint64_t want = ((uint64_t)size + 15) & ~(uint64_t)15;
+    if (h->size == 0 || want < size || want > h->size - used)
+        return base_err(SHOAL_ERR_NOMEM,
+                        "shoal_task_alloc: %zu bytes do not fit in the "
+                        "shared heap (%llu of %zu bytes in use; "
+                        "SHOAL_TASK_HEAP)",
+                        size, (unsigned long long)used, h->size);
+    *ptr_p = h->base + used;
+    *top = used + want;
+    return SHOAL_OK;
+}
+
+/* ---- blocks -------------------------------------------------------------- */
+
+static const char *held_lock(void)
+{
+    for (uint32_t i = 0; i < task_rt.nlocks; i++)
+        if (cp.held[i])
+            return task_rt.prog->locks_begin[i].name;
+    return NULL;
+}
+
+int shoal_task_parbegin(void)
+{
+    if (!cp.active)
+        return outside("shoal_task_parbegin");
+    if (cp.open)
+        fail(SHOAL_ERR_INVALID, "SHOAL_PARBEGIN inside an open block");
+    const char *lock = held_lock();
+    if (lock != NULL)
+        fail(SHOAL_ERR_INVALID, "a block (SHOAL_PARBEGIN) inside the "
+                                "critical section of lock %s",
+             lock);
+    cp.open = 1;
+    cp.desc.len = 0;
+    cp.nroutines = 0;
+    cp.njobs = 0;
+    return SHOAL_OK;
+}
+
+int shoal_task_routine(int width, shoal_task_fn_t fn, const void *arg,
+                       size_t len)
+{
+    if (!cp.active)
+        return outside("shoal_task_routine");
+    if (!cp.open)
+        fail(SHOAL_ERR_INVALID, "SHOAL_ROUTINE outside a block");
+    if (width < 0 || fn == NULL || (len > 0 && arg == NULL))
+        fail(SHOAL_ERR_INVALID, "SHOAL_ROUTINE(%d, %p, %p, %zu): a bad "
+                                "width, routine or argument",
+             width, (void *)(uintptr_t)fn, arg, len);
+    if (len > SHOAL_TASK_MAX_ARG)
+        fail(SHOAL_ERR_TOO_LARGE, "SHOAL_ROUTINE with %zu argument bytes "
+                                  "(at most %d)",
+             len, SHOAL_TASK_MAX_ARG);
+    task_buf_u64(&cp.desc, (uint64_t)((uintptr_t)fn -
+                                      (uintptr_t)task_rt.prog->main));
+    task_buf_u32(&cp.desc, (uint32_t)width);
+    task_buf_bytes(&cp.desc, arg, len);
+    cp.nroutines++;
+    cp.njobs += (uint64_t)width;
+    if (cp.njobs > UINT32_MAX / 2)
+        fail(SHOAL_ERR_TOO_LARGE, "a block of %llu jobs",
+             (unsigned long long)cp.njobs);
+    return SHOAL_OK;
+}
+
+static void merge_results(const uint8_t *msg, task_rd_t *rd)
+{
+    uint32_t n = task_rd_u32(rd);
+    task_region_part_t *parts = calloc(n ? n : 1, sizeof(*parts));
+    task_path_t *paths = calloc(n ? n : 1, sizeof(*paths));
+    const uint8_t **out = calloc(n ? n : 1, sizeof(*out));
+    size_t *outlen = calloc(n ? n : 1, sizeof(*outlen));
+
+    if (parts == NULL || paths == NULL || out == NULL || outlen == NULL)
+        fail(SHOAL_ERR_NOMEM, "merging %u results", n);
+    for (uint32_t k = 0; k < n && !rd->err; k++) {
+        size_t plen;
+        const uint8_t *p = task_rd_bytes(rd, &plen);
+        if (!rd->err && task_path_decode(p, plen, &paths[k]) != SHOAL_OK)
+            fail(SHOAL_ERR_PROTOCOL, "%s", shoal_error_detail());
+        parts[k].path = &paths[k];
+        parts[k].diff = task_rd_bytes(rd, &parts[k].len);
+        out[k] = task_rd_bytes(rd, &outlen[k]);
+    }
+    if (rd->err)
+        fail(SHOAL_ERR_PROTOCOL, "%s", shoal_error_detail());
+    if (task_region_merge(&task_rt.region, parts, n) != SHOAL_OK)
+        fail(SHOAL_ERR_INVALID, "%s", shoal_error_detail());
+    for (uint32_t k = 0; k < n; k++) {
+        size_t off = 0;
+        while (off < outlen[k]) {
+            ssize_t w = write(STDOUT_FILENO, out[k] + off, outlen[k] - off);
+            if (w <= 0)
+                fail(SHOAL_ERR_SYSTEM, "collecting output: %s",
+                     strerror(errno));
+            off += (size_t)w;
+        }
+        task_path_free(&paths[k]);
+    }
+    (void)msg;
+    free(parts);
+    free(paths);
+    free(out);
+    free(outlen);
+}
+
+/* Adds this copy's state (or diff) to a message as one byte string. */
+static int add_blob(task_buf_t *b, int state)
+{
+    task_buf_t x = {0};
+    int s = state ? task_region_state(&task_rt.region, &x)
+                  : task_region_diff(&task_rt.region, &x);
+
+    if (s == SHOAL_OK) {
+        task_buf_bytes(b, x.p, x.len);
+        s = b->err;
+    }
+    task_buf_free(&x);
+    return s;
+}
+
+int shoal_task_parend(void)
+{
+    task_buf_t b = {0};
+    uint8_t *msg;
+    task_rd_t rd;
+
+    if (!cp.active)
+        return outside("shoal_task_parend");
+    if (!cp.open)
+        fail(SHOAL_ERR_INVALID, "SHOAL_PAREND without SHOAL_PARBEGIN");
+    cp.open = 0;
+    uint32_t block = cp.nblocks++;
+    if (cp.njobs == 0)
+        return SHOAL_OK;
+    fflush(stdout);
+    task_msg_start(&b, TM_BLOCK, cp.copy);
+    task_buf_u32(&b, block);
+    task_buf_u32(&b, cp.nroutines);
+    task_buf_raw(&b, cp.desc.p, cp.desc.len);
+    if (cp.desc.err || add_blob(&b, 1) != SHOAL_OK)
+        fail(SHOAL_ERR_NOMEM, "%s", shoal_error_detail());
+    send_msg(&b);
+    recv_msg(TM_RESULTS, &msg, &rd);
+    merge_results(msg, &rd);
+    free(msg);
+    return SHOAL_OK;
+}
+
+size_t shoal_task_path(char *buf, size_t cap)
+{
+    if (!cp.active) {
+        if (buf != NULL && cap > 0)
+            buf[0] = '\0';
+        return 0;
+    }
+    return task_path_format(&cp.path, buf, cap);
+}
+
+/* ---- random stream ------------------------------------------------------- */
+
+uint64_t shoal_task_rand(void)
+{
+    return cp.active ? task_rand_next(&cp.rand) : 0;
+}
+
+uint64_t shoal_task_rand_below(uint64_t bound)
+{
+    return cp.active && bound > 0 ? task_rand_below(&cp.rand, bound) : 0;
+}
+
+double shoal_task_rand_unit(void)
+{
+    return cp.active ? task_rand_unit(&cp.rand) : 0.0;
+}
+
+/* ---- locks --------------------------------------------------------------- */
+
+static uint32_t lock_id(shoal_task_lock_t *lock, const char *fn)
+{
+    const shoal_task_program_t *p = task_rt.prog;
+
+    if (lock == NULL || lock < p->locks_begin || lock >= p->locks_end)
+        fail(SHOAL_ERR_INVALID, "%s: %p is not a lock defined with "
+                                "SHOAL_TASK_LOCK in the program",
+             fn, (void *)lock);
+    return (uint32_t)(lock - p->locks_begin);
+}
+
+int shoal_task_lock(shoal_task_lock_t *lock)
+{
+    task_buf_t b = {0};
+    uint8_t *msg;
+    task_rd_t rd;
+
+    if (!cp.active)
+        return outside("shoal_task_lock");
+    uint32_t id = lock_id(lock, "shoal_task_lock");
+    if (cp.held[id])
+        fail(SHOAL_ERR_INVALID, "shoal_task_lock: lock %s is held by this "
+                                "job already (locks are not recursive)",
+             lock->name);
+    task_msg_start(&b, TM_LOCK, cp.copy);
+    task_buf_u32(&b, cp.nreq);
+    task_buf_u32(&b, id);
+    send_msg(&b);
+    recv_msg(TM_GRANT, &msg, &rd);
+    (void)task_rd_u32(&rd); /* released: the unlock is sent anyway */
+    size_t n;
+    const uint8_t *data = task_rd_bytes(&rd, &n);
+    if (rd.err || n != lock->len)
+        fail(SHOAL_ERR_PROTOCOL, "a grant of lock %s with %zu bytes",
+             lock->name, n);
+    memcpy(lock->addr, data, n);
+    free(msg);
+    cp.held[id] = ++cp.nreq;
+    return SHOAL_OK;
+}
+
+int shoal_task_unlock(shoal_task_lock_t *lock)
+{
+    task_buf_t b = {0};
+
+    if (!cp.active)
+        return outside("shoal_task_unlock");
+    uint32_t id = lock_id(lock, "shoal_task_unlock");
+    if (!cp.held[id])
+        fail(SHOAL_ERR_INVALID, "shoal_task_unlock: lock %s is not held by "
+                                "this job",
+             lock->name);
+    task_msg_start(&b, TM_UNLOCK, cp.copy);
+    task_buf_u32(&b, cp.held[id] - 1);
+    task_buf_u32(&b, id);
+    task_buf_bytes(&b, lock->addr, lock->len);
+    send_msg(&b);
+    cp.held[id] = 0;
+    return SHOAL_OK;
+}
+
+/* ---- the copy's life ----------------------------------------------------- */
+
+static void setup(int fd, uint32_t copy, const task_path_t *path,
+                  const uint8_t *state, size_t statelen)
+{
+    int mfd = memfd_create("shoal-task-out", 0);
+
+    cp.fd = fd;
+    cp.copy = copy;
+    task_path_format(path, cp.path_text, sizeof(cp.path_text));
+    if (task_path_copy(path, &cp.path) != SHOAL_OK)
+        base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
+    task_rand_init(&cp.rand, task_rt.seed, &cp.path);
+    cp.held = calloc(task_rt.nlocks ? task_rt.nlocks : 1, sizeof(*cp.held));
+    if (mfd < 0 || dup2(mfd, STDOUT_FILENO) < 0 || cp.held == NULL)
+        base_fatal("task: job %s: output capture: %s", cp.path_text,
+                   strerror(errno));
+    close(mfd);
+    cp.active = 1;
+    atexit(on_exit_call);
+    if (task_region_apply(&task_rt.region, state, statelen) != SHOAL_OK ||
+        task_region_track(&task_rt.region) != SHOAL_OK)
+        fail(SHOAL_ERR_INTERNAL, "shared memory: %s", shoal_error_detail());
+}
+
+static void read_output(task_buf_t *b)
+{
+    struct stat st;
+
+    if (fstat(STDOUT_FILENO, &st) != 0)
+        fail(SHOAL_ERR_SYSTEM, "output: %s", strerror(errno));
+    size_t n = (size_t)st.st_size, off = 0;
+    task_buf_u64(b, n);
+    uint8_t *at = task_buf_room(b, n);
+    while (at != NULL && off < n) {
+        ssize_t r = pread(STDOUT_FILENO, at + off, n - off, (off_t)off);
+        if (r <= 0)
+            fail(SHOAL_ERR_SYSTEM, "output: %s", strerror(errno));
+        off += (size_t)r;
+    }
+}
+
+void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
+                    uint64_t fn, uint32_t width, uint32_t id,
+                    const uint8_t *arg, size_t arglen, const uint8_t *state,
+                    size_t statelen)
+{
+    task_buf_t b = {0};
+    int ret = 0;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setup(fd, copy, path, state, statelen);
+    if (fn == TASK_ROOT_FN)
+        ret = task_rt.prog->main(task_rt.argc, task_rt.argv);
+    else
+        ((shoal_task_fn_t)((uintptr_t)task_rt.prog->main + (uintptr_t)fn))(
+            (int)width, (int)id, arglen ? arg : NULL, arglen);
+    if (cp.open)
+        fail(SHOAL_ERR_INVALID, "the job ended inside an open block");
+    const char *lock = held_lock();
+    if (lock != NULL)
+        fail(SHOAL_ERR_INVALID, "the job ended inside the critical section "
+                                "of lock %s",
+             lock);
+    fflush(stdout);
+    task_msg_start(&b, TM_DONE, cp.copy);
+    task_buf_u32(&b, (uint32_t)ret);
+    task_buf_u32(&b, cp.nreq);
+    if (add_blob(&b, 0) != SHOAL_OK)
+        fail(SHOAL_ERR_NOMEM, "%s", shoal_error_detail());
+    read_output(&b);
+    cp.active = 0;
+    send_msg(&b);
+    _exit(0);
+}

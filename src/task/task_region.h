@@ -1,0 +1,84 @@
+/*
+ * The shared memory of a task program (docs/TASK.md): two areas at the
+ * same address in every worker, the program's static shared section
+ * (SHOAL_SHARED) and the shared heap (a fixed mapping of SHOAL_TASK_HEAP
+ * bytes).  A worker keeps its areas pristine (as loaded: the section's
+ * initial bytes, a zero heap) and forks each run of a job (a copy) from
+ * them; the copy applies its parent's *state* (everything that differs
+ * from pristine), then tracks its own writes (task_track.h).
+ *
+ * Blobs, as the runtime's messages carry them: a state or a diff is, per
+ * area in order, a u64 length and a diff (task_diff.h) of that area.  A
+ * state is against the pristine bytes, a diff against the copy's start.
+ * Ranges excluded (the variables of locks, which travel with the lock
+ * grants) are never in either.
+ */
+#ifndef SHOAL_TASK_REGION_H
+#define SHOAL_TASK_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "task/task_buf.h"
+#include "task/task_path.h"
+#include "task/task_track.h"
+
+#define TASK_AREAS 2 /* 0: the static section, 1: the heap */
+/* Where the shared heap is mapped: above every sanitizer's shadow and
+ * below the mmap area, far from a PIE binary loaded without ASLR. */
+#define TASK_HEAP_ADDR ((uintptr_t)0x5e0000000000ull)
+
+typedef struct task_area {
+    char *base;
+    size_t size;              /* whole pages */
+    const uint8_t *pristine;  /* NULL: zeros */
+    uint8_t *touched;         /* per page: may differ from pristine */
+    task_track_t *track;      /* while a copy tracks its writes */
+} task_area_t;
+
+typedef struct task_excl {
+    uint64_t off, len; /* in area 0 */
+} task_excl_t;
+
+typedef struct task_region {
+    task_area_t area[TASK_AREAS];
+    task_excl_t *excl;
+    size_t nexcl;
+    size_t page;
+} task_region_t;
+
+/* The areas of this worker: the section's whole pages [begin, end) (see
+ * task_elf.h), and heap_size bytes of heap (0: none).
+ * SHOAL_ERR_UNSUPPORTED with a detail when the heap's address is taken. */
+int task_region_init(task_region_t *r, char *begin, char *end,
+                     size_t heap_size);
+void task_region_fini(task_region_t *r);
+/* Keeps [addr, addr+len) of the static section out of states and diffs. */
+int task_region_exclude(task_region_t *r, const void *addr, size_t len);
+/* 1 when [addr, addr+len) lies in the static section. */
+int task_region_in_static(const task_region_t *r, const void *addr,
+                          size_t len);
+
+/* In a copy, before tracking: applies a state to the pristine areas. */
+int task_region_apply(task_region_t *r, const uint8_t *state, size_t len);
+/* Starts tracking the copy's writes. */
+int task_region_track(task_region_t *r);
+/* Appends the copy's whole state (against pristine) to out. */
+int task_region_state(task_region_t *r, task_buf_t *out);
+/* Appends the copy's writes since tracking started to out. */
+int task_region_diff(task_region_t *r, task_buf_t *out);
+
+/* One finished child's writes, for task_region_merge. */
+typedef struct task_region_part {
+    const task_path_t *path;
+    const uint8_t *diff;
+    size_t len;
+} task_region_part_t;
+
+/* Merges the diffs of a whole block into the (tracked) areas, in path
+ * order: all or nothing; a common-CRCW conflict is SHOAL_ERR_INVALID with
+ * a detail naming both jobs and the byte. */
+int task_region_merge(task_region_t *r, const task_region_part_t *parts,
+                      size_t n);
+
+#endif /* SHOAL_TASK_REGION_H */

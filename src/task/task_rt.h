@@ -1,0 +1,114 @@
+/*
+ * The task runtime (docs/TASK.md): what its parts share.
+ *
+ *   task_run.c     shoal_task_run: one address space layout in every
+ *                  worker, the roles, the loop every rank runs
+ *   task_coord.c   the coordinator (rank 0): the scheduler, the lock
+ *                  manager, jobs, blocks and results
+ *   task_worker.c  a worker: forks copies, stops, resumes and kills them,
+ *                  relays their messages, reports the ones that crash
+ *   task_copy.c    a copy (one run of one job, in a child of a worker):
+ *                  the public job calls of shoal/task.h
+ *   task_msg.c     messages between workers; task_chan.c between a worker
+ *                  and its copies; task_region.c the shared memory
+ *
+ * Every message starts with a u32 type and a u32 copy id (or rank).
+ */
+#ifndef SHOAL_TASK_RT_H
+#define SHOAL_TASK_RT_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shoal/task.h"
+#include "task/task_buf.h"
+#include "task/task_region.h"
+
+/* Routines travel as offsets from the program's main; the root job is
+ * main itself. */
+#define TASK_ROOT_FN UINT64_MAX
+
+enum task_msg_type {
+    /* worker -> coordinator */
+    TM_HELLO = 1, /* rank; u64 layout check */
+    TM_BEAT,      /* rank */
+    TM_LOST,      /* copy; u32 wait status, u32 rank */
+    /* copy -> coordinator (through its worker, unchanged) */
+    TM_BLOCK,  /* copy; u32 block, u32 n; n x (u64 fn, u32 width, bytes
+                  arg); bytes state */
+    TM_DONE,   /* copy; u32 ret, u32 lock requests; bytes diff, output */
+    TM_LOCK,   /* copy; u32 request, u32 lock */
+    TM_UNLOCK, /* copy; u32 request, u32 lock; bytes data */
+    TM_FAIL,   /* copy; u32 status; bytes message */
+    /* coordinator -> worker */
+    TM_RUN,     /* copy; u32 width, u32 id, u64 fn; bytes path, arg,
+                   state */
+    TM_SUSPEND, /* copy */
+    TM_CONT,    /* copy */
+    TM_KILL,    /* copy */
+    TM_EXIT,    /* rank; u32 status, u32 finalize */
+    /* coordinator -> copy (through its worker) */
+    TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output) */
+    TM_GRANT    /* copy; u32 released; bytes data */
+};
+
+typedef struct task_rt {
+    const shoal_task_program_t *prog;
+    int argc;
+    char **argv;
+    int rank, size;
+    task_region_t region;
+    uint32_t nlocks;
+    uint64_t seed;
+    uint32_t max_copies, max_crashes, suspect_locks;
+    uint64_t suspect_ns, beat_ns;
+    _Atomic uint32_t *bell; /* shared with copies: a copy has news */
+} task_rt_t;
+
+extern task_rt_t task_rt;
+
+/* A message's start: type and copy (or rank). */
+static inline void task_msg_start(task_buf_t *b, uint32_t type, uint32_t id)
+{
+    task_buf_u32(b, type);
+    task_buf_u32(b, id);
+}
+
+/* Ring this worker's loop (from a copy or a signal handler). */
+void task_ring(void);
+/* What every worker's address layout must agree on (task_run.c). */
+uint64_t task_layout(void);
+
+/* ---- the coordinator (task_coord.c) -------------------------------------- */
+
+int task_coord_init(void);
+void task_coord_fini(void);
+/* A message for the coordinator. */
+int task_coord_handle(int src, const uint8_t *msg, size_t len);
+/* Time passed: dead and silent workers.  *done_p set once the run ended;
+ * *status_p is the run's status then. */
+int task_coord_tick(int *done_p, int *status_p);
+
+/* ---- a worker (task_worker.c) -------------------------------------------- */
+
+int task_worker_init(void);
+void task_worker_fini(void);
+/* A message for this worker; on TM_EXIT *exit_p is 1 (finalize: every
+ * worker is there) or 2 (do not: some may be gone), with *status_p. */
+int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
+                       int *status_p);
+/* Messages from copies, copies that ended, heartbeats. */
+int task_worker_tick(void);
+/* Ends every copy (the run is over). */
+void task_worker_kill_all(void);
+
+/* ---- a copy (task_copy.c) ------------------------------------------------ */
+
+/* In the child process: runs the job and exits. */
+void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
+                    uint64_t fn, uint32_t width, uint32_t id,
+                    const uint8_t *arg, size_t arglen, const uint8_t *state,
+                    size_t statelen) BASE_NORETURN;
+
+#endif /* SHOAL_TASK_RT_H */

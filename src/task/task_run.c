@@ -1,0 +1,198 @@
+/*
+ * shoal_task_run (shoal/task.h): every rank becomes a worker, rank 0 also
+ * the coordinator, and all run one loop: sleep in the active-message wait
+ * until a message, a copy's news (the doorbell, task_ring) or a timer;
+ * hand messages to the coordinator or the worker; send what they queued.
+ *
+ * Routines travel as offsets from the program's main function, so the
+ * program may be loaded anywhere; the shared heap is at one fixed
+ * address.  Addresses of static shared variables differ between workers
+ * only under address randomization, which each worker turns off for
+ * itself (re-executing once) where the system lets it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include "am/am.h"
+#include "base/base.h"
+#include "boot/boot.h"
+#include "shoal.h"
+#include "task/task_elf.h"
+#include "task/task_msg.h"
+#include "task/task_rt.h"
+
+task_rt_t task_rt;
+
+static void no_aslr(char **argv)
+{
+    int p = personality(0xffffffff);
+
+    if (p < 0 || (p & ADDR_NO_RANDOMIZE))
+        return;
+    if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) < 0)
+        return; /* not allowed here (a container's seccomp, say) */
+    execv("/proc/self/exe", argv);
+    personality((unsigned long)p); /* went on with randomization */
+}
+
+uint64_t task_layout(void)
+{
+    const shoal_task_program_t *p = task_rt.prog;
+    uint64_t v = (uint64_t)task_rt.region.area[0].size * 0x9e3779b97f4a7c15u;
+
+    v ^= (uint64_t)task_rt.nlocks << 48;
+    v ^= (uint64_t)task_rt.region.area[1].size >> 12;
+    if (task_rt.region.area[0].base != NULL)
+        v ^= (uint64_t)((uintptr_t)task_rt.region.area[0].base -
+                        (uintptr_t)p->main) << 20;
+    return v;
+}
+
+static int setup(int argc, char **argv, const shoal_task_program_t *prog)
+{
+    memset(&task_rt, 0, sizeof(task_rt));
+    task_rt.prog = prog;
+    task_rt.argc = argc;
+    task_rt.argv = argv;
+    task_rt.rank = shoal_rank();
+    task_rt.size = shoal_size();
+    task_rt.seed = (uint64_t)base_cfg.TASK_SEED;
+    task_rt.max_copies = (uint32_t)base_cfg.TASK_COPIES;
+    task_rt.max_crashes = (uint32_t)base_cfg.TASK_CRASHES;
+    task_rt.suspect_locks = (uint32_t)base_cfg.TASK_SUSPECT_LOCKS;
+    task_rt.suspect_ns = (uint64_t)base_cfg.TASK_SUSPECT;
+    task_rt.beat_ns = (uint64_t)base_cfg.TASK_HEARTBEAT;
+    char *begin, *end;
+    int s = task_elf_shared(&begin, &end);
+    if (s == SHOAL_OK)
+        s = task_region_init(&task_rt.region, begin, end,
+                             (size_t)base_cfg.TASK_HEAP);
+    if (prog->locks_begin != NULL && prog->locks_end > prog->locks_begin)
+        task_rt.nlocks = (uint32_t)(prog->locks_end - prog->locks_begin);
+    for (uint32_t i = 0; s == SHOAL_OK && i < task_rt.nlocks; i++) {
+        const shoal_task_lock_t *l = &prog->locks_begin[i];
+        s = task_region_exclude(&task_rt.region, l->addr, l->len);
+        if (s != SHOAL_OK)
+            s = base_err(s, "lock %s: %s", l->name, shoal_error_detail());
+    }
+    /* shoalrun lets the job go on when this rank dies. */
+    if (s == SHOAL_OK)
+        s = boot_put("task-expendable", "1", 1);
+    if (s == SHOAL_OK)
+        s = task_msg_init();
+    if (s == SHOAL_OK)
+        s = task_worker_init();
+    if (s == SHOAL_OK && task_rt.rank == 0)
+        s = task_coord_init();
+    if (s == SHOAL_OK && task_rt.rank != 0) {
+        task_buf_t b = {0};
+        task_msg_start(&b, TM_HELLO, (uint32_t)task_rt.rank);
+        task_buf_u64(&b, task_layout());
+        s = b.err ? b.err : task_msg_send(0, b.p, b.len);
+    }
+    return s;
+}
+
+static int ready(void *arg, int handled)
+{
+    (void)arg;
+    return handled > 0 || task_msg_waiting() ||
+           atomic_load_explicit(task_rt.bell, memory_order_acquire);
+}
+
+static int wait_a_while(uint64_t ns)
+{
+    int s = am_block(ready, NULL, NULL, 0, (int64_t)ns);
+    return s == SHOAL_ERR_TIMEOUT ? SHOAL_OK : s;
+}
+
+/* One turn of the loop: *exit_p as task_worker_handle sets it. */
+static int turn(int *exit_p, int *status_p)
+{
+    int src, s = wait_a_while(task_rt.beat_ns / 2);
+    uint8_t *msg;
+    size_t len;
+
+    while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
+        uint32_t type = len >= 4 ? msg[0] : 0;
+        if (task_rt.rank == 0 && type >= TM_HELLO && type <= TM_FAIL)
+            s = task_coord_handle(src, msg, len);
+        else
+            s = task_worker_handle(msg, len, exit_p, status_p);
+        free(msg);
+    }
+    if (s == SHOAL_OK && !*exit_p)
+        s = task_worker_tick();
+    if (s == SHOAL_OK && task_rt.rank == 0 && !*exit_p) {
+        int done, status;
+        s = task_coord_tick(&done, &status);
+    } else if (s == SHOAL_OK && !*exit_p && task_msg_dead(0)) {
+        fprintf(stderr, "shoal task: rank %d: the coordinator (rank 0) is "
+                        "gone; the run cannot go on (the coordinator is "
+                        "not replaced yet)\n",
+                task_rt.rank);
+        *exit_p = 2;
+        *status_p = 1;
+    }
+    if (s == SHOAL_OK)
+        s = task_msg_flush();
+    return s;
+}
+
+/* Rank 0 at the end: the exit orders out, then the other workers gone
+ * (or a while, for one that is stopped). */
+static void drain_out(int finalize)
+{
+    uint64_t deadline = base_time_ns() + 2 * task_rt.suspect_ns;
+
+    while (base_time_ns() < deadline) {
+        int left = 0;
+        task_msg_flush();
+        for (int r = 1; !finalize && r < task_rt.size; r++)
+            left += !task_msg_dead(r);
+        if (!task_msg_queued() && left == 0)
+            return;
+        wait_a_while(10000000);
+    }
+}
+
+int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
+{
+    int exit = 0, status = 0;
+
+    if (prog == NULL || prog->main == NULL) {
+        fprintf(stderr, "shoal task: no program to run\n");
+        return 1;
+    }
+    no_aslr(argv);
+    int s = shoal_init(NULL);
+    if (s != SHOAL_OK) {
+        fprintf(stderr, "shoal task: %s\n", shoal_error_detail());
+        return 1;
+    }
+    s = setup(argc, argv, prog);
+    while (s == SHOAL_OK && !exit)
+        s = turn(&exit, &status);
+    if (s != SHOAL_OK) {
+        fprintf(stderr, "shoal task: rank %d: %s (%s)\n", task_rt.rank,
+                shoal_error_detail(), shoal_err_name(s));
+        status = 1;
+        exit = 2;
+    }
+    task_worker_fini();
+    if (task_rt.rank == 0)
+        drain_out(exit == 1);
+    if (task_rt.rank == 0)
+        task_coord_fini();
+    task_msg_fini();
+    task_region_fini(&task_rt.region);
+    fflush(stdout);
+    if (exit == 1)
+        shoal_finalize();
+    return status;
+}

@@ -1,0 +1,59 @@
+/*
+ * Bad use of the task runtime (tests/task): each mode makes one mistake
+ * that every run of a job repeats; the run must end with a message naming
+ * the mistake and the job's path (task_faults.sh mode error checks it).
+ *
+ *     task_bad unlock|nested|crash|conflict|exit|heap|ok
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shoal/task.h>
+
+SHOAL_SHARED int cell[4];
+SHOAL_SHARED int guarded;
+SHOAL_TASK_LOCK(l, &guarded, sizeof guarded);
+
+/* Children see shared memory and their arguments, not the root's private
+ * globals: the mode travels as the argument. */
+SHOAL_TASK_ROUTINE(worker)
+{
+    const char *mode = arg;
+    (void)width;
+    (void)len;
+    if (strcmp(mode, "unlock") == 0 && id == 1)
+        shoal_task_unlock(&l);
+    if (strcmp(mode, "nested") == 0 && id == 0) {
+        shoal_task_lock(&l);
+        SHOAL_PARBEGIN
+            SHOAL_ROUTINE(1, worker, "ok", 3);
+        SHOAL_PAREND;
+    }
+    if (strcmp(mode, "crash") == 0 && id == 1)
+        raise(SIGSEGV);
+    if (strcmp(mode, "conflict") == 0)
+        cell[2] = 10 + id;
+    if (strcmp(mode, "exit") == 0 && id == 0)
+        exit(3);
+    if (strcmp(mode, "heap") == 0 && id == 1) {
+        void *p;
+        if (shoal_task_alloc((size_t)1 << 40, &p) != SHOAL_ERR_NOMEM)
+            cell[id] = -1;
+        printf("heap: %s\n", shoal_error_detail());
+    }
+    cell[id] = id + 1;
+}
+
+static int task_main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    SHOAL_PARBEGIN
+        SHOAL_ROUTINE(2, worker, mode, strlen(mode) + 1);
+    SHOAL_PAREND;
+    printf("ok: %d %d\n", cell[0], cell[1]);
+    return cell[0] == 1 && cell[1] == 2 ? 0 : 1;
+}
+SHOAL_TASK_MAIN(task_main)

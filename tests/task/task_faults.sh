@@ -1,0 +1,101 @@
+#!/bin/bash
+# Runs a task program under shoalrun while faults are injected from
+# outside, and checks that it still prints its success line and exits 0.
+# Usage: task_faults.sh <shoalrun> <np> <mode> <expect> <program> [args...]
+#   mode  none      no fault (the run itself is the test)
+#         kill      SIGKILL one worker (not rank 0) at a random moment
+#         killall   SIGKILL every worker but rank 0, one after another
+#         stop      SIGSTOP one worker for 2 s, then SIGCONT
+#         copies    SIGKILL random copies (job runs) now and then
+#         error     no fault, and the run must fail (exit status not 0)
+#   expect  an extended regular expression the output must match
+# The fault schedule's seed is SHOAL_TEST_SEED if set, else random; it is
+# printed with every failure and passed on to the program.  Nothing of the job may be left running.
+set -u
+shoalrun=$1 np=$2 mode=$3 expect=$4
+shift 4
+seed=${SHOAL_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}
+RANDOM=$seed
+# Programs that take their seed from the environment get this one too:
+# every worker sees the same, so every run of the root job draws alike.
+export SHOAL_TEST_SEED=$seed
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+fail() {
+    echo "FAIL ($mode, np $np, fault seed $seed): $*"
+    echo "--- output:"
+    cat "$out"
+    exit 1
+}
+
+# The rank processes of the job (children of shoalrun), as "rank pid".
+ranks() {
+    for p in $(pgrep -P "$run" 2>/dev/null); do
+        r=$( (tr '\0' '\n' <"/proc/$p/environ") 2>/dev/null |
+            sed -n 's/^PMI_RANK=//p')
+        [ -n "$r" ] && echo "$r $p"
+    done
+}
+
+nap() { sleep "$(awk -v ms="$1" 'BEGIN {printf "%.3f", ms / 1000}')"; }
+
+"$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
+run=$!
+# Wait until every rank is up.
+for _ in $(seq 100); do
+    kill -0 "$run" 2>/dev/null || break
+    [ "$(ranks | wc -l)" -ge "$np" ] && break
+    nap 20
+done
+pids=$(ranks | awk '{print $2}')
+case $mode in
+none | error) ;;
+kill)
+    nap $((200 + RANDOM % 800))
+    victim=$(ranks | awk '$1 != 0' | shuf -n 1 --random-source=<(yes $seed))
+    [ -n "$victim" ] && kill -KILL "${victim#* }" &&
+        echo "fault: killed rank ${victim% *}" >>"$out"
+    ;;
+killall)
+    for v in $(ranks | awk '$1 != 0 {print $2}'); do
+        nap $((150 + RANDOM % 300))
+        kill -KILL "$v" && echo "fault: killed pid $v" >>"$out"
+    done
+    ;;
+stop)
+    nap $((200 + RANDOM % 600))
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    if [ -n "$victim" ]; then
+        kill -STOP "${victim#* }"
+        echo "fault: stopped rank ${victim% *}" >>"$out"
+        sleep 2
+        kill -CONT "${victim#* }"
+    fi
+    ;;
+copies)
+    for _ in 1 2 3 4 5 6; do
+        nap $((100 + RANDOM % 300))
+        c=$(for r in $(ranks | awk '{print $2}'); do pgrep -P "$r"; done |
+            shuf -n 1 --random-source=<(yes $((seed + RANDOM))))
+        [ -n "$c" ] && kill -KILL "$c" 2>/dev/null &&
+            echo "fault: killed a copy" >>"$out"
+    done
+    ;;
+*) fail "unknown mode $mode" ;;
+esac
+wait "$run"
+rc=$?
+if [ "$mode" = error ]; then
+    [ "$rc" -ne 0 ] || fail "exit status 0, expected a failure"
+else
+    [ "$rc" -eq 0 ] || fail "exit status $rc"
+fi
+grep -Eq "$expect" "$out" || fail "no line matching '$expect'"
+sleep 0.2
+for p in $pids; do
+    kill -0 "$p" 2>/dev/null && fail "rank process $p is left"
+    [ -z "$(pgrep -P "$p")" ] || fail "copies of process $p are left"
+done
+grep -E "$expect|^fault:" "$out"
+echo "ok ($mode, np $np, fault seed $seed)"

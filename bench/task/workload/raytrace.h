@@ -7,8 +7,9 @@
  * scene and its own coordinates (its antialiasing jitter comes from a hash
  * of (seed, x, y, sample), not from a stream shared between pixels).
  *
- * Floating point: only +, -, *, / and sqrt, all correctly rounded in IEEE
- * double, so the same binary gives the same bytes on every x86-64 host.
+ * Floating point: only +, -, *, /, sqrt and floor, all exact or correctly
+ * rounded in IEEE double, so the same binary gives the same bytes on every
+ * x86-64 host.
  * Compile without -ffast-math and without FMA contraction
  * (-ffp-contract=off) for images equal across compilers and flags.
  */

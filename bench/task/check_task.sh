@@ -5,7 +5,11 @@
 # TASK_RAYTRACE or TASK_QSORT may be "-" (not built yet).  At 1, 2, 4 and 8
 # workers (shoalrun -n N): task_raytrace at a coarse and a fine
 # granularity, task_qsort nested and rounds with a parallel threshold low
-# enough to make many jobs.  Registered only when one of them is built.
+# enough to make many jobs.  Then at 4 workers with worker 1 stopped for
+# 2 s once (shoalrun --noise rank=1,stop=2s,...) and with worker 1 slowed
+# to about a quarter of its CPU (three busy processes on its core).
+# (Killed workers need the runtime's own way to start a job that outlives
+# a rank: its tests.)  Registered only when one of them is built.
 set -u
 seq=$1 qs=$2 run=$3 task_rt=$4 task_qs=$5
 tmp=$(mktemp -d) || exit 1
@@ -51,6 +55,21 @@ for np in 1 2 4 8; do
                 "$run" -n $np --timeout 100 "$task_qs" $qsargs \
                 --mode $mode --par-thresh 20000
         done
+    fi
+done
+
+for noise in "rank=1,stop=2s,every=86400s,start=100ms" "rank=1,busy=3"; do
+    if [ "$task_rt" != - ]; then
+        # shellcheck disable=SC2086
+        same "task_raytrace -n 4 --noise $noise" "$want_rt" \
+            "$run" -n 4 --bind-to core --noise "$noise" --timeout 100 \
+            "$task_rt" $rt --jobs 64
+    fi
+    if [ "$task_qs" != - ]; then
+        # shellcheck disable=SC2086
+        same "task_qsort -n 4 --noise $noise" "$want_qs" \
+            "$run" -n 4 --bind-to core --noise "$noise" --timeout 100 \
+            "$task_qs" $qsargs --mode nested --par-thresh 20000
     fi
 done
 

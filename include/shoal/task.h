@@ -130,7 +130,8 @@ SHOAL_API int shoal_task_alloc(size_t size, void **ptr_p);
 
 /*
  * A routine: width jobs run it, with ids 0..width-1 and a copy of the
- * argument bytes given to SHOAL_ROUTINE (arg is NULL when len is 0).  The
+ * argument bytes given to SHOAL_ROUTINE (aligned for any type; NULL when
+ * len is 0).  The
  * routine must be a function of the program (not of a shared library
  * loaded later): it is named to other workers by its address.
  */

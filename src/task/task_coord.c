@@ -13,6 +13,7 @@
  * again joins anew; the copies it had are killed.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,7 +345,9 @@ int task_coord_tick(int *done_p, int *status_p)
             co.any_lost = 1;
             base_info("task", "worker %d is gone: its jobs run elsewhere", r);
             forget_copies(r);
-            s = task_sched_worker_lost(co.s, w);
+            /* A suspected worker is out of the scheduler already. */
+            if (!co.suspected[r])
+                s = task_sched_worker_lost(co.s, w);
         } else if (!co.suspected[r] &&
                    now - co.last_seen[r] > task_rt.suspect_ns) {
             co.suspected[r] = 1;
@@ -623,13 +626,19 @@ static int on_lost(uint32_t copy, task_rd_t *rd)
 
     if (rd->err || c->gone || j->done)
         return rd->err;
-    if (j->crashes > 0 && st == j->last_status)
+    /* SIGKILL comes from outside (an operator, the OOM killer), never from
+     * a job's own bug: it does not count as a crash. */
+    int own = !WIFSIGNALED((int)st) || WTERMSIG((int)st) != SIGKILL;
+    if (!own)
+        ;
+    else if (j->crashes > 0 && st == j->last_status)
         j->crashes++;
     else
         j->crashes = 1;
-    j->last_status = st;
+    if (own)
+        j->last_status = st;
     describe(st, why, sizeof(why));
-    if (j->crashes >= (uint32_t)task_rt.max_crashes)
+    if (own && j->crashes >= (uint32_t)task_rt.max_crashes)
         return fatal("job %s crashed %u times in a row (%s); giving up: a "
                      "job that crashes by itself crashes in every run",
                      path_text(&j->path, pb, sizeof(pb)), j->crashes, why);

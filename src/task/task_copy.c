@@ -406,11 +406,19 @@ void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     setup(fd, copy, path, state, statelen);
+    /* The bytes sit anywhere in a message: the routine gets them aligned
+     * for any type. */
+    void *args = arglen ? malloc(arglen) : NULL;
+    if (arglen && args == NULL)
+        fail(SHOAL_ERR_NOMEM, "%zu argument bytes", arglen);
+    if (arglen)
+        memcpy(args, arg, arglen);
     if (fn == TASK_ROOT_FN)
         ret = task_rt.prog->main(task_rt.argc, task_rt.argv);
     else
         ((shoal_task_fn_t)((uintptr_t)task_rt.prog->main + (uintptr_t)fn))(
-            (int)width, (int)id, arglen ? arg : NULL, arglen);
+            (int)width, (int)id, args, arglen);
+    free(args);
     if (cp.open)
         fail(SHOAL_ERR_INVALID, "the job ended inside an open block");
     const char *lock = held_lock();

@@ -16,9 +16,11 @@ shoalrun=$1 np=$2 mode=$3 expect=$4
 shift 4
 seed=${SHOAL_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}
 RANDOM=$seed
-# Programs that take their seed from the environment get this one too:
-# every worker sees the same, so every run of the root job draws alike.
-export SHOAL_TEST_SEED=$seed
+# Programs that take their seed from the environment get this one too
+# (TASK_TEST_SEED: SHOAL_* names are the library's): every worker sees the
+# same, so every run of the root job draws alike.
+export TASK_TEST_SEED=$seed
+unset SHOAL_TEST_SEED
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 

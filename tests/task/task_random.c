@@ -7,7 +7,7 @@
  * memory, children one after another, and the two arrays must be equal.
  *
  *     task_random [seed [spin_us [trees]]]  (seed "" or none:
- *                                           SHOAL_TEST_SEED, else 1)
+ *                                           TASK_TEST_SEED, else 1)
  *
  * With several trees, tree i uses seed + i, one after another.
  * spin_us makes each job compute that long, so that faults injected from
@@ -96,7 +96,8 @@ static void job(int *m, const node_t *n, spawn_fn spawn)
             kids[k].depth = n->depth + 1;
             kids[k].lo = lo + (uint32_t)k * step;
             kids[k].hi = lo + (uint32_t)(k + 1) * step;
-            m[kids[k].lo] = in * 31 + k + (int)(next(&r) % 1000);
+            m[kids[k].lo] = (int)((uint32_t)in * 31u + (uint32_t)k +
+                                  (uint32_t)(next(&r) % 1000));
         }
         spawn(m, kids, nk);
         uint64_t acc = (uint64_t)in;
@@ -109,7 +110,7 @@ static void job(int *m, const node_t *n, spawn_fn spawn)
     for (uint32_t i = lo; i < hi; i++)
         if (next(&r) % 3 == 0)
             m[i] = (int)(next(&r) ^ (uint64_t)in);
-    m[n->lo] = in + 1;
+    m[n->lo] = (int)((uint32_t)in + 1u);
 }
 
 static void spawn_seq(int *m, const node_t *kids, int n)
@@ -167,7 +168,7 @@ static int tree(uint64_t seed, int *ref)
 
 static int task_main(int argc, char **argv)
 {
-    const char *env = getenv("SHOAL_TEST_SEED");
+    const char *env = getenv("TASK_TEST_SEED");
     uint64_t seed = argc > 1 && argv[1][0] ? strtoull(argv[1], NULL, 0)
                     : env != NULL ? strtoull(env, NULL, 0)
                                   : 1; /* not the time: every run alike */

@@ -157,6 +157,9 @@ typedef struct udp_peer {
     char *cur_dst;          /* where it lands (NULL: being skipped) */
     uint64_t cur_left;      /* its payload bytes still to come */
     int cur_ok;
+    uint32_t rx_seg;        /* payload bytes of its full datagrams (0: not
+                               seen yet): where each lands in a scattered
+                               receive (udp_recv.c) */
 
     /* Credits of the am layer, as on TCP. */
     uint64_t noreply, noreply_sent, credits, credits_cache;
@@ -219,6 +222,11 @@ typedef struct udp_state {
     int rx_last_got;  /* datagrams the last poll took */
     int rx_last_batch; /* ... and the last batch that took any */
     uint32_t quiet_polls; /* polls in a row that took nothing */
+    /* A peer whose long frame's payload is arriving (-1: none): the next
+     * receive may scatter into its destination (udp_recv.c). */
+    int long_rank;
+    struct iovec diov[2 * UDP_GSO_SEGS + 1];
+    uint8_t dhdr[UDP_GSO_SEGS][UDP_HDR];
     struct mmsghdr rmsg[UDP_RX_BATCH];
     struct iovec riov[UDP_RX_BATCH];
     struct sockaddr_storage rfrom[UDP_RX_BATCH];

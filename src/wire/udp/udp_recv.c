@@ -5,7 +5,8 @@
  * exactly as the TCP wire parses its stream.  A frame wholly inside one
  * datagram is delivered from the datagram's buffer; only a frame split
  * across datagrams is gathered in the peer's rx buffer; long payloads are
- * copied straight into the destination segment.
+ * copied straight into the destination segment, or, while one arrives,
+ * received there by the kernel (direct_recv).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +77,8 @@ static void cur_save(udp_peer_t *p, const wire_frame_t *f, char *dst,
     p->cur_dst = dst;
     p->cur_left = left;
     p->cur_ok = dst != NULL;
+    if (dst != NULL)
+        udp_state.long_rank = p->base.rank;
 }
 
 static void cur_deliver(udp_peer_t *p)
@@ -91,6 +94,8 @@ static void cur_deliver(udp_peer_t *p)
     };
 
     memcpy(f.args, p->cur_args, sizeof(f.args));
+    if (udp_state.long_rank == p->base.rank)
+        udp_state.long_rank = -1;
     deliver(p, &f, p->cur_ok ? p->cur_dst - p->cur_len : NULL, p->cur_ok);
 }
 
@@ -135,7 +140,8 @@ static ssize_t parse(udp_peer_t *p, const uint8_t *buf, size_t n)
         char *dst = long_dest(p, &f);
         size_t take = avail < data ? avail : data;
         if (dst != NULL && take > 0)
-            memcpy(dst, buf + off + r, take);
+            memmove(dst, buf + off + r, take); /* buf may lie in a long
+                                                   frame's destination */
         off += (size_t)r + take;
         if (take < data) {
             cur_save(p, &f, dst != NULL ? dst + take : NULL, data - take);
@@ -168,7 +174,10 @@ static void consume(udp_peer_t *p, const uint8_t *data, size_t len)
         if (p->cur_left > 0) {
             size_t n = len < p->cur_left ? len : (size_t)p->cur_left;
             if (p->cur_dst != NULL) {
-                memcpy(p->cur_dst, data, n);
+                /* Received in place (direct_recv), or landed elsewhere in
+                 * the destination, or in a batch buffer. */
+                if (data != (const uint8_t *)p->cur_dst)
+                    memmove(p->cur_dst, data, n);
                 p->cur_dst += n;
             }
             p->cur_left -= n;
@@ -263,6 +272,8 @@ void udp_on_data(udp_peer_t *p, const udp_hdr_t *h, const uint8_t *payload,
         udp_due(p);
         return;
     }
+    if (h->len > p->rx_seg)
+        p->rx_seg = h->len; /* its datagrams' size, from the largest */
     consume(p, payload, h->len);
     p->rcv_nxt++;
     took++;
@@ -305,15 +316,17 @@ int udp_addr_equal(const struct sockaddr_storage *a,
     return same_addr(a, b);
 }
 
-int udp_on_datagram(const uint8_t *buf, size_t n,
-                    const struct sockaddr_storage *from, uint64_t now)
+/* A datagram of n bytes whose header is at hdr and payload at payload
+ * (hdr + UDP_HDR, or apart after a scattered receive). */
+static int on_datagram(const uint8_t *hdr, const uint8_t *payload, size_t n,
+                       const struct sockaddr_storage *from, uint64_t now)
 {
     udp_state_t *u = &udp_state;
     udp_hdr_t h;
     const char *why = NULL;
     udp_peer_t *p;
 
-    if (udp_hdr_decode(buf, n, u->key, &h, &why) < 0)
+    if (udp_hdr_decode(hdr, n, u->key, &h, &why) < 0)
         return reject(why, from);
     if (h.dst != (uint32_t)u->job->rank || h.dst_epoch != u->epoch)
         return reject("for another process", from);
@@ -334,7 +347,7 @@ int udp_on_datagram(const uint8_t *buf, size_t n,
     switch (h.type) {
     case UDP_T_DATA:
         udp_on_ack(p, &h, now);
-        udp_on_data(p, &h, buf + UDP_HDR, now);
+        udp_on_data(p, &h, payload, now);
         break;
     case UDP_T_ACK:
         udp_on_ack(p, &h, now);
@@ -347,25 +360,145 @@ int udp_on_datagram(const uint8_t *buf, size_t n,
     return (int)h.src;
 }
 
+int udp_on_datagram(const uint8_t *buf, size_t n,
+                    const struct sockaddr_storage *from, uint64_t now)
+{
+    return on_datagram(buf, buf + UDP_HDR, n, from, now);
+}
+
 /* One buffer of recvmmsg: a datagram, or several coalesced by the kernel
  * (UDP_GRO says their size; the last may be shorter). */
-static void on_buffer(struct mmsghdr *m, uint64_t now)
+/* The size of the datagrams the kernel coalesced into a buffer of n
+ * bytes (UDP_GRO), n when it did not. */
+static size_t gro_size(struct msghdr *mh, size_t n)
 {
-    const uint8_t *buf = m->msg_hdr.msg_iov->iov_base;
-    const struct sockaddr_storage *from = m->msg_hdr.msg_name;
-    size_t n = m->msg_len, seg = n;
-    struct cmsghdr *c;
-
-    for (c = CMSG_FIRSTHDR(&m->msg_hdr); c != NULL;
-         c = CMSG_NXTHDR(&m->msg_hdr, c))
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+         c = CMSG_NXTHDR(mh, c))
         if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
             int g;
             memcpy(&g, CMSG_DATA(c), sizeof(g));
             if (g > 0 && (size_t)g < n)
-                seg = (size_t)g;
+                return (size_t)g;
         }
+    return n;
+}
+
+/* n bytes of datagrams of seg bytes each (the last maybe shorter). */
+static void on_datagrams(const uint8_t *buf, size_t n, size_t seg,
+                         const struct sockaddr_storage *from, uint64_t now)
+{
     for (size_t off = 0; off < n; off += seg)
         udp_on_datagram(buf + off, n - off < seg ? n - off : seg, from, now);
+}
+
+static void on_buffer(struct mmsghdr *m, uint64_t now)
+{
+    size_t n = m->msg_len;
+
+    on_datagrams(m->msg_hdr.msg_iov->iov_base, n, gro_size(&m->msg_hdr, n),
+                 m->msg_hdr.msg_name, now);
+}
+
+/* ---- long payloads straight into place ------------------------------------ */
+
+/*
+ * While a peer's long frame has two datagrams of payload or more to come,
+ * the next receive is scattered: each datagram's header into a slot of its
+ * own and its payload where the frame's bytes for it go (a sender cuts its
+ * stream into datagrams of one size, and the kernel coalesces only
+ * datagrams of one size), anything after into a batch buffer.  The
+ * kernel's copy is then the only one.  The prediction is checked after: a
+ * datagram that is not the one expected where it landed (another peer's,
+ * a resend, one after a loss) is taken from there as from a batch buffer.
+ * It landed in a part of the frame not written yet, so nothing final is
+ * overwritten, and the bytes expected there arrive later on top.
+ */
+static udp_peer_t *direct_peer(void)
+{
+    udp_state_t *u = &udp_state;
+    udp_peer_t *p;
+
+    if (u->long_rank < 0 || u->xdp)
+        return NULL;
+    p = &u->peers[u->long_rank];
+    if (p->dead || p->cur_dst == NULL || p->nslots_full > 0 ||
+        p->rx_seg == 0 || p->cur_left < 2 * (uint64_t)p->rx_seg)
+        return NULL;
+    return p;
+}
+
+/* One scattered receive for p: datagrams taken (>= 0), or -1 when none
+ * waited. */
+static int direct_recv(udp_peer_t *p, uint64_t *now)
+{
+    udp_state_t *u = &udp_state;
+    size_t seg = p->rx_seg, unit = UDP_HDR + seg;
+    uint64_t k = p->cur_left / seg;
+    char *base = p->cur_dst;
+    struct iovec *iov = u->diov;
+    uint8_t *tail = u->riov[0].iov_base, *line = u->riov[1].iov_base;
+    int niov = 0, got = 0;
+
+    if (k > UDP_GSO_SEGS)
+        k = UDP_GSO_SEGS;
+    for (uint64_t i = 0; i < k; i++) {
+        iov[niov].iov_base = u->dhdr[i];
+        iov[niov++].iov_len = UDP_HDR;
+        iov[niov].iov_base = base + i * seg;
+        iov[niov++].iov_len = seg;
+    }
+    iov[niov].iov_base = tail;
+    iov[niov++].iov_len = u->riov[0].iov_len;
+    struct msghdr mh = {
+        .msg_name = &u->rfrom[0],
+        .msg_namelen = sizeof(u->rfrom[0]),
+        .msg_iov = iov,
+        .msg_iovlen = (size_t)niov,
+        .msg_control = u->rctl[0].buf,
+        .msg_controllen = sizeof(u->rctl[0]),
+    };
+    ssize_t r = recvmsg(u->fd, &mh, MSG_DONTWAIT);
+    if (r < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            udp_errqueue(); /* an ICMP error was pending */
+        return -1;
+    }
+    *now = base_time_ns();
+    if (mh.msg_flags & MSG_TRUNC) {
+        (void)reject("longer than any datagram of this job", &u->rfrom[0]);
+        return 1;
+    }
+    size_t n = (size_t)r, g = gro_size(&mh, n);
+    if (g != n ? g != unit : n > unit) {
+        /* Not cut as predicted (the sender's datagrams are of another
+         * size now): the bytes, in order, into one buffer, and from there
+         * as usual; the size is learnt again. */
+        size_t at = 0;
+        for (int i = 0; i < niov && at < n; i++) {
+            size_t c = n - at < iov[i].iov_len ? n - at : iov[i].iov_len;
+            memcpy(line + at, iov[i].iov_base, c);
+            at += c;
+        }
+        p->rx_seg = 0;
+        on_datagrams(line, n, g, &u->rfrom[0], *now);
+        return (int)((n + g - 1) / g);
+    }
+    size_t off = 0;
+    for (uint64_t i = 0; i < k && off < n; i++, got++) {
+        size_t len = n - off < unit ? n - off : unit;
+        if (len < UDP_HDR) {
+            (void)reject("shorter than a header", &u->rfrom[0]);
+            return got + 1;
+        }
+        on_datagram(u->dhdr[i], (const uint8_t *)base + i * seg, len,
+                    &u->rfrom[0], *now);
+        off += len;
+    }
+    if (off < n) {
+        on_datagrams(tail, n - off, unit, &u->rfrom[0], *now);
+        got += (int)((n - off + unit - 1) / unit);
+    }
+    return got;
 }
 
 int udp_poll(int budget)
@@ -395,6 +528,16 @@ int udp_poll(int budget)
         int vlen = b == 0 && u->rx_last_got == 0 && u->rx_last_batch <= 1
                        ? 1 : UDP_RX_BATCH;
         int n;
+        udp_peer_t *dp = direct_peer();
+        if (dp != NULL) {
+            n = direct_recv(dp, &now);
+            if (n < 0)
+                break;
+            u->rx_last_batch = 1;
+            took += n > 0 ? n : 1;
+            got += n;
+            continue;
+        }
         for (int i = 0; i < vlen; i++) {
             u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rfrom[i]);
             u->rmsg[i].msg_hdr.msg_controllen = sizeof(u->rctl[i]);

@@ -423,6 +423,7 @@ static int local_setup(char *text, size_t cap)
     base_debug("udp", "bound %s (%s), datagrams of %zu bytes, window %u, "
                "receive buffer %d", at, from, u->dgram_max, u->window_cap,
                rcvbuf);
+    u->long_rank = -1;
     u->rxbuf = malloc((size_t)UDP_RX_BATCH * UDP_RX_MAX);
     if (u->rxbuf == NULL)
         return base_err(SHOAL_ERR_NOMEM, "datagram receive buffers");

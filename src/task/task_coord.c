@@ -51,6 +51,7 @@ typedef struct c_job {
 typedef struct c_copy {
     uint32_t job;
     int rank, waiting, gone;
+    int lock_wait; /* waits for a lock grant (blocked, or suspended) */
     uint32_t block;
     uint8_t *pending; /* a TM_BLOCK that came while it was suspended */
     size_t pendlen;
@@ -70,6 +71,10 @@ static struct {
     uint8_t *lost, *suspected;
     int done, status, any_lost;
     uint64_t layout;
+    /* for the summary at the end (SHOAL_LOG=info) */
+    uint64_t n_penalized, n_suspected, n_lost, n_crashed, n_blocked;
+    uint64_t last_progress; /* a copy's message last came */
+    int stall_told;
 } co;
 
 static int handle(int src, const uint8_t *msg, size_t len);
@@ -120,6 +125,14 @@ static const char *path_text(const task_path_t *p, char *buf, size_t cap)
 
 static void finish(uint32_t ret, const c_job_t *root)
 {
+    base_info("task", "done: %zu jobs, %zu runs of them; %llu lock waits, "
+              "%llu penalties, %llu workers suspected, %llu lost, %llu "
+              "crashed runs",
+              co.njobs, co.ncopies, (unsigned long long)co.n_blocked,
+              (unsigned long long)co.n_penalized,
+              (unsigned long long)co.n_suspected,
+              (unsigned long long)co.n_lost,
+              (unsigned long long)co.n_crashed);
     fflush(stdout);
     if (root->outlen > 0)
         fwrite(root->out, 1, root->outlen, stdout);
@@ -154,7 +167,7 @@ static int send_run(const task_order_t *o)
     while (co.ncopies <= o->copy)
         memset(&co.copies[co.ncopies++], 0, sizeof(*co.copies));
     co.copies[o->copy] =
-        (c_copy_t){o->job, co.rank_of[o->worker], 0, 0, 0, NULL, 0};
+        (c_copy_t){o->job, co.rank_of[o->worker], 0, 0, 0, 0, NULL, 0};
     task_msg_start(&b, TM_RUN, o->copy);
     task_buf_u32(&b, j->width);
     task_buf_u32(&b, j->id);
@@ -225,6 +238,10 @@ static int sched_order(const task_order_t *o)
         }
         task_lock_copy_resumed(co.m, o->copy);
         int s = send_simple(TM_CONT, o->copy);
+        /* Still waiting for a lock (the wait came while it was
+         * suspended): its worker is free again at once. */
+        if (s == SHOAL_OK && c->lock_wait)
+            s = task_sched_copy_blocks(co.s, o->copy);
         if (s == SHOAL_OK && c->pending != NULL) {
             uint8_t *p = c->pending;
             c->pending = NULL;
@@ -247,20 +264,26 @@ static int lock_order(const task_lock_order_t *o)
         task_msg_start(&b, TM_GRANT, o->copy);
         task_buf_u32(&b, o->released);
         task_buf_bytes(&b, o->data, o->len);
+        co.copies[o->copy].lock_wait = 0;
         s = send_to(co.copies[o->copy].rank, &b);
-        /* A copy that waited resumes when its worker is free for it. */
+        /* A copy that waited goes on at once (a holder must not wait for
+         * a worker: every other job waits for it), though the scheduler
+         * counts it as suspended until its worker is free for it. */
         return s == SHOAL_OK ? task_sched_copy_unblocks(co.s, o->copy) : s;
     case TASK_LOCK_WAIT:
-        /* It waits stopped, and its worker runs other copies (the holder
-         * of the lock, maybe). */
+        /* It waits in a read, using no processor: its worker runs other
+         * copies meanwhile (the holder of the lock, maybe).  A suspended
+         * copy is blocked when it resumes. */
+        co.copies[o->copy].lock_wait = 1;
         if (task_sched_copy_info(co.s, o->copy, &info) != SHOAL_OK ||
             info.state != TASK_COPY_RUNNING)
             return SHOAL_OK;
-        s = send_simple(TM_SUSPEND, o->copy);
-        return s == SHOAL_OK ? task_sched_copy_blocks(co.s, o->copy) : s;
+        co.n_blocked++;
+        return task_sched_copy_blocks(co.s, o->copy);
     case TASK_LOCK_REFUSE:
         return send_simple(TM_KILL, o->copy);
     case TASK_LOCK_PENALIZE:
+        co.n_penalized++;
         return task_sched_copy_penalize(co.s, o->copy) < 0
                    ? SHOAL_ERR_INTERNAL
                    : SHOAL_OK;
@@ -331,10 +354,48 @@ static void forget_copies(int rank)
             copy_gone((uint32_t)k);
 }
 
+/* Nothing from any copy for a while: what the jobs wait for (SHOAL_LOG=
+ * info; a program that waits for itself, or a bug of ours). */
+static void tell_stall(void)
+{
+    static const char *const state[] = {"running", "suspended", "waiting",
+                                        "gone", "blocked"};
+    char pb[256];
+
+    base_warn("task", "no job has made progress for 10 s; SHOAL_LOG=info "
+                      "shows what each waits for");
+    for (size_t k = 0; k < co.njobs; k++) {
+        if (co.jobs[k].done)
+            continue;
+        path_text(&co.jobs[k].path, pb, sizeof(pb));
+        base_info("task", "job %zu %s: %u locks held", k, pb,
+                  task_lock_held(co.m, &co.jobs[k].path));
+    }
+    for (size_t c = 0; c < co.ncopies; c++) {
+        task_copy_info_t info;
+        if (task_sched_copy_info(co.s, (uint32_t)c, &info) != SHOAL_OK ||
+            info.state == TASK_COPY_GONE)
+            continue;
+        base_info("task", "run %zu of job %u: %s on worker %u (rank %d), "
+                  "ordinal %u, penalty %u",
+                  c, info.job, state[info.state], info.worker,
+                  co.rank_of[info.worker], info.ordinal, info.penalty);
+    }
+    for (uint32_t l = 0; l < task_rt.nlocks; l++)
+        base_info("task", "lock %u: owner entry %lld", l,
+                  (long long)(int64_t)task_lock_owner(co.m, l));
+}
+
 int task_coord_tick(int *done_p, int *status_p)
 {
     uint64_t now = base_time_ns();
     int s = SHOAL_OK;
+
+    if (now - co.last_progress > 10000000000ull && !co.stall_told &&
+        !co.done) {
+        co.stall_told = 1;
+        tell_stall();
+    }
 
     for (int r = 1; r < task_rt.size && s == SHOAL_OK && !co.done; r++) {
         uint32_t w = co.worker_of[r];
@@ -343,6 +404,7 @@ int task_coord_tick(int *done_p, int *status_p)
         if (task_msg_dead(r)) {
             co.lost[r] = 1;
             co.any_lost = 1;
+            co.n_lost++;
             base_info("task", "worker %d is gone: its jobs run elsewhere", r);
             forget_copies(r);
             /* A suspected worker is out of the scheduler already. */
@@ -352,6 +414,7 @@ int task_coord_tick(int *done_p, int *status_p)
                    now - co.last_seen[r] > task_rt.suspect_ns) {
             co.suspected[r] = 1;
             co.any_lost = 1;
+            co.n_suspected++;
             base_info("task", "worker %d is silent: its jobs run elsewhere",
                       r);
             forget_copies(r);
@@ -642,6 +705,7 @@ static int on_lost(uint32_t copy, task_rd_t *rd)
         return fatal("job %s crashed %u times in a row (%s); giving up: a "
                      "job that crashes by itself crashes in every run",
                      path_text(&j->path, pb, sizeof(pb)), j->crashes, why);
+    co.n_crashed++;
     base_info("task", "a run of job %s %s; running it again",
               path_text(&j->path, pb, sizeof(pb)), why);
     copy_gone(copy);
@@ -679,6 +743,8 @@ static int on_lock(uint32_t copy, task_rd_t *rd, int lock)
 static int copy_msg(int src, uint32_t type, uint32_t copy, task_rd_t *rd,
                     const uint8_t *msg, size_t len)
 {
+    co.last_progress = base_time_ns();
+    co.stall_told = 0;
     if (copy >= co.ncopies || co.copies[copy].rank != src)
         return SHOAL_OK; /* not a copy this worker runs: stale */
     switch (type) {
@@ -761,6 +827,7 @@ int task_coord_init(void)
     for (size_t r = 0; r < n; r++)
         co.worker_of[r] = TASK_NONE;
     co.layout = task_layout();
+    co.last_progress = base_time_ns();
     s = task_sched_create(task_rt.max_copies, &co.s);
     if (s == SHOAL_OK)
         s = task_lock_create(task_rt.nlocks ? task_rt.nlocks : 1,

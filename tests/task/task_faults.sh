@@ -22,10 +22,13 @@ RANDOM=$seed
 export TASK_TEST_SEED=$seed
 unset SHOAL_TEST_SEED
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+log=$(mktemp) # what the faults did: shoalrun's writes would overwrite it
+trap 'rm -f "$out" "$log"' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"
+    echo "--- faults:"
+    cat "$log"
     echo "--- output:"
     cat "$out"
     exit 1
@@ -57,12 +60,12 @@ kill)
     nap $((200 + RANDOM % 800))
     victim=$(ranks | awk '$1 != 0' | shuf -n 1 --random-source=<(yes $seed))
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
-        echo "fault: killed rank ${victim% *}" >>"$out"
+        echo "fault: killed rank ${victim% *}" >>"$log"
     ;;
 killall)
     for v in $(ranks | awk '$1 != 0 {print $2}'); do
         nap $((150 + RANDOM % 300))
-        kill -KILL "$v" && echo "fault: killed pid $v" >>"$out"
+        kill -KILL "$v" && echo "fault: killed pid $v" >>"$log"
     done
     ;;
 stop)
@@ -70,7 +73,7 @@ stop)
     victim=$(ranks | awk '$1 != 0' | head -n 1)
     if [ -n "$victim" ]; then
         kill -STOP "${victim#* }"
-        echo "fault: stopped rank ${victim% *}" >>"$out"
+        echo "fault: stopped rank ${victim% *}" >>"$log"
         sleep 2
         kill -CONT "${victim#* }"
     fi
@@ -81,13 +84,29 @@ copies)
         c=$(for r in $(ranks | awk '{print $2}'); do pgrep -P "$r"; done |
             shuf -n 1 --random-source=<(yes $((seed + RANDOM))))
         [ -n "$c" ] && kill -KILL "$c" 2>/dev/null &&
-            echo "fault: killed a copy" >>"$out"
+            echo "fault: killed a copy" >>"$log"
     done
     ;;
 *) fail "unknown mode $mode" ;;
 esac
+# A run that hangs: before shoalrun's timeout ends it, note where each
+# rank waits (stacks with gdb when it is installed).
+(
+    trap - EXIT # the files are the main script's to remove
+    sleep 70
+    kill -0 "$run" 2>/dev/null || exit 0
+    echo "hang: after 70 s these ranks still run:"
+    ranks | while read -r r p; do
+        echo "rank $r pid $p $(grep State "/proc/$p/status" 2>/dev/null)" \
+            "copies: $(pgrep -P "$p" | tr '\n' ' ')"
+        command -v gdb >/dev/null &&
+            gdb -q -batch -p "$p" -ex bt 2>/dev/null | grep '^#' | head -12
+    done
+) >>"$log" 2>&1 &
+watch=$!
 wait "$run"
 rc=$?
+kill "$watch" 2>/dev/null
 if [ "$mode" = error ]; then
     [ "$rc" -ne 0 ] || fail "exit status 0, expected a failure"
 else
@@ -99,5 +118,6 @@ for p in $pids; do
     kill -0 "$p" 2>/dev/null && fail "rank process $p is left"
     [ -z "$(pgrep -P "$p")" ] || fail "copies of process $p are left"
 done
-grep -E "$expect|^fault:" "$out"
+grep -E "$expect" "$out"
+cat "$log"
 echo "ok ($mode, np $np, fault seed $seed)"

@@ -32,11 +32,12 @@ SHOAL_SHARED int mem[CELLS];
 typedef struct node {
     uint64_t key;
     uint32_t depth, lo, hi;
+    uint32_t spin_us; /* in the arguments: children do not see the root's
+                         private globals */
 } node_t;
 
 typedef void (*spawn_fn)(int *m, const node_t *kids, int n);
 
-static uint64_t spin_us;
 
 static uint64_t mix(uint64_t x)
 {
@@ -56,7 +57,7 @@ static uint64_t next(uint64_t *r)
 static volatile uint64_t sink;
 
 /* Work that takes about spin_us; returns 0. */
-static int spin(uint64_t x)
+static int spin(uint64_t x, uint64_t spin_us)
 {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -86,8 +87,8 @@ static void job(int *m, const node_t *n, spawn_fn spawn)
     memset(kids, 0, sizeof(kids)); /* padding too: arguments are bytes */
     jobs_run++;
     m[0] = 7; /* every job: the same value */
-    if (spin_us > 0)
-        m[lo] += spin(r); /* 0: only delays */
+    if (n->spin_us > 0)
+        m[lo] += spin(r, n->spin_us); /* 0: only delays */
     if (n->depth < MAX_DEPTH && hi - lo >= 4 * MAX_KIDS && next(&r) % 4) {
         nk = 1 + (int)(next(&r) % MAX_KIDS);
         uint32_t step = (hi - lo) / (uint32_t)nk;
@@ -96,6 +97,7 @@ static void job(int *m, const node_t *n, spawn_fn spawn)
             kids[k].depth = n->depth + 1;
             kids[k].lo = lo + (uint32_t)k * step;
             kids[k].hi = lo + (uint32_t)(k + 1) * step;
+            kids[k].spin_us = n->spin_us;
             m[kids[k].lo] = (int)((uint32_t)in * 31u + (uint32_t)k +
                                   (uint32_t)(next(&r) % 1000));
         }
@@ -137,20 +139,17 @@ static void spawn_par(int *m, const node_t *kids, int n)
 }
 
 /* One tree: run in parallel, then sequentially; 0 when they agree. */
-static int tree(uint64_t seed, int *ref)
+static int tree(uint64_t seed, uint32_t spin_us, int *ref)
 {
-    node_t root = {mix(seed), 0, 1, CELLS};
+    node_t root = {mix(seed), 0, 1, CELLS, spin_us};
 
     memset(mem, 0, sizeof(mem));
     memset(ref, 0, sizeof(mem));
     mem[1] = ref[1] = (int)seed;
-    unsigned before = jobs_run;
-    uint64_t spin_saved = spin_us;
     job(mem, &root, spawn_par);
-    spin_us = 0;
+    root.spin_us = 0;
     unsigned mid = jobs_run;
     job(ref, &root, spawn_seq);
-    spin_us = spin_saved;
     uint64_t sum = 0;
     for (int i = 0; i < CELLS; i++) {
         if (mem[i] != ref[i]) {
@@ -162,7 +161,6 @@ static int tree(uint64_t seed, int *ref)
     }
     printf("ok seed=%llu jobs=%u sum=%016llx\n", (unsigned long long)seed,
            jobs_run - mid, (unsigned long long)sum);
-    (void)before;
     return 0;
 }
 
@@ -173,13 +171,13 @@ static int task_main(int argc, char **argv)
                     : env != NULL ? strtoull(env, NULL, 0)
                                   : 1; /* not the time: every run alike */
     int trees = argc > 3 ? atoi(argv[3]) : 1;
+    uint32_t spin_us = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 0;
     int *ref = calloc(CELLS, sizeof(int));
 
-    spin_us = argc > 2 ? strtoull(argv[2], NULL, 0) : 0;
     if (ref == NULL)
         return 2;
     for (int t = 0; t < trees; t++)
-        if (tree(seed + (uint64_t)t, ref) != 0)
+        if (tree(seed + (uint64_t)t, spin_us, ref) != 0)
             return 1;
     free(ref);
     return 0;

@@ -109,6 +109,8 @@ typedef struct udp_peer {
     int reach;        /* 0 not looked up, 1 its datagram wire is up, -1 not */
     int dead;         /* reported through peer_failed */
     int bye;          /* the peer finalized: its silence is not a death */
+    int closed;       /* its port answered ICMP port unreachable: reported
+                         dead once what it sent before is read (udp_poll) */
     struct sockaddr_storage addr, live_addr; /* data and liveness sockets */
     struct sockaddr_storage send_addr;       /* where its connected sockets
                                                 send from */
@@ -217,6 +219,7 @@ typedef struct udp_state {
     int timers_now;    /* a peer's state changed: the next poll runs the
                           timer pass even before timer_at */
     uint64_t nap_ns;   /* longest sleep, set by arm (under the lock) */
+    int closed_any;    /* a peer's closed flag awaits its report */
     /* recvmmsg batch; its length adapts (udp_poll) */
     uint8_t *rxbuf;
     int rx_last_got;  /* datagrams the last poll took */
@@ -296,8 +299,13 @@ void udp_live_stop(void);
 /* p, with data waiting, silent too long: probe it, or report it dead. */
 void udp_live_peer(udp_peer_t *p, uint64_t now);
 /* The kernel's errors for datagrams sent (port unreachable: the process
- * is gone), on the data socket and every connected one. */
+ * is gone), on the data socket and every connected one: such a peer is
+ * marked closed, and udp_closed_report reports it. */
 void udp_errqueue(void);
+/* Report the peers marked closed (call once the data socket is drained:
+ * what a process sent before it went arrived before the ICMP answer to a
+ * datagram sent after, and is delivered first). */
+void udp_closed_report(void);
 /* p failed: report once. */
 void udp_peer_lost(udp_peer_t *p, int status, const char *why);
 

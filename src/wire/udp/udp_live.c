@@ -193,16 +193,32 @@ static void errqueue_of(int fd)
                 if (p->open && !p->dead &&
                     (udp_addr_equal(&to, &p->addr) ||
                      udp_addr_equal(&to, &p->live_addr))) {
-                    if (!p->bye)
-                        udp_peer_lost(p, SHOAL_ERR_PEER_DEAD,
-                                      "its port is closed (ICMP port "
-                                      "unreachable): the process is gone");
-                    else
+                    if (!p->bye) {
+                        p->closed = 1;
+                        u->closed_any = 1;
+                    } else
                         p->dead = 1; /* finalized and gone: nothing to
                                         resend to it */
                 }
             }
         }
+    }
+}
+
+void udp_closed_report(void)
+{
+    udp_state_t *u = &udp_state;
+
+    if (!u->closed_any)
+        return;
+    u->closed_any = 0;
+    for (int r = 0; r < u->job->size; r++) {
+        udp_peer_t *p = &u->peers[r];
+        if (p->closed && !p->dead && !p->bye)
+            udp_peer_lost(p, SHOAL_ERR_PEER_DEAD,
+                          "its port is closed (ICMP port unreachable): the "
+                          "process is gone");
+        p->closed = 0;
     }
 }
 

@@ -501,6 +501,52 @@ static int direct_recv(udp_peer_t *p, uint64_t *now)
     return got;
 }
 
+/* The n buffers recvmmsg filled. */
+static void take_batch(int n, uint64_t now)
+{
+    udp_state_t *u = &udp_state;
+
+    for (int i = 0; i < n; i++) {
+        if (u->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+            (void)reject("longer than any datagram of this job",
+                         &u->rfrom[i]);
+            continue;
+        }
+        on_buffer(&u->rmsg[i], now);
+    }
+}
+
+/*
+ * A peer's port answered ICMP port unreachable: what it sent before it
+ * went arrived before that answer (to a datagram sent after), and may wait
+ * in the socket still (an error pending on a socket is returned before its
+ * data).  It is read and delivered first, so its last frames are not lost
+ * to the report of its death: a barrier it finished, a last reply.
+ */
+static void closed_drain(uint64_t *now)
+{
+    udp_state_t *u = &udp_state;
+
+    for (int round = 0; round < 64; round++) {
+        for (int i = 0; i < UDP_RX_BATCH; i++) {
+            u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rfrom[i]);
+            u->rmsg[i].msg_hdr.msg_controllen = sizeof(u->rctl[i]);
+        }
+        int n = recvmmsg(u->fd, u->rmsg, UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0) {
+            if (errno != EINTR)
+                udp_errqueue(); /* another error: read, then on */
+            continue;
+        }
+        if (n == 0)
+            return;
+        *now = base_time_ns();
+        take_batch(n, *now);
+    }
+}
+
 int udp_poll(int budget)
 {
     udp_state_t *u = &udp_state;
@@ -553,14 +599,7 @@ int udp_poll(int budget)
         u->rx_last_batch = n;
         took += n;
         now = base_time_ns();
-        for (int i = 0; i < n; i++) {
-            if (u->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
-                (void)reject("longer than any datagram of this job",
-                              &u->rfrom[i]);
-                continue;
-            }
-            on_buffer(&u->rmsg[i], now);
-        }
+        take_batch(n, now);
         got += n;
         if (u->xdp)
             udp_xdp_sock_seen(n);
@@ -575,6 +614,11 @@ int udp_poll(int budget)
         poll(u->conn_pfd + 1, u->nconnected, 0) > 0)
         udp_errqueue();
 timers:
+    if (BASE_UNLIKELY(u->closed_any)) {
+        if (!u->xdp)
+            closed_drain(&now);
+        udp_closed_report();
+    }
     /* The timer pass when something changed or a deadline came: not on
      * every quiet poll of a rank that waits for an answer. */
     if (u->ndue > 0) {

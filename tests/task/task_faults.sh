@@ -21,9 +21,13 @@ RANDOM=$seed
 # same, so every run of the root job draws alike.
 export TASK_TEST_SEED=$seed
 unset SHOAL_TEST_SEED
-out=$(mktemp)
-log=$(mktemp) # what the faults did: shoalrun's writes would overwrite it
-trap 'rm -f "$out" "$log"' EXIT
+# In a directory of its own: a file directly in /tmp vanished once in a
+# local CI run (something else's clean-up of /tmp/tmp.*).
+dir=$(mktemp -d)
+out=$dir/out
+log=$dir/faults # what the faults did: shoalrun's writes would overwrite it
+: >"$log"
+trap 'rm -rf "$dir"' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"

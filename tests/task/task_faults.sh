@@ -21,13 +21,14 @@ RANDOM=$seed
 # same, so every run of the root job draws alike.
 export TASK_TEST_SEED=$seed
 unset SHOAL_TEST_SEED
-# In a directory of its own: a file directly in /tmp vanished once in a
-# local CI run (something else's clean-up of /tmp/tmp.*).
 dir=$(mktemp -d)
 out=$dir/out
 log=$dir/faults # what the faults did: shoalrun's writes would overwrite it
 : >"$log"
-trap 'rm -rf "$dir"' EXIT
+# Only this shell removes them: a subshell killed before its first command
+# (the hang watcher below, when the run ends at once) still runs the EXIT
+# trap it inherited, which removed the files under a running check.
+trap '[ "$BASHPID" = "$$" ] && rm -rf "$dir"' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"
@@ -96,7 +97,7 @@ esac
 # A run that hangs: before shoalrun's timeout ends it, note where each
 # rank waits (stacks with gdb when it is installed).
 (
-    trap - EXIT # the files are the main script's to remove
+    trap - EXIT # the files are the main script's to remove (see above)
     sleep 70
     kill -0 "$run" 2>/dev/null || exit 0
     echo "hang: after 70 s these ranks still run:"

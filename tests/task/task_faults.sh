@@ -25,10 +25,14 @@ dir=$(mktemp -d)
 out=$dir/out
 log=$dir/faults # what the faults did: shoalrun's writes would overwrite it
 : >"$log"
-# Only this shell removes them: a subshell killed before its first command
-# (the hang watcher below, when the run ends at once) still runs the EXIT
-# trap it inherited, which removed the files under a running check.
-trap '[ "$BASHPID" = "$$" ] && rm -rf "$dir"' EXIT
+# Only this shell removes them.  A child bash killed by a signal between
+# fork and exec (or before its first command) runs the EXIT trap it
+# inherited (neither `trap - EXIT` nor a $BASHPID guard closes that
+# window), which removed the files under a running check; so no child of
+# this shell is ever signalled: the hang watcher ends by itself when the
+# run does, and random picks are made here rather than by shuf fed from a
+# process substitution (SIGPIPE).
+trap 'rm -rf "$dir"' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"
@@ -48,6 +52,15 @@ ranks() {
     done
 }
 
+# One line of $1 (newline-separated), chosen with this shell's RANDOM so a
+# fault seed replays the same choices.
+pick() {
+    local -a l
+    [ -n "$1" ] || return 0
+    mapfile -t l <<<"$1"
+    echo "${l[RANDOM % ${#l[@]}]}"
+}
+
 nap() { sleep "$(awk -v ms="$1" 'BEGIN {printf "%.3f", ms / 1000}')"; }
 
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
@@ -63,7 +76,7 @@ case $mode in
 none | error) ;;
 kill)
     nap $((200 + RANDOM % 800))
-    victim=$(ranks | awk '$1 != 0' | shuf -n 1 --random-source=<(yes $seed))
+    victim=$(pick "$(ranks | awk '$1 != 0')")
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank ${victim% *}" >>"$log"
     ;;
@@ -86,8 +99,7 @@ stop)
 copies)
     for _ in 1 2 3 4 5 6; do
         nap $((100 + RANDOM % 300))
-        c=$(for r in $(ranks | awk '{print $2}'); do pgrep -P "$r"; done |
-            shuf -n 1 --random-source=<(yes $((seed + RANDOM))))
+        c=$(pick "$(for r in $(ranks | awk '{print $2}'); do pgrep -P "$r"; done)")
         [ -n "$c" ] && kill -KILL "$c" 2>/dev/null &&
             echo "fault: killed a copy" >>"$log"
     done
@@ -96,22 +108,24 @@ copies)
 esac
 # A run that hangs: before shoalrun's timeout ends it, note where each
 # rank waits (stacks with gdb when it is installed).
-(
-    trap - EXIT # the files are the main script's to remove (see above)
-    sleep 70
-    kill -0 "$run" 2>/dev/null || exit 0
+export -f ranks
+run=$run bash -c '
+    for _ in $(seq 350); do # 70 s, ending with the run
+        sleep 0.2
+        kill -0 "$run" 2>/dev/null || exit 0
+    done
     echo "hang: after 70 s these ranks still run:"
     ranks | while read -r r p; do
         echo "rank $r pid $p $(grep State "/proc/$p/status" 2>/dev/null)" \
-            "copies: $(pgrep -P "$p" | tr '\n' ' ')"
+            "copies: $(pgrep -P "$p" | tr "\n" " ")"
         command -v gdb >/dev/null &&
-            gdb -q -batch -p "$p" -ex bt 2>/dev/null | grep '^#' | head -12
+            gdb -q -batch -p "$p" -ex bt 2>/dev/null | grep "^#" | head -12
     done
-) >>"$log" 2>&1 &
+' >>"$log" 2>&1 &
 watch=$!
 wait "$run"
 rc=$?
-kill "$watch" 2>/dev/null
+wait "$watch" # it ends by itself within 0.2 s: no signal, no stray trap
 if [ "$mode" = error ]; then
     [ "$rc" -ne 0 ] || fail "exit status 0, expected a failure"
 else

@@ -185,6 +185,8 @@ typedef struct udp_faults {
 /* Datagrams one sendmsg may carry with segmentation offload (the kernel's
  * UDP_MAX_SEGMENTS is 64, and 64 KiB in all). */
 #define UDP_GSO_SEGS 64
+/* Bytes of one offloaded sendmsg at most: an IP datagram's UDP payload. */
+#define UDP_STAGE_MAX 65536
 
 /* Peers a process keeps a connected socket to, at most (file
  * descriptors); datagrams to the others leave through the data socket. */
@@ -241,6 +243,9 @@ typedef struct udp_state {
     uint8_t shdr[UDP_GSO_SEGS][UDP_HDR];
     struct iovec siov[3 * UDP_GSO_SEGS];
     uint32_t gso_max; /* datagrams per sendmsg: 1 without offload */
+    /* An offloaded batch laid out as the datagrams it becomes, so the
+     * kernel copies one piece (udp_send.c, xmit_gso). */
+    uint8_t stage[UDP_STAGE_MAX] __attribute__((aligned(64)));
     /* Watched fds (a doorbell socket, other wires). */
     int watch[8], watch_drain[8], nwatch;
     udp_faults_t faults;

@@ -259,8 +259,19 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
         udp_xdp_kick();
         return 0;
     }
-    mh.msg_iov = iov;
-    mh.msg_iovlen = (size_t)niov;
+    /* One piece: the kernel copies each iovec entry on its own, and
+     * 2n pieces of 48 and ~1450 bytes cost it 2.5 times what one copy of
+     * the whole batch does (perf on veth); this copy and the kernel's one
+     * of a single piece together beat the kernel's copy of the pieces by
+     * 40% in bandwidth (docs/PERFORMANCE.md). */
+    size_t len = 0;
+    for (int i = 0; i < niov; i++) {
+        memcpy(u->stage + len, iov[i].iov_base, iov[i].iov_len);
+        len += iov[i].iov_len;
+    }
+    struct iovec one = {u->stage, len};
+    mh.msg_iov = &one;
+    mh.msg_iovlen = 1;
     mh.msg_control = ctl.buf;
     mh.msg_controllen = sizeof(ctl.buf);
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);

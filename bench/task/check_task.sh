@@ -2,14 +2,13 @@
 # bench.task.task_outputs: the task runtime's programs (the slots of
 # bench/task/run) print the sequential programs' checksums.
 #   check_task.sh SEQ_RAYTRACE SEQ_QSORT SHOALRUN TASK_RAYTRACE TASK_QSORT
-# TASK_RAYTRACE or TASK_QSORT may be "-" (not built yet).  At 1, 2, 4 and 8
+# TASK_RAYTRACE or TASK_QSORT may be "-" (left out).  At 1, 2, 4 and 8
 # workers (shoalrun -n N): task_raytrace at a coarse and a fine
 # granularity, task_qsort nested and rounds with a parallel threshold low
-# enough to make many jobs.  Then at 4 workers with worker 1 stopped for
-# 2 s once (shoalrun --noise rank=1,stop=2s,...) and with worker 1 slowed
-# to about a quarter of its CPU (three busy processes on its core).
-# (Killed workers need the runtime's own way to start a job that outlives
-# a rank: its tests.)  Registered only when one of them is built.
+# enough to make many jobs.  Faults (a worker killed, every worker but
+# rank 0 killed one after another, one stopped for 2 s, one at 25% CPU) on
+# larger images and arrays are tests/task's task.raytrace.* and
+# task.bench_qsort.* (task_outputs.sh).
 set -u
 seq=$1 qs=$2 run=$3 task_rt=$4 task_qs=$5
 tmp=$(mktemp -d) || exit 1
@@ -32,7 +31,7 @@ same() {
 }
 
 rt="--width 96 --height 64 --samples 2 --depth 3 --seed 9"
-qsargs="--n 300007 --seed 9 --thresh 16"
+qsargs="--n 60013 --seed 9 --thresh 16"
 # shellcheck disable=SC2086
 "$seq" $rt >"$tmp/ref" || bad "seq_raytrace failed"
 want_rt=$(checksum "$tmp/ref")
@@ -53,23 +52,8 @@ for np in 1 2 4 8; do
             # shellcheck disable=SC2086
             same "task_qsort -n $np --mode $mode" "$want_qs" \
                 "$run" -n $np --timeout 100 "$task_qs" $qsargs \
-                --mode $mode --par-thresh 20000
+                --mode $mode --par-thresh 6000
         done
-    fi
-done
-
-for noise in "rank=1,stop=2s,every=86400s,start=100ms" "rank=1,busy=3"; do
-    if [ "$task_rt" != - ]; then
-        # shellcheck disable=SC2086
-        same "task_raytrace -n 4 --noise $noise" "$want_rt" \
-            "$run" -n 4 --bind-to core --noise "$noise" --timeout 100 \
-            "$task_rt" $rt --jobs 64
-    fi
-    if [ "$task_qs" != - ]; then
-        # shellcheck disable=SC2086
-        same "task_qsort -n 4 --noise $noise" "$want_qs" \
-            "$run" -n 4 --bind-to core --noise "$noise" --timeout 100 \
-            "$task_qs" $qsargs --mode nested --par-thresh 20000
     fi
 done
 

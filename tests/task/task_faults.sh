@@ -6,6 +6,10 @@
 #         kill      SIGKILL one worker (not rank 0) at a random moment
 #         killall   SIGKILL every worker but rank 0, one after another
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
+#         slow      one worker (and the copies it runs) at 25% of a CPU
+#                   for the whole run: a cgroup CPU limit (cgroup v2
+#                   cpu.max, or v1 cpu.cfs_quota_us) when the harness is
+#                   root, else stopped 75 ms of every 100 ms with SIGSTOP
 #         copies    SIGKILL random copies (job runs) now and then
 #         error     no fault, and the run must fail (exit status not 0)
 #   expect  an extended regular expression the output must match
@@ -32,7 +36,8 @@ log=$dir/faults # what the faults did: shoalrun's writes would overwrite it
 # this shell is ever signalled: the hang watcher ends by itself when the
 # run does, and random picks are made here rather than by shuf fed from a
 # process substitution (SIGPIPE).
-trap 'rm -rf "$dir"' EXIT
+cg= # the slow mode's cgroup
+trap 'rm -rf "$dir"; [ -z "$cg" ] || rmdir "$cg" 2>/dev/null' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"
@@ -62,6 +67,44 @@ pick() {
 }
 
 nap() { sleep "$(awk -v ms="$1" 'BEGIN {printf "%.3f", ms / 1000}')"; }
+
+# A directory where a new cgroup gets a CPU limit ("v2 DIR" or "v1 DIR"),
+# or nothing when this shell cannot make one (not root, no cpu controller).
+cpu_cgroup() {
+    [ "$(id -u)" = 0 ] || return 0
+    local mnt fs opts rest
+    while read -r _ mnt fs opts rest; do
+        if [ "$fs" = cgroup2 ] &&
+            grep -qw cpu "$mnt/cgroup.controllers" 2>/dev/null &&
+            grep -qw cpu "$mnt/cgroup.subtree_control" 2>/dev/null; then
+            echo "v2 $mnt"
+            return 0
+        fi
+        if [ "$fs" = cgroup ] && [[ ",$opts," == *,cpu,* ]] &&
+            [ -w "$mnt" ]; then
+            echo "v1 $mnt"
+            return 0
+        fi
+    done </proc/mounts
+}
+
+# Moves pid $1 and its children (the copies it runs now; later ones are
+# forked inside) into cgroup $cg.
+into_cgroup() {
+    # A move was seen refused (EINVAL, ESRCH) while a rank was starting:
+    # tried again for up to 2 s.
+    local tries=0
+    until echo "$1" >"$cg/cgroup.procs" 2>/dev/null; do
+        tries=$((tries + 1))
+        [ $tries -lt 20 ] || return 1
+        kill -0 "$1" 2>/dev/null || return 1
+        nap 100
+    done
+    for c in $(pgrep -P "$1"); do
+        echo "$c" >"$cg/cgroup.procs" 2>/dev/null
+    done
+    return 0
+}
 
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
@@ -94,6 +137,44 @@ stop)
         echo "fault: stopped rank ${victim% *}" >>"$log"
         sleep 2
         kill -CONT "${victim#* }"
+    fi
+    ;;
+slow)
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    vpid=${victim#* }
+    read -r kind root <<<"$(cpu_cgroup)"
+    if [ -z "$victim" ]; then
+        echo "fault: none, the run ended first" >>"$log"
+    elif [ -n "${kind:-}" ]; then
+        cg=$root/shoal-task-faults-$$
+        mkdir "$cg" || fail "cannot make cgroup $cg"
+        if [ "$kind" = v2 ]; then
+            echo "25000 100000" >"$cg/cpu.max"
+        else
+            echo 100000 >"$cg/cpu.cfs_period_us" &&
+                echo 25000 >"$cg/cpu.cfs_quota_us"
+        fi || fail "cannot set the CPU limit of $cg"
+        if into_cgroup "$vpid"; then
+            echo "fault: rank ${victim% *} at 25% CPU (cgroup $kind," \
+                "$cg)" >>"$log"
+        elif kill -0 "$vpid" 2>/dev/null; then
+            fail "cannot move rank ${victim% *} into $cg"
+        else
+            echo "fault: none, rank ${victim% *} ended first" >>"$log"
+        fi
+    else
+        # Not root: this shell stops the worker and its copies 75 ms of
+        # every 100 ms until the run ends (its own loop: no child bash).
+        echo "fault: rank ${victim% *} stopped 75 ms of every 100 ms" >>"$log"
+        while kill -0 "$run" 2>/dev/null && kill -0 "$vpid" 2>/dev/null; do
+            stopped="$vpid $(pgrep -P "$vpid" | tr '\n' ' ')"
+            # shellcheck disable=SC2086
+            kill -STOP $stopped 2>/dev/null
+            sleep 0.075
+            # shellcheck disable=SC2086
+            kill -CONT $stopped 2>/dev/null
+            sleep 0.025
+        done
     fi
     ;;
 copies)

@@ -24,7 +24,8 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  -n, -np N             number of ranks (1 to 4096; required on one\n"
-    "                        host; with hosts, default one per slot)\n"
+    "                        host but for task programs, one per CPU;\n"
+    "                        with hosts, default one per slot)\n"
     "  --host LIST           hosts to place ranks on, in blocks: a:4,b:4\n"
     "                        (host[=address][:slots]; localhost or this\n"
     "                        machine's name runs ranks here; repeatable)\n"
@@ -409,7 +410,8 @@ static int search_path(const char *name, char *out, size_t cap)
     return err;
 }
 
-static int resolve_program(shoalrun_args_t *a, int *exit_p)
+/* Finds a->argv[0] into a->path; 0 or an errno value. */
+static int find_program(shoalrun_args_t *a)
 {
     const char *prog = a->argv[0];
     int err;
@@ -424,6 +426,14 @@ static int resolve_program(shoalrun_args_t *a, int *exit_p)
             strcpy(a->path, prog);
     } else
         err = search_path(prog, a->path, sizeof(a->path));
+    return err;
+}
+
+static int resolve_program(shoalrun_args_t *a, int *exit_p)
+{
+    const char *prog = a->argv[0];
+    int err = find_program(a);
+
     if (err == 0)
         return 0;
     shoalrun_say("cannot execute '%s': %s", prog, strerror(err));
@@ -519,6 +529,12 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
     }
     if (a->nhost_specs > 0 || a->hostfile != NULL)
         return parse_hosts(a, argc, argv, i, exit_p);
+    if (a->nranks == 0 && i < argc) {
+        /* A task program gets one worker per CPU (task_default.c). */
+        a->argv = argv + i;
+        if (find_program(a) == 0)
+            a->nranks = shoalrun_task_default_ranks(a->path);
+    }
     if (a->nranks == 0)
         return usage_error(exit_p, "missing -n N: how many ranks to start");
     if (i >= argc)

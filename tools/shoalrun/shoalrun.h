@@ -131,6 +131,15 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
                         int *exit_p);
 void shoalrun_args_fini(shoalrun_args_t *a);
 
+/* ---- task_default.c ----------------------------------------------------- */
+
+/*
+ * The ranks of a job started without -n on one host: for a program of the
+ * task runtime (its file names shoal_task_run), one per CPU this process
+ * may run on (at most SHOALRUN_MAX_RANKS); 0 for any other program.
+ */
+int shoalrun_task_default_ranks(const char *path);
+
 /* ---- hosts.c ------------------------------------------------------------ */
 
 /*

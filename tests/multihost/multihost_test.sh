@@ -959,6 +959,22 @@ udp_link_cut)
     expect_out "^ok"
     nothing_left
     ;;
+udp_blocked)
+    # A host drops every UDP datagram while TCP passes (a firewall): the
+    # ranks across it hear nothing on the datagram wire, and the job must
+    # end within the bounds of SHOAL_UDP_DEAD_TIMEOUT with a message that
+    # says UDP may be blocked and how to use TCP, not hang, and leave
+    # nothing behind.
+    need_wire
+    command -v iptables >/dev/null || skip "no iptables command"
+    layout mixed
+    in_ns "$P-h1" iptables -A INPUT -p udp -j DROP
+    SHOAL_UDP_DEAD_TIMEOUT=3s run_within 40000 "$lns" --timeout 60 \
+        --host "$hosts" "$MH_AM/am_traffic" random 1000
+    [ "$rc" -ne 0 ] || fail "the job succeeded with UDP blocked"
+    expect_err "not one datagram from it in [0-9.]+ s of liveness probes \(SHOAL_UDP_DEAD_TIMEOUT\): UDP may be blocked between the hosts \(a firewall\); SHOAL_WIRES=shm,tcp uses TCP"
+    nothing_left
+    ;;
 udp_strangers)
     # While the job runs, a stranger on the same bridge (10.77.3.99) sends
     # to every UDP port of the job's ranks (data and liveness sockets):

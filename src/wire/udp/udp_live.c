@@ -134,7 +134,7 @@ void udp_live_peer(udp_peer_t *p, uint64_t now)
 {
     udp_state_t *u = &udp_state;
     uint64_t since = p->heard_ns > p->wait_since ? p->heard_ns : p->wait_since;
-    char why[160];
+    char why[200];
 
     if (p->dead || p->bye) {
         p->probe_at = 0;
@@ -151,9 +151,16 @@ void udp_live_peer(udp_peer_t *p, uint64_t now)
     if (p->probe_since == 0)
         p->probe_since = now;
     if (u->dead_ns > 0 && now - p->probe_since >= u->dead_ns) {
-        snprintf(why, sizeof(why), "no answer to liveness probes for %.1f s "
-                 "(SHOAL_UDP_DEAD_TIMEOUT): dead, stopped or cut off",
-                 (double)(now - p->probe_since) / 1e9);
+        double s = (double)(now - p->probe_since) / 1e9;
+        if (p->heard_ns == 0) /* not one datagram, ever */
+            snprintf(why, sizeof(why), "not one datagram from it in %.1f s "
+                     "of liveness probes (SHOAL_UDP_DEAD_TIMEOUT): UDP may "
+                     "be blocked between the hosts (a firewall); "
+                     "SHOAL_WIRES=shm,tcp uses TCP", s);
+        else
+            snprintf(why, sizeof(why), "no answer to liveness probes for "
+                     "%.1f s (SHOAL_UDP_DEAD_TIMEOUT): dead, stopped or cut "
+                     "off", s);
         udp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
         return;
     }

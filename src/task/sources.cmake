@@ -8,10 +8,12 @@ list(APPEND SHOAL_SOURCES
     task/task_elf.c
     task/task_lock.c
     task/task_msg.c
+    task/task_page.c
     task/task_path.c
     task/task_rand.c
     task/task_region.c
     task/task_run.c
     task/task_sched.c
+    task/task_spawn.c
     task/task_track.c
     task/task_worker.c)

@@ -155,3 +155,37 @@ int task_chan_recv(int fd, uint8_t **msg_p, size_t *len_p)
     *len_p = hdr[0];
     return 1;
 }
+
+int task_chan_recv_into(int fd, void *buf, size_t cap, size_t *len_p)
+{
+    uint64_t hdr[2];
+    union {
+        struct cmsghdr c;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {buf, cap}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2,
+                        .msg_control = ctl.buf,
+                        .msg_controllen = sizeof(ctl.buf)};
+    ssize_t n;
+
+    do
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n == 0 || (n < 0 && errno == ECONNRESET))
+        return SHOAL_ERR_PEER_DEAD;
+    if (n < 0)
+        return SHOAL_ERR_SYSTEM;
+    int mfd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+         c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(&mfd, CMSG_DATA(c), sizeof(int));
+    if (mfd >= 0)
+        close(mfd);
+    if (mfd >= 0 || (mh.msg_flags & MSG_TRUNC) || (size_t)n < sizeof(hdr) ||
+        hdr[1] || hdr[0] != (uint64_t)n - sizeof(hdr))
+        return SHOAL_ERR_PROTOCOL;
+    *len_p = (size_t)hdr[0];
+    return 1;
+}

@@ -22,4 +22,9 @@ int task_chan_send(int fd, const void *msg, size_t len);
  * socket), SHOAL_ERR_PEER_DEAD at the end, or another error. */
 int task_chan_recv(int fd, uint8_t **msg_p, size_t *len_p);
 
+/* Blocking and without allocation (a signal handler may call it): the
+ * next message into buf[0..cap).  1 and *len_p, SHOAL_ERR_PEER_DEAD, or
+ * SHOAL_ERR_PROTOCOL for a message that does not fit (it is lost). */
+int task_chan_recv_into(int fd, void *buf, size_t cap, size_t *len_p);
+
 #endif /* SHOAL_TASK_CHAN_H */

@@ -28,9 +28,10 @@
 #include "task/task_sched.h"
 
 typedef struct c_block {
-    uint8_t *desc, *state;
+    uint8_t *desc, *state; /* state: or the parent's diff (pages mode) */
     size_t desclen, statelen;
     uint32_t first, n, finished;
+    uint32_t src; /* a copy of the parent waiting at it: serves pages */
 } c_block_t;
 
 typedef struct c_job {
@@ -55,6 +56,7 @@ typedef struct c_copy {
     uint32_t block;
     uint8_t *pending; /* a TM_BLOCK that came while it was suspended */
     size_t pendlen;
+    uint32_t at_block; /* block + 1 while it waits there (serves pages) */
 } c_copy_t;
 
 static struct {
@@ -75,6 +77,11 @@ static struct {
     uint64_t n_penalized, n_suspected, n_lost, n_crashed, n_blocked;
     uint64_t last_progress; /* a copy's message last came */
     int stall_told;
+    /* pages the coordinator served (a source gone or slow) */
+    uint64_t n_pages;
+    const uint8_t **chain;
+    size_t *chainlen;
+    size_t capchain, capchainlen;
 } co;
 
 static int handle(int src, const uint8_t *msg, size_t len);
@@ -127,12 +134,13 @@ static void finish(uint32_t ret, const c_job_t *root)
 {
     base_info("task", "done: %zu jobs, %zu runs of them; %llu lock waits, "
               "%llu penalties, %llu workers suspected, %llu lost, %llu "
-              "crashed runs",
+              "crashed runs, %llu pages from the coordinator",
               co.njobs, co.ncopies, (unsigned long long)co.n_blocked,
               (unsigned long long)co.n_penalized,
               (unsigned long long)co.n_suspected,
               (unsigned long long)co.n_lost,
-              (unsigned long long)co.n_crashed);
+              (unsigned long long)co.n_crashed,
+              (unsigned long long)co.n_pages);
     fflush(stdout);
     if (root->outlen > 0)
         fwrite(root->out, 1, root->outlen, stdout);
@@ -155,6 +163,18 @@ static int send_to(int rank, task_buf_t *b)
     return s;
 }
 
+/* A copy of job waiting at its block b, to serve its children's pages,
+ * or TASK_NONE (they ask the coordinator). */
+static uint32_t block_source(uint32_t job, uint32_t b)
+{
+    uint32_t k = co.jobs[job].blocks[b].src;
+
+    if (k < co.ncopies && !co.copies[k].gone && co.copies[k].job == job &&
+        co.copies[k].at_block == b + 1)
+        return k;
+    return TASK_NONE;
+}
+
 static int send_run(const task_order_t *o)
 {
     c_job_t *j = &co.jobs[o->job];
@@ -166,8 +186,8 @@ static int send_run(const task_order_t *o)
         return s;
     while (co.ncopies <= o->copy)
         memset(&co.copies[co.ncopies++], 0, sizeof(*co.copies));
-    co.copies[o->copy] =
-        (c_copy_t){o->job, co.rank_of[o->worker], 0, 0, 0, 0, NULL, 0};
+    co.copies[o->copy] = (c_copy_t){.job = o->job,
+                                    .rank = co.rank_of[o->worker]};
     task_msg_start(&b, TM_RUN, o->copy);
     task_buf_u32(&b, j->width);
     task_buf_u32(&b, j->id);
@@ -178,10 +198,21 @@ static int send_run(const task_order_t *o)
         task_buf_u64(&b, 16); /* an empty state: no byte of either area */
         task_buf_u64(&b, 0);
         task_buf_u64(&b, 0);
-    } else {
+    } else if (!task_rt.pages) {
         const c_block_t *blk = &co.jobs[j->parent].blocks[j->block];
         task_buf_bytes(&b, blk->state, blk->statelen);
+    } else
+        task_buf_u64(&b, 0); /* its pages come from its source */
+    uint32_t flags = task_rt.pages ? TASK_RUN_DIFFS : 0, src = TASK_NONE;
+    if (task_rt.pages && j->parent != TASK_NONE) {
+        flags |= TASK_RUN_ABSENT;
+        if (task_rt.pages == 1)
+            src = block_source(j->parent, j->block);
     }
+    task_buf_u32(&b, flags);
+    task_buf_u32(&b, src == TASK_NONE ? 0 : (uint32_t)co.copies[src].rank);
+    task_buf_u32(&b, src);
+    task_buf_u32(&b, j->block);
     return send_to(co.rank_of[o->worker], &b);
 }
 
@@ -191,6 +222,7 @@ static int send_results(uint32_t copy)
     const c_block_t *blk = &co.jobs[c->job].blocks[c->block];
     task_buf_t b = {0};
 
+    c->at_block = 0; /* it goes on: its memory changes */
     task_msg_start(&b, TM_RESULTS, copy);
     task_buf_u32(&b, blk->n);
     for (uint32_t k = blk->first; k < blk->first + blk->n; k++) {
@@ -588,7 +620,7 @@ static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
         c_block_t *blk = &j->blocks[j->nblocks++];
         *blk = (c_block_t){dup_bytes(rd->p + dstart, dlen),
                            dup_bytes(state, slen), dlen, slen, 0,
-                           (uint32_t)njobs, 0};
+                           (uint32_t)njobs, 0, TASK_NONE};
         if (blk->desc == NULL || blk->state == NULL)
             return base_err(SHOAL_ERR_NOMEM, "task: a block's state");
         s = task_sched_add_jobs(co.s, c->job, (uint32_t)njobs,
@@ -605,6 +637,11 @@ static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
     }
     if (w == 0)
         s = send_results(copy);
+    else {
+        c->at_block = b + 1;
+        if (block_source(c->job, b) == TASK_NONE)
+            co.jobs[c->job].blocks[b].src = copy;
+    }
     return s == SHOAL_OK ? pump() : s;
 }
 
@@ -740,6 +777,60 @@ static int on_lock(uint32_t copy, task_rd_t *rd, int lock)
     return pump();
 }
 
+/* A page for a copy whose source is gone or slow: pristine, with the
+ * blobs of every block from the root down to the copy's applied. */
+static int page_coord(uint32_t copy, task_rd_t *rd)
+{
+    uint32_t rank = task_rd_u32(rd), area = task_rd_u32(rd);
+    uint64_t page = task_rd_u64(rd);
+    size_t n = 0, psize = task_rt.region.page;
+
+    if (rd->err || copy >= co.ncopies || rank >= (uint32_t)task_rt.size ||
+        area >= TASK_AREAS)
+        return rd->err;
+    for (uint32_t k = co.copies[copy].job; co.jobs[k].parent != TASK_NONE;
+         k = co.jobs[k].parent) {
+        const c_block_t *blk = &co.jobs[co.jobs[k].parent].blocks[
+            co.jobs[k].block];
+        if (blk->state == NULL)
+            return SHOAL_OK; /* the block is done: the copy is killed */
+        int s = task_grow((void **)&co.chain, &co.capchain, n + 1,
+                          sizeof(*co.chain), "task: pages");
+        if (s == SHOAL_OK)
+            s = task_grow((void **)&co.chainlen, &co.capchainlen, n + 1,
+                          sizeof(*co.chainlen), "task: pages");
+        if (s != SHOAL_OK)
+            return s;
+        co.chain[n] = blk->state;
+        co.chainlen[n++] = blk->statelen;
+    }
+    for (size_t i = 0; i < n / 2; i++) { /* the root's first */
+        const uint8_t *p = co.chain[i];
+        size_t l = co.chainlen[i];
+        co.chain[i] = co.chain[n - 1 - i];
+        co.chainlen[i] = co.chainlen[n - 1 - i];
+        co.chain[n - 1 - i] = p;
+        co.chainlen[n - 1 - i] = l;
+    }
+    uint8_t *msg = malloc(TASK_PAGE_HDR + psize);
+    if (msg == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "task: a page");
+    task_buf_t b = {msg, 0, TASK_PAGE_HDR + psize, 0};
+    task_msg_start(&b, TM_PAGE, copy);
+    task_buf_u32(&b, rank);
+    task_buf_u32(&b, area);
+    task_buf_u64(&b, page);
+    int s = task_region_page_from(&task_rt.region, (int)area, (size_t)page,
+                                  co.chain, co.chainlen, n,
+                                  msg + TASK_PAGE_HDR);
+    if (s != SHOAL_OK) {
+        free(msg);
+        return fatal("a page for run %u: %s", copy, shoal_error_detail());
+    }
+    co.n_pages++;
+    return task_msg_send((int)rank, msg, TASK_PAGE_HDR + psize);
+}
+
 static int copy_msg(int src, uint32_t type, uint32_t copy, task_rd_t *rd,
                     const uint8_t *msg, size_t len)
 {
@@ -800,6 +891,8 @@ static int handle(int src, const uint8_t *msg, size_t len)
     }
     if (type == TM_BEAT)
         return SHOAL_OK;
+    if (type == TM_PAGE_COORD)
+        return page_coord(id, &rd);
     return copy_msg(src, type, id, &rd, msg, len);
 }
 
@@ -868,6 +961,8 @@ void task_coord_fini(void)
         free(co.copies[k].pending);
     free(co.jobs);
     free(co.copies);
+    free(co.chain);
+    free(co.chainlen);
     free(co.rank_of);
     free(co.worker_of);
     free(co.last_seen);

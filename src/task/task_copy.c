@@ -1,8 +1,9 @@
 /*
  * A copy: one run of one job, in a child process of a worker (task_rt.h).
- * It starts from the pristine shared memory the worker keeps, applies its
- * parent's state, tracks its own writes and ends by sending them (its
- * diff) and its output.  The job calls of shoal/task.h run here: a block
+ * It starts from the pristine shared memory the worker keeps, with every
+ * page absent and fetched from its parent when touched (task_page.c; or,
+ * SHOAL_TASK_PAGES=0, with its parent's whole state applied), tracks its
+ * own writes and ends by sending them (its diff) and its output.  The job calls of shoal/task.h run here: a block
  * sends its routines and this copy's state to the coordinator and waits
  * for the children's diffs, which it merges into its own memory; a lock
  * asks the coordinator and waits for the grant with the variables' bytes.
@@ -40,6 +41,8 @@ static struct {
     uint32_t nroutines;
     uint64_t njobs;
     uint32_t *held; /* per lock: request + 1 while held */
+    uint32_t flags;   /* TM_RUN's */
+    uint32_t waiting; /* block + 1 while it waits at it (serves pages) */
 } cp;
 
 static void send_msg(task_buf_t *b)
@@ -73,16 +76,26 @@ static void fail(int status, const char *fmt, ...)
     _exit(COPY_FAIL_EXIT);
 }
 
-/* The next message from the coordinator, which must be of type want. */
+/* The next message from the coordinator, which must be of type want;
+ * page requests that come meanwhile are served (task_page.c). */
 static void recv_msg(uint32_t want, uint8_t **msg_p, task_rd_t *rd)
 {
     size_t len;
-    int s = task_chan_recv(cp.fd, msg_p, &len);
+    uint32_t type;
 
-    if (s != 1)
-        _exit(0);
+    for (;;) {
+        int s = task_chan_recv(cp.fd, msg_p, &len);
+        if (s != 1)
+            _exit(0);
+        type = len >= 4 ? (*msg_p)[0] : 0;
+        if (type != TM_PAGE_REQ)
+            break;
+        task_page_serve(cp.fd, *msg_p, len, cp.waiting);
+        free(*msg_p);
+    }
     task_rd_init(rd, *msg_p, len);
-    uint32_t type = task_rd_u32(rd), copy = task_rd_u32(rd);
+    type = task_rd_u32(rd);
+    uint32_t copy = task_rd_u32(rd);
     if (type != want || copy != cp.copy)
         fail(SHOAL_ERR_PROTOCOL, "expected message %u, got %u", want, type);
 }
@@ -255,10 +268,15 @@ int shoal_task_parend(void)
     task_buf_u32(&b, block);
     task_buf_u32(&b, cp.nroutines);
     task_buf_raw(&b, cp.desc.p, cp.desc.len);
-    if (cp.desc.err || add_blob(&b, 1) != SHOAL_OK)
+    /* The coordinator keeps what the children start from: the state, or
+     * this copy's diff (which, on its parent block's, makes the state). */
+    if (cp.desc.err ||
+        add_blob(&b, !(cp.flags & TASK_RUN_DIFFS)) != SHOAL_OK)
         fail(SHOAL_ERR_NOMEM, "%s", shoal_error_detail());
+    cp.waiting = block + 1;
     send_msg(&b);
     recv_msg(TM_RESULTS, &msg, &rd);
+    cp.waiting = 0;
     merge_results(msg, &rd);
     free(msg);
     return SHOAL_OK;
@@ -357,12 +375,13 @@ int shoal_task_unlock(shoal_task_lock_t *lock)
 /* ---- the copy's life ----------------------------------------------------- */
 
 static void setup(int fd, uint32_t copy, const task_path_t *path,
-                  const uint8_t *state, size_t statelen)
+                  const uint8_t *state, size_t statelen, uint32_t flags)
 {
     int mfd = memfd_create("shoal-task-out", 0);
 
     cp.fd = fd;
     cp.copy = copy;
+    cp.flags = flags;
     task_path_format(path, cp.path_text, sizeof(cp.path_text));
     if (task_path_copy(path, &cp.path) != SHOAL_OK)
         base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
@@ -374,8 +393,10 @@ static void setup(int fd, uint32_t copy, const task_path_t *path,
     close(mfd);
     cp.active = 1;
     atexit(on_exit_call);
-    if (task_region_apply(&task_rt.region, state, statelen) != SHOAL_OK ||
-        task_region_track(&task_rt.region) != SHOAL_OK)
+    if (((flags & TASK_RUN_ABSENT) == 0 &&
+         task_region_apply(&task_rt.region, state, statelen) != SHOAL_OK) ||
+        task_region_track(&task_rt.region) != SHOAL_OK ||
+        ((flags & TASK_RUN_ABSENT) && task_page_absent(fd, copy) != SHOAL_OK))
         fail(SHOAL_ERR_INTERNAL, "shared memory: %s", shoal_error_detail());
 }
 
@@ -399,13 +420,13 @@ static void read_output(task_buf_t *b)
 void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
                     uint64_t fn, uint32_t width, uint32_t id,
                     const uint8_t *arg, size_t arglen, const uint8_t *state,
-                    size_t statelen)
+                    size_t statelen, uint32_t flags)
 {
     task_buf_t b = {0};
     int ret = 0;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    setup(fd, copy, path, state, statelen);
+    setup(fd, copy, path, state, statelen, flags);
     /* The bytes sit anywhere in a message: the routine gets them aligned
      * for any type. */
     void *args = arglen ? malloc(arglen) : NULL;

@@ -175,6 +175,94 @@ int task_region_track(task_region_t *r)
     return SHOAL_OK;
 }
 
+int task_region_absent(task_region_t *r, task_track_fetch_fn fetch)
+{
+    for (int i = 0; i < TASK_AREAS; i++) {
+        task_area_t *a = &r->area[i];
+        if (a->track == NULL)
+            continue;
+        int s = task_track_absent(a->track, fetch, (void *)(uintptr_t)i);
+        if (s != SHOAL_OK)
+            return s;
+    }
+    return SHOAL_OK;
+}
+
+/* Puts the pristine bytes of the excluded ranges back into a copy of
+ * page p of area 0. */
+static void unexclude(const task_region_t *r, size_t p, uint8_t *out)
+{
+    uint64_t lo = (uint64_t)p * r->page, hi = lo + r->page;
+
+    for (size_t k = 0; k < r->nexcl; k++) {
+        uint64_t a = r->excl[k].off, b = a + r->excl[k].len;
+        if (b <= lo || a >= hi)
+            continue;
+        a = a < lo ? lo : a;
+        b = b > hi ? hi : b;
+        memcpy(out + (a - lo), r->area[0].pristine + a, (size_t)(b - a));
+    }
+}
+
+int task_region_page(const task_region_t *r, int area, size_t page,
+                     void *out)
+{
+    const task_area_t *a = &r->area[area];
+
+    if (area < 0 || area >= TASK_AREAS || page >= a->size / r->page ||
+        (a->track != NULL && !task_track_is_present(a->track, page)))
+        return 0;
+    memcpy(out, a->base + page * r->page, r->page);
+    if (area == 0)
+        unexclude(r, page, out);
+    return 1;
+}
+
+int task_region_page_from(const task_region_t *r, int area, size_t page,
+                          const uint8_t *const *blobs, const size_t *lens,
+                          size_t n, void *out)
+{
+    const task_area_t *a = &r->area[area];
+    uint64_t lo = (uint64_t)page * r->page, hi = lo + r->page;
+
+    if (area < 0 || area >= TASK_AREAS || page >= a->size / r->page)
+        return base_err(SHOAL_ERR_INVALID, "task: page %zu of area %d",
+                        page, area);
+    if (a->pristine != NULL)
+        memcpy(out, a->pristine + lo, r->page);
+    else
+        memset(out, 0, r->page);
+    for (size_t k = 0; k < n; k++) {
+        task_rd_t rd;
+        size_t dlen = 0;
+        const uint8_t *d = NULL;
+        task_rd_init(&rd, blobs[k], lens[k]);
+        for (int i = 0; i <= area; i++)
+            d = task_rd_bytes(&rd, &dlen);
+        if (rd.err)
+            return rd.err;
+        if (dlen == 0)
+            continue;
+        task_diff_iter_t it;
+        task_diff_run_t run;
+        int s = task_diff_iter_init(&it, d, dlen, a->size);
+        while (s == SHOAL_OK && (s = task_diff_iter_next(&it, &run)) == 1) {
+            s = SHOAL_OK;
+            if (run.off >= hi)
+                break;
+            if (run.off + run.len <= lo)
+                continue;
+            uint64_t x = run.off < lo ? lo : run.off;
+            uint64_t y = run.off + run.len > hi ? hi : run.off + run.len;
+            memcpy((uint8_t *)out + (x - lo), run.bytes + (x - run.off),
+                   (size_t)(y - x));
+        }
+        if (s < 0)
+            return s;
+    }
+    return SHOAL_OK;
+}
+
 /* Adds cur against ref over [off, off+len) of area i, minus the excluded
  * ranges. */
 static void add_excluding(const task_region_t *r, int i,

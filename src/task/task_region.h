@@ -63,6 +63,20 @@ int task_region_in_static(const task_region_t *r, const void *addr,
 int task_region_apply(task_region_t *r, const uint8_t *state, size_t len);
 /* Starts tracking the copy's writes. */
 int task_region_track(task_region_t *r);
+/* Pages on demand: every page starts absent and is filled by fetch when
+ * first touched (task_track_absent; ctx is the area's index). */
+int task_region_absent(task_region_t *r, task_track_fetch_fn fetch);
+/* In a copy that serves its children: 1 and the page's bytes in out (the
+ * excluded ranges as pristine, as states and diffs leave them), or 0 when
+ * the page is absent here. */
+int task_region_page(const task_region_t *r, int area, size_t page,
+                     void *out);
+/* Without the copy: page of area as pristine with blobs[0..n) (states or
+ * diffs, task_region.h's blobs) applied in order. */
+int task_region_page_from(const task_region_t *r, int area, size_t page,
+                          const uint8_t *const *blobs, const size_t *lens,
+                          size_t n, void *out);
+
 /* Appends the copy's whole state (against pristine) to out. */
 int task_region_state(task_region_t *r, task_buf_t *out);
 /* Appends the copy's writes since tracking started to out. */

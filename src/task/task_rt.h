@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "shoal/task.h"
 #include "task/task_buf.h"
@@ -36,22 +37,41 @@ enum task_msg_type {
     TM_LOST,      /* copy; u32 wait status, u32 rank */
     /* copy -> coordinator (through its worker, unchanged) */
     TM_BLOCK,  /* copy; u32 block, u32 n; n x (u64 fn, u32 width, bytes
-                  arg); bytes state */
+                  arg); bytes state (or, TASK_RUN_DIFFS, its diff) */
     TM_DONE,   /* copy; u32 ret, u32 lock requests; bytes diff, output */
     TM_LOCK,   /* copy; u32 request, u32 lock */
     TM_UNLOCK, /* copy; u32 request, u32 lock; bytes data */
     TM_FAIL,   /* copy; u32 status; bytes message */
     /* coordinator -> worker */
     TM_RUN,     /* copy; u32 width, u32 id, u64 fn; bytes path, arg,
-                   state */
+                   state (empty with TASK_RUN_ABSENT); u32 flags, u32
+                   rank, u32 copy of the pages' source (TASK_NONE: the
+                   coordinator), u32 its block */
     TM_SUSPEND, /* copy */
     TM_CONT,    /* copy */
     TM_KILL,    /* copy */
     TM_EXIT,    /* rank; u32 status, u32 finalize */
     /* coordinator -> copy (through its worker) */
     TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output) */
-    TM_GRANT    /* copy; u32 released; bytes data */
+    TM_GRANT,   /* copy; u32 released; bytes data */
+    /* pages on demand (task_page.c): a copy asks its worker, the worker
+     * the copy that is the page's source, which answers or passes the
+     * request up to its own source; a source that is gone or silent is
+     * replaced by the coordinator */
+    TM_PAGE_REQ,  /* copy; u32 area, u64 page (copy -> its worker), or
+                     source copy; u32 block, u32 area, u64 page, u32 rank,
+                     u32 copy of the requester (to the source) */
+    TM_PAGE_UP,   /* source copy; the request as it came: not here */
+    TM_PAGE,      /* requester copy; u32 rank, u32 area, u64 page; the
+                     page's bytes (raw) */
+    TM_PAGE_COORD /* requester copy; u32 rank, u32 area, u64 page (to the
+                     coordinator) */
 };
+
+/* TM_RUN's flags. */
+#define TASK_RUN_DIFFS 1u  /* blocks carry the copy's diff, not its state */
+#define TASK_RUN_ABSENT 2u /* pages start absent: fetched from the source */
+#define TASK_PAGE_HDR 24   /* TM_PAGE before the page's bytes */
 
 typedef struct task_rt {
     const shoal_task_program_t *prog;
@@ -64,6 +84,7 @@ typedef struct task_rt {
     uint32_t max_copies, max_crashes, suspect_locks;
     uint64_t suspect_ns, beat_ns;
     _Atomic uint32_t *bell; /* shared with copies: a copy has news */
+    int pages;              /* SHOAL_TASK_PAGES: children fetch pages */
 } task_rt_t;
 
 extern task_rt_t task_rt;
@@ -109,6 +130,26 @@ void task_worker_kill_all(void);
 void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
                     uint64_t fn, uint32_t width, uint32_t id,
                     const uint8_t *arg, size_t arglen, const uint8_t *state,
-                    size_t statelen) BASE_NORETURN;
+                    size_t statelen, uint32_t flags) BASE_NORETURN;
+
+/* ---- the template copies are forked from (task_spawn.c) ---------------- */
+
+int task_spawn_init(void);
+void task_spawn_fini(void);
+/* A copy for a TM_RUN message: its pid (a child of this worker) and the
+ * worker's end of its channel.  SHOAL_ERR_AGAIN: no template (fork). */
+int task_spawn(const uint8_t *run, size_t len, pid_t *pid_p, int *fd_p);
+/* The template's pid (0: none); forgets a template that was reaped. */
+int task_spawn_pid(void);
+void task_spawn_gone(void);
+
+/* ---- pages on demand in a copy (task_page.c) ---------------------------- */
+
+/* Makes the copy's (tracked) areas absent: pages come from the source. */
+int task_page_absent(int fd, uint32_t copy);
+/* A TM_PAGE_REQ came while the copy waits at block waiting - 1 (0: it
+ * does not wait): answers it, or passes it up. */
+void task_page_serve(int fd, const uint8_t *msg, size_t len,
+                     uint32_t waiting);
 
 #endif /* SHOAL_TASK_RT_H */

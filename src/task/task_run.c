@@ -67,6 +67,14 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
     task_rt.suspect_locks = (uint32_t)base_cfg.TASK_SUSPECT_LOCKS;
     task_rt.suspect_ns = (uint64_t)base_cfg.TASK_SUSPECT;
     task_rt.beat_ns = (uint64_t)base_cfg.TASK_HEARTBEAT;
+    /* Children fetch their pages from their parents (0: each gets its
+     * parent's whole state with it, the first runtime's way; coord: every
+     * page from the coordinator, as when every source is gone). */
+    const char *pages = getenv("SHOAL_TASK_PAGES");
+    task_rt.pages = pages == NULL             ? 1
+                    : strcmp(pages, "0") == 0 ? 0
+                    : strcmp(pages, "coord") == 0 ? 2
+                                                : 1;
     char *begin, *end;
     int s = task_elf_shared(&begin, &end);
     if (s == SHOAL_OK)
@@ -120,7 +128,8 @@ static int turn(int *exit_p, int *status_p)
 
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
         uint32_t type = len >= 4 ? msg[0] : 0;
-        if (task_rt.rank == 0 && type >= TM_HELLO && type <= TM_FAIL)
+        if (task_rt.rank == 0 &&
+            ((type >= TM_HELLO && type <= TM_FAIL) || type == TM_PAGE_COORD))
             s = task_coord_handle(src, msg, len);
         else
             s = task_worker_handle(msg, len, exit_p, status_p);

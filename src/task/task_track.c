@@ -19,7 +19,7 @@
 #include "base/base.h"
 #include "task/task_track.h"
 
-enum { CLEAN = 0, BUSY = 1, DIRTY = 2 };
+enum { CLEAN = 0, BUSY = 1, DIRTY = 2, ABSENT = 3 };
 
 struct task_track {
     uint8_t *base;
@@ -30,6 +30,8 @@ struct task_track {
     uint8_t *pool;          /* pool_pages twins */
     size_t pool_pages;
     atomic_size_t used; /* slots handed out */
+    task_track_fetch_fn fetch; /* fills ABSENT pages */
+    void *fetch_ctx;
 };
 
 static _Atomic(task_track_t *) regions[TASK_TRACK_MAX];
@@ -67,22 +69,48 @@ static void chain(int sig, siginfo_t *si, void *uc)
     raise(sig);
 }
 
-/* 1 when the write that faulted at addr may run again: it was the first
- * write to a page of t, now twinned and writable, or it raced with
- * another thread's first write to the page; 0 when the fault is not
- * ours to handle. */
+/* An ABSENT page was touched: fetch it (the page is writable only while
+ * it is filled) and leave it CLEAN, read-only; a write runs again and
+ * faults once more to be twinned.  1 when the access may run again. */
+static int fetch_page(task_track_t *t, size_t page)
+{
+    uint8_t *p = t->base + page * t->page;
+
+    if (mprotect(p, t->page, PROT_READ | PROT_WRITE) != 0) {
+        say("shoal task: mprotect failed on an absent page\n");
+        atomic_store(&t->state[page], ABSENT);
+        return 0;
+    }
+    if (t->fetch(t->fetch_ctx, t, page, p) != 0) {
+        mprotect(p, t->page, PROT_NONE);
+        atomic_store(&t->state[page], ABSENT);
+        return 0;
+    }
+    mprotect(p, t->page, PROT_READ);
+    atomic_store(&t->state[page], CLEAN);
+    return 1;
+}
+
+/* 1 when the access that faulted at addr may run again: it was the first
+ * touch of an absent page, now fetched, or the first write to a page of
+ * t, now twinned and writable, or it raced with another thread's first
+ * access to the page; 0 when the fault is not ours to handle. */
 static int first_write(task_track_t *t, uintptr_t addr)
 {
     size_t page = (addr - (uintptr_t)t->base) / t->page;
-    uint8_t expect = CLEAN;
+    uint8_t expect = atomic_load(&t->state[page]);
 
-    if (!atomic_compare_exchange_strong(&t->state[page], &expect, BUSY)) {
-        /* Another thread faulted on the page too and takes the twin (or
-         * has taken it: our fault came before its mprotect).  Once it is
-         * DIRTY the page is writable and the write can run again. */
+    if (expect == ABSENT &&
+        atomic_compare_exchange_strong(&t->state[page], &expect, BUSY))
+        return fetch_page(t, page);
+    if (expect != CLEAN ||
+        !atomic_compare_exchange_strong(&t->state[page], &expect, BUSY)) {
+        /* Another thread faulted on the page too and takes the twin or
+         * fetches it (or has: our fault came before its mprotect).  Once
+         * it is done the access can run again. */
         while (expect == BUSY)
             expect = atomic_load(&t->state[page]);
-        return expect == DIRTY;
+        return expect == DIRTY || expect == CLEAN;
     }
     size_t slot = atomic_fetch_add(&t->used, 1);
     if (slot >= t->pool_pages) {
@@ -279,6 +307,29 @@ void task_track_destroy(task_track_t *t)
     remove_region(t);
     mprotect(t->base, t->size, PROT_READ | PROT_WRITE);
     free_track(t);
+}
+
+int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx)
+{
+    if (fetch == NULL || atomic_load(&t->used) != 0)
+        return base_err(SHOAL_ERR_INVALID, "task track: absent pages need "
+                        "a fetch function and a region not written yet");
+    t->fetch = fetch;
+    t->fetch_ctx = ctx;
+    for (size_t p = 0; p < t->npages; p++)
+        atomic_store(&t->state[p], ABSENT);
+    if (mprotect(t->base, t->size, PROT_NONE) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect %p+%zu: %s",
+                        (void *)t->base, t->size, strerror(errno));
+    return SHOAL_OK;
+}
+
+int task_track_is_present(const task_track_t *t, size_t page)
+{
+    if (page >= t->npages)
+        return 0;
+    uint8_t s = atomic_load(&t->state[page]);
+    return s == CLEAN || s == DIRTY;
 }
 
 size_t task_track_page_size(const task_track_t *t)

@@ -53,6 +53,21 @@ int task_track_create(void *base, size_t size, size_t pool_pages,
  * the previous SIGSEGV handler is back when this was the last region. */
 void task_track_destroy(task_track_t *t);
 
+/*
+ * Pages on demand: every page of t becomes absent (PROT_NONE) until it is
+ * touched; the first read or write of an absent page calls fetch from the
+ * SIGSEGV handler with the page writable, to fill it (so fetch must be
+ * async-signal-safe), and then the page is read-only like any other (a
+ * write faults again and is twinned).  fetch returns 0, or nonzero to
+ * leave the page absent and handle the fault as a crash.  Only before
+ * the first write (SHOAL_ERR_INVALID after).
+ */
+typedef int (*task_track_fetch_fn)(void *ctx, task_track_t *t, size_t page,
+                                   void *dst);
+int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx);
+/* 1 when the page holds its data (it was never absent, or was fetched). */
+int task_track_is_present(const task_track_t *t, size_t page);
+
 size_t task_track_page_size(const task_track_t *t);
 /* Pages written since the last reset. */
 size_t task_track_dirty_count(const task_track_t *t);

@@ -1,7 +1,9 @@
 /*
- * A worker (task_rt.h): forks a copy for each TM_RUN from the pristine
- * memory it keeps, stops (SIGSTOP), continues and kills copies as the
- * coordinator orders, relays their messages both ways unchanged, and
+ * A worker (task_rt.h): has a copy made for each TM_RUN from the pristine
+ * memory its template keeps (task_spawn.c), routes the pages its copies
+ * ask for and serve (task_page.c), stops (SIGSTOP), continues and kills
+ * copies as the coordinator orders, relays their other messages both
+ * ways unchanged, and
  * reports a copy that ended without finishing (TM_LOST: it crashed).
  * Copies ring the worker's doorbell after each message (task_ring), and
  * so does SIGCHLD, so the worker sleeps in the active-message wait.
@@ -27,7 +29,15 @@ typedef struct w_copy {
     pid_t pid;
     int fd;
     int done, killed;
+    /* pages on demand: where its pages come from (copy TASK_NONE: the
+     * coordinator), and the page it waits for */
+    uint32_t src_rank, src_copy, src_block;
+    int pend, pend_coord;
+    uint32_t pend_area;
+    uint64_t pend_page, pend_since;
 } w_copy_t;
+
+#define NO_COPY UINT32_MAX
 
 static struct {
     w_copy_t *c;
@@ -60,6 +70,10 @@ int task_worker_init(void)
     if (bell == MAP_FAILED)
         return base_err(SHOAL_ERR_NOMEM, "task: doorbell page");
     task_rt.bell = bell;
+    /* The template of copies, before this worker writes anything. */
+    int s = task_spawn_init();
+    if (s != SHOAL_OK)
+        return s;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_chld;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
@@ -73,6 +87,7 @@ int task_worker_init(void)
 void task_worker_fini(void)
 {
     task_worker_kill_all();
+    task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
     free(wk.c);
     memset(&wk, 0, sizeof(wk));
@@ -86,7 +101,8 @@ static w_copy_t *find(uint32_t copy)
     return NULL;
 }
 
-static int fork_copy(uint32_t copy, task_rd_t *rd)
+static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
+                     size_t len)
 {
     uint32_t width = task_rd_u32(rd), id = task_rd_u32(rd);
     uint64_t fn = task_rd_u64(rd);
@@ -94,15 +110,25 @@ static int fork_copy(uint32_t copy, task_rd_t *rd)
     const uint8_t *p = task_rd_bytes(rd, &plen);
     const uint8_t *arg = task_rd_bytes(rd, &alen);
     const uint8_t *state = task_rd_bytes(rd, &slen);
+    uint32_t flags = task_rd_u32(rd), src_rank = task_rd_u32(rd),
+             src_copy = task_rd_u32(rd), src_block = task_rd_u32(rd);
     task_path_t path;
     int fds[2];
+    pid_t pid;
 
     if (rd->err)
         return rd->err;
-    int s = task_path_decode(p, plen, &path);
-    if (s == SHOAL_OK)
-        s = task_grow((void **)&wk.c, &wk.cap, wk.n + 1, sizeof(*wk.c),
+    int s = task_grow((void **)&wk.c, &wk.cap, wk.n + 1, sizeof(*wk.c),
                       "task: copies");
+    if (s != SHOAL_OK)
+        return s;
+    s = task_spawn(msg, len, &pid, &fds[0]);
+    if (s == SHOAL_OK)
+        goto made;
+    if (s != SHOAL_ERR_AGAIN)
+        return s;
+    /* No template: fork from here. */
+    s = task_path_decode(p, plen, &path);
     if (s == SHOAL_OK)
         s = task_chan_pair(fds);
     if (s != SHOAL_OK) {
@@ -111,14 +137,14 @@ static int fork_copy(uint32_t copy, task_rd_t *rd)
     }
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
+    pid = fork();
     if (pid == 0) {
         close(fds[0]);
         for (size_t i = 0; i < wk.n; i++)
             close(wk.c[i].fd);
         sigaction(SIGCHLD, &wk.old_chld, NULL);
         task_copy_main(fds[1], copy, &path, fn, width, id, arg, alen, state,
-                       slen);
+                       slen, flags);
     }
     close(fds[1]);
     task_path_free(&path);
@@ -126,7 +152,165 @@ static int fork_copy(uint32_t copy, task_rd_t *rd)
         close(fds[0]);
         return base_err(SHOAL_ERR_SYSTEM, "task: fork: %s", strerror(errno));
     }
-    wk.c[wk.n++] = (w_copy_t){copy, pid, fds[0], 0, 0};
+made:
+    wk.c[wk.n++] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
+                              .src_rank = src_rank, .src_copy = src_copy,
+                              .src_block = src_block};
+    return SHOAL_OK;
+}
+
+/* ---- pages on demand (task_page.c) --------------------------------------- */
+
+/* Asks the coordinator for a page of copy's (it keeps what every open
+ * block's children start from). */
+static int page_from_coord(uint32_t copy, uint32_t rank, uint32_t area,
+                           uint64_t page)
+{
+    task_buf_t b = {0};
+
+    task_msg_start(&b, TM_PAGE_COORD, copy);
+    task_buf_u32(&b, rank);
+    task_buf_u32(&b, area);
+    task_buf_u64(&b, page);
+    if (b.err)
+        return b.err;
+    return task_msg_send(0, b.p, b.len);
+}
+
+static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
+                    const uint8_t *msg, size_t len);
+
+/* A page message for this worker's copy: handled at once, not through
+ * the inbox (a turn of the loop saved). */
+static int page_here(task_buf_t *b)
+{
+    task_rd_t rd;
+
+    if (b->err)
+        return b->err;
+    task_rd_init(&rd, b->p, b->len);
+    uint32_t type = task_rd_u32(&rd), copy = task_rd_u32(&rd);
+    int s = page_msg(type, copy, &rd, b->p, b->len);
+    task_buf_free(b);
+    return s;
+}
+
+/* Sends a request for a page of (rank, copy)'s to the source of c (a
+ * copy of this worker: the requester, or the source that lacks it). */
+static int page_to_source(const w_copy_t *c, uint32_t rank, uint32_t copy,
+                          uint32_t area, uint64_t page)
+{
+    task_buf_t b = {0};
+
+    if (c->src_copy == NO_COPY || task_msg_dead((int)c->src_rank))
+        return page_from_coord(copy, rank, area, page);
+    task_msg_start(&b, TM_PAGE_REQ, c->src_copy);
+    task_buf_u32(&b, c->src_block);
+    task_buf_u32(&b, area);
+    task_buf_u64(&b, page);
+    task_buf_u32(&b, rank);
+    task_buf_u32(&b, copy);
+    if ((int)c->src_rank == task_rt.rank)
+        return page_here(&b);
+    if (b.err)
+        return b.err;
+    return task_msg_send((int)c->src_rank, b.p, b.len);
+}
+
+/* A page message from copy c; 1 when it was one (msg taken over). */
+static int page_from_copy(w_copy_t *c, uint8_t *msg, size_t len, int *s_p)
+{
+    task_rd_t rd;
+
+    task_rd_init(&rd, msg, len);
+    uint32_t type = task_rd_u32(&rd);
+    (void)task_rd_u32(&rd);
+    if (type == TM_PAGE_REQ) { /* its own: it faulted */
+        c->pend_area = task_rd_u32(&rd);
+        c->pend_page = task_rd_u64(&rd);
+        c->pend = 1;
+        c->pend_coord = 0;
+        c->pend_since = base_time_ns();
+        *s_p = rd.err ? rd.err
+                      : page_to_source(c, (uint32_t)task_rt.rank, c->copy,
+                                       c->pend_area, c->pend_page);
+    } else if (type == TM_PAGE) { /* it served a child */
+        uint32_t rank = task_rd_u32(&rd);
+        if (rd.err || rank >= (uint32_t)task_rt.size) {
+            free(msg);
+            *s_p = SHOAL_ERR_PROTOCOL;
+            return 1;
+        }
+        if ((int)rank == task_rt.rank) {
+            task_buf_t b = {msg, len, len, 0};
+            *s_p = page_here(&b);
+        } else
+            *s_p = task_msg_send((int)rank, msg, len);
+        return 1;
+    } else if (type == TM_PAGE_UP) { /* it lacks the page: to its source */
+        (void)task_rd_u32(&rd);
+        uint32_t area = task_rd_u32(&rd);
+        uint64_t page = task_rd_u64(&rd);
+        uint32_t rank = task_rd_u32(&rd), copy = task_rd_u32(&rd);
+        *s_p = rd.err ? rd.err : page_to_source(c, rank, copy, area, page);
+    } else
+        return 0;
+    free(msg);
+    return 1;
+}
+
+/* A page request for copy (a source here) or a page for copy (it waits
+ * for it) came from another worker or this one. */
+static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
+                    const uint8_t *msg, size_t len)
+{
+    w_copy_t *c = NULL;
+
+    for (size_t i = 0; i < wk.n && c == NULL; i++)
+        if (wk.c[i].copy == copy)
+            c = &wk.c[i];
+    if (type == TM_PAGE) {
+        (void)task_rd_u32(rd); /* rank: this one */
+        uint32_t area = task_rd_u32(rd);
+        uint64_t page = task_rd_u64(rd);
+        if (rd->err || c == NULL || c->killed || !c->pend ||
+            area != c->pend_area || page != c->pend_page)
+            return rd->err; /* a duplicate, or for a copy gone */
+        c->pend = 0;
+        int s = task_chan_send(c->fd, msg, len);
+        return s == SHOAL_ERR_PEER_DEAD ? SHOAL_OK : s;
+    }
+    (void)task_rd_u32(rd); /* block */
+    uint32_t area = task_rd_u32(rd);
+    uint64_t page = task_rd_u64(rd);
+    uint32_t rank = task_rd_u32(rd), req = task_rd_u32(rd);
+    if (rd->err)
+        return rd->err;
+    if (c == NULL || c->killed || c->done ||
+        task_chan_send(c->fd, msg, len) != SHOAL_OK)
+        return page_from_coord(req, rank, area, page); /* source gone */
+    return SHOAL_OK;
+}
+
+/* Requests waiting too long: their source is slow, stopped or dead; the
+ * coordinator answers them, and the copy's later ones. */
+static int page_timeouts(uint64_t now)
+{
+    uint64_t wait = task_rt.suspect_ns / 4;
+
+    for (size_t i = 0; i < wk.n; i++) {
+        w_copy_t *c = &wk.c[i];
+        if (!c->pend || c->pend_coord || c->killed ||
+            (now - c->pend_since < wait &&
+             (c->src_copy == NO_COPY || !task_msg_dead((int)c->src_rank))))
+            continue;
+        c->pend_coord = 1;
+        c->src_copy = NO_COPY;
+        int s = page_from_coord(c->copy, (uint32_t)task_rt.rank,
+                                c->pend_area, c->pend_page);
+        if (s != SHOAL_OK)
+            return s;
+    }
     return SHOAL_OK;
 }
 
@@ -167,7 +351,7 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     uint32_t type = task_rd_u32(&rd), copy = task_rd_u32(&rd);
     switch (type) {
     case TM_RUN:
-        return fork_copy(copy, &rd);
+        return fork_copy(copy, &rd, msg, len);
     case TM_SUSPEND:
         signal_copy(copy, SIGSTOP);
         return SHOAL_OK;
@@ -181,6 +365,9 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     case TM_GRANT:
         to_copy(copy, msg, len);
         return SHOAL_OK;
+    case TM_PAGE_REQ:
+    case TM_PAGE:
+        return page_msg(type, copy, &rd, msg, len);
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
         *exit_p = task_rd_u32(&rd) ? 1 : 2;
@@ -215,7 +402,13 @@ static int drain(w_copy_t *c)
             free(msg);
             continue;
         }
-        int s = task_msg_send(0, msg, len);
+        int s = SHOAL_OK;
+        if (page_from_copy(c, msg, len, &s)) {
+            if (s != SHOAL_OK)
+                return s;
+            continue;
+        }
+        s = task_msg_send(0, msg, len);
         if (s != SHOAL_OK)
             return s;
     }
@@ -228,6 +421,8 @@ static int reap(void)
 
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         size_t i = 0;
+        if (pid == task_spawn_pid())
+            task_spawn_gone();
         while (i < wk.n && wk.c[i].pid != pid)
             i++;
         if (i == wk.n)
@@ -259,6 +454,8 @@ int task_worker_tick(void)
     }
     int s = reap();
     uint64_t now = base_time_ns();
+    if (s == SHOAL_OK)
+        s = page_timeouts(now);
     if (s == SHOAL_OK && task_rt.rank != 0 && now >= wk.next_beat) {
         task_buf_t b = {0};
         task_msg_start(&b, TM_BEAT, (uint32_t)task_rt.rank);

@@ -1,0 +1,140 @@
+/*
+ * Pages on demand in a copy (task_rt.h, docs/TASK.md).  A child starts
+ * with every shared page absent; the first touch of one faults, and the
+ * SIGSEGV handler (task_track.c) calls fetch: it asks the copy's worker
+ * for the page (TM_PAGE_REQ) and waits on the channel for it (TM_PAGE).
+ * The worker sends the request to the source, the parent's copy that
+ * waits at the block; the parent answers from its memory while it waits
+ * in SHOAL_PAREND (task_page_serve), or, when the page is absent in it
+ * too, passes the request up to its own source (TM_PAGE_UP), so a miss
+ * climbs the job tree to the first ancestor that has the page.  The
+ * answer goes straight to the requester's worker.
+ *
+ * Everything here runs in a signal handler or next to one: no allocation,
+ * fixed buffers, only system calls that are async-signal-safe.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "task/task_chan.h"
+#include "task/task_rt.h"
+
+#define PAGE_MAX 65536 /* the largest page size served */
+
+static struct {
+    int fd;
+    uint32_t copy;
+    uint8_t in[TASK_PAGE_HDR + PAGE_MAX + 64];  /* fetch's answers */
+    uint8_t out[TASK_PAGE_HDR + PAGE_MAX];      /* what serve sends */
+} pg;
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void say(const char *s)
+{
+    ssize_t r = write(STDERR_FILENO, s, strlen(s));
+    (void)r;
+}
+
+/* The fault handler's part: page of area ctx into dst. */
+static int fetch(void *ctx, task_track_t *t, size_t page, void *dst)
+{
+    uint32_t area = (uint32_t)(uintptr_t)ctx;
+    size_t psize = task_track_page_size(t);
+    uint8_t req[20];
+
+    put32(req, TM_PAGE_REQ);
+    put32(req + 4, pg.copy);
+    put32(req + 8, area);
+    put64(req + 12, page);
+    if (psize > PAGE_MAX || task_chan_send(pg.fd, req, sizeof req) !=
+                                SHOAL_OK)
+        _exit(0); /* the worker is gone: so is this run */
+    task_ring();
+    for (;;) {
+        size_t len;
+        int r = task_chan_recv_into(pg.fd, pg.in, sizeof pg.in, &len);
+        if (r == SHOAL_ERR_PEER_DEAD)
+            _exit(0);
+        if (r != 1 || len < 8) {
+            say("shoal task: a bad message while fetching a page\n");
+            return -1;
+        }
+        uint32_t type = get32(pg.in);
+        if (type == TM_PAGE_REQ)
+            continue; /* this copy does not wait at a block: not its to
+                         serve (the requester asks the coordinator) */
+        if (type != TM_PAGE || len != TASK_PAGE_HDR + psize ||
+            get32(pg.in + 4) != pg.copy) {
+            say("shoal task: an unexpected message while fetching a "
+                "page\n");
+            return -1;
+        }
+        if (get32(pg.in + 12) != area || get64(pg.in + 16) != page)
+            continue; /* a late answer to an earlier request */
+        memcpy(dst, pg.in + TASK_PAGE_HDR, psize);
+        return 0;
+    }
+}
+
+int task_page_absent(int fd, uint32_t copy)
+{
+    pg.fd = fd;
+    pg.copy = copy;
+    return task_region_absent(&task_rt.region, fetch);
+}
+
+void task_page_serve(int fd, const uint8_t *msg, size_t len,
+                     uint32_t waiting)
+{
+    /* copy, block, area, page, rank, copy of the requester */
+    if (len < 32 || waiting == 0 || get32(msg + 8) != waiting - 1)
+        return; /* not the block it waits at: a stale request */
+    uint32_t area = get32(msg + 12), rank = get32(msg + 24),
+             copy = get32(msg + 28);
+    uint64_t page = get64(msg + 16);
+    size_t psize = task_rt.region.page;
+
+    if (area < TASK_AREAS && psize <= PAGE_MAX &&
+        task_region_page(&task_rt.region, (int)area, (size_t)page,
+                         pg.out + TASK_PAGE_HDR)) {
+        put32(pg.out, TM_PAGE);
+        put32(pg.out + 4, copy);
+        put32(pg.out + 8, rank);
+        put32(pg.out + 12, area);
+        put64(pg.out + 16, page);
+        if (task_chan_send(fd, pg.out, TASK_PAGE_HDR + psize) != SHOAL_OK)
+            _exit(0);
+    } else {
+        memcpy(pg.out, msg, 32);
+        put32(pg.out, TM_PAGE_UP);
+        if (task_chan_send(fd, pg.out, 32) != SHOAL_OK)
+            _exit(0);
+    }
+    task_ring();
+}

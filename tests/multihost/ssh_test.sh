@@ -325,14 +325,15 @@ EOF
 chmod +x "$tmp/rsh-tap"
 fresh
 SHOAL_RSH="$tmp/rsh-tap $RSH" ip netns exec "$H0" "$SHOALRUN" --timeout 30 \
-    --fanout 1 --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 4 \
+    --fanout 1 --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" sleep 8 \
     >"$tmp/out" 2>"$tmp/err" </dev/null &
 pid=$!
 wait_for "^ready rank" 3 "$tmp/out"
 secret=$(sort -u "$tmp/secrets" 2>/dev/null)
 [ "$(printf '%s\n' "$secret" | grep -c -E '^[0-9a-fA-F]{32}$')" -eq 1 ] ||
     fail "the tap saw no single secret line: '$secret'"
-# Every daemon is an sshd session's (a shell's) child.
+# Every daemon is an sshd session's (a shell's) child.  (The ranks sleep
+# 8 s: under load these looks took over 4 s, and the daemon was gone.)
 for ns in "$H0" "$H1"; do
     d=$(daemons_in "$ns")
     [ "$(echo "$d" | wc -w)" -eq 1 ] || fail "not one daemon in $ns: '$d'"

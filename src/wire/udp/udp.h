@@ -202,6 +202,10 @@ typedef struct udp_state {
     /* [0]: the epoll set (a sleep's), [1..nconnected]: the connected
      * sockets, watched for errors only */
     struct pollfd conn_pfd[1 + UDP_CONNECTED_MAX];
+    /* The same sockets for the quiet poll's look (udp_poll): an array of
+     * its own, since a progress thread may sleep on conn_pfd meanwhile
+     * and poll() writes revents. */
+    struct pollfd look_pfd[UDP_CONNECTED_MAX];
     int epfd;        /* data socket, watched fds */
     int family;      /* AF_INET or AF_INET6 */
     uint8_t key[16]; /* tags: from the job's secret */

@@ -611,7 +611,7 @@ int udp_poll(int budget)
      * poll does not read: look at them now and then while quiet (a peer
      * that vanished answers nothing), as a sleep would. */
     if (took == 0 && u->nconnected > 0 && ++u->quiet_polls % 64 == 0 &&
-        poll(u->conn_pfd + 1, u->nconnected, 0) > 0)
+        poll(u->look_pfd, u->nconnected, 0) > 0)
         udp_errqueue();
 timers:
     if (BASE_UNLIKELY(u->closed_any)) {

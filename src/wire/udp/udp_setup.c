@@ -653,6 +653,8 @@ static void connected_open(udp_peer_t *p)
      * connected sockets (udp_poll, udp_sleep). */
     u->conn_pfd[1 + u->nconnected] =
         (struct pollfd){.fd = fd, .events = 0, .revents = 0};
+    u->look_pfd[u->nconnected] =
+        (struct pollfd){.fd = fd, .events = 0, .revents = 0};
     p->sfd = fd;
     u->nconnected++;
 }

@@ -10,7 +10,7 @@
  *
  *     task_b3 [pages]        (default 1000)
  *
- * Under SHOAL_TASK_PAGES=0 the child gets the root's whole state with it
+ * Under SHOAL_TASK_PAGES=off the child gets the root's whole state with it
  * (the first runtime's way) and the touches cost no fetch.
  */
 #define _GNU_SOURCE

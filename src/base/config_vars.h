@@ -163,6 +163,10 @@ BASE_CONFIG_VAR(TASK_HEAP, SIZE, "64m", "0:64g", "library",
                 "Task runtime: bytes of the shared heap (shoal_task_alloc), mapped at one fixed address in every worker")
 BASE_CONFIG_VAR(TASK_SEED, INT, "0", "0:2147483647", "library",
                 "Task runtime: the seed of every job's random stream (shoal_task_rand)")
+BASE_CONFIG_VAR(TASK_PAGES, ENUM, "on", "off|on|coord", "library",
+                "Task runtime: a child job fetches its parent's shared pages when it first touches them (on); off ships it the parent's whole state with the job; coord takes every page from the coordinator (a test of the fallback used when a page's source is gone)")
+BASE_CONFIG_VAR(TASK_TEMPLATE, ENUM, "on", "off|on", "library",
+                "Task runtime: copies of jobs are cloned from a template process that barely writes (on), not forked from the worker (off)")
 
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",

@@ -67,14 +67,10 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
     task_rt.suspect_locks = (uint32_t)base_cfg.TASK_SUSPECT_LOCKS;
     task_rt.suspect_ns = (uint64_t)base_cfg.TASK_SUSPECT;
     task_rt.beat_ns = (uint64_t)base_cfg.TASK_HEARTBEAT;
-    /* Children fetch their pages from their parents (0: each gets its
+    /* Children fetch their pages from their parents (off: each gets its
      * parent's whole state with it, the first runtime's way; coord: every
      * page from the coordinator, as when every source is gone). */
-    const char *pages = getenv("SHOAL_TASK_PAGES");
-    task_rt.pages = pages == NULL             ? 1
-                    : strcmp(pages, "0") == 0 ? 0
-                    : strcmp(pages, "coord") == 0 ? 2
-                                                : 1;
+    task_rt.pages = base_cfg.TASK_PAGES; /* 0 off, 1 on, 2 coord */
     char *begin, *end;
     int s = task_elf_shared(&begin, &end);
     if (s == SHOAL_OK)

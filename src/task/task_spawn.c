@@ -154,10 +154,9 @@ static void template_main(int sock, pid_t worker)
 
 int task_spawn_init(void)
 {
-    const char *e = getenv("SHOAL_TASK_TEMPLATE");
     int fds[2];
 
-    if (e != NULL && strcmp(e, "0") == 0)
+    if (base_cfg.TASK_TEMPLATE == 0)
         return SHOAL_OK;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
         return base_err(SHOAL_ERR_SYSTEM, "task: socketpair: %s",

@@ -27,6 +27,7 @@
 
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -192,13 +193,23 @@ typedef struct udp_faults {
  * descriptors); datagrams to the others leave through the data socket. */
 #define UDP_CONNECTED_MAX 64
 
+#define UDP_SLEPT_ERR 1u
+#define UDP_SLEPT_WOKE 2u
+
 typedef struct udp_state {
     const boot_info_t *job;
     wire_upcalls_t up;
     int fd;          /* the data socket */
     int send_fd;     /* holds the port the connected sockets share */
     struct sockaddr_storage send_addr;
+    /* Written under the lock with a release store, after its entries; a
+     * progress thread's sleep (udp_sleep, without the lock) loads it with
+     * acquire and polls only entries filled before. */
     uint32_t nconnected;
+    /* What a sleep saw, for the next poll to act on under the lock:
+     * UDP_SLEPT_ERR an error on a connected socket (udp_errqueue),
+     * UDP_SLEPT_WOKE a wake-up (AF_XDP's socket may have traffic). */
+    atomic_uint slept;
     /* [0]: the epoll set (a sleep's), [1..nconnected]: the connected
      * sockets, watched for errors only */
     struct pollfd conn_pfd[1 + UDP_CONNECTED_MAX];

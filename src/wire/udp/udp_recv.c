@@ -555,6 +555,14 @@ int udp_poll(int budget)
 
     (void)budget; /* every datagram's frames are delivered: its buffer is
                      reused by the next batch */
+    if (BASE_UNLIKELY(atomic_load_explicit(&u->slept, memory_order_relaxed))) {
+        unsigned saw = atomic_exchange_explicit(&u->slept, 0,
+                                                memory_order_acquire);
+        if (saw & UDP_SLEPT_WOKE)
+            udp_xdp_sock_seen(1); /* the wake may have been the socket's */
+        if (saw & UDP_SLEPT_ERR)
+            udp_errqueue();
+    }
     if (u->xdp) {
         /* AF_XDP: its ring first (no system call); the socket now and
          * then, or at every poll while it has traffic of its own. */

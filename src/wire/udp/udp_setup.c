@@ -656,7 +656,7 @@ static void connected_open(udp_peer_t *p)
     u->look_pfd[u->nconnected] =
         (struct pollfd){.fd = fd, .events = 0, .revents = 0};
     p->sfd = fd;
-    u->nconnected++;
+    __atomic_store_n(&u->nconnected, u->nconnected + 1, __ATOMIC_RELEASE);
 }
 
 int udp_peer_open(int rank, udp_peer_t **p_out)
@@ -762,7 +762,7 @@ static int udp_arm(void)
     if (udp_state.ndue > 0)
         udp_timers(base_time_ns(), 1);
     /* Decided here, under the caller's lock: sleep may run outside it. */
-    udp_state.nap_ns = udp_timer_ns();
+    __atomic_store_n(&udp_state.nap_ns, udp_timer_ns(), __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -797,7 +797,7 @@ static void drain(int fd)
 static int udp_sleep(uint64_t timeout_ns)
 {
     udp_state_t *u = &udp_state;
-    uint64_t t = u->nap_ns;
+    uint64_t t = __atomic_load_n(&u->nap_ns, __ATOMIC_RELAXED);
     struct epoll_event ev;
     struct timespec ts;
 
@@ -808,7 +808,12 @@ static int udp_sleep(uint64_t timeout_ns)
     ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
     ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
     wire_stats.sleeps++;
-    if (u->nconnected == 0) {
+    /* No state is touched here beyond the poll array's first entry: a
+     * progress thread sleeps without the lock (am_sleep), so what the
+     * sleep saw is left for the next poll (udp_poll). */
+    uint32_t nconn = __atomic_load_n(&u->nconnected, __ATOMIC_ACQUIRE);
+    unsigned saw = u->xdp ? UDP_SLEPT_WOKE : 0;
+    if (nconn == 0) {
         if (epoll_pwait2(u->epfd, &ev, 1, &ts, NULL) < 0 && errno != EINTR)
             return base_err(SHOAL_ERR_SYSTEM, "epoll_pwait2: %s",
                             strerror(errno));
@@ -816,17 +821,17 @@ static int udp_sleep(uint64_t timeout_ns)
         /* The epoll set, and the connected sockets for their errors (a
          * closed port's ICMP error). */
         u->conn_pfd[0] = (struct pollfd){.fd = u->epfd, .events = POLLIN};
-        int n = ppoll(u->conn_pfd, 1 + u->nconnected, &ts, NULL);
+        int n = ppoll(u->conn_pfd, 1 + nconn, &ts, NULL);
         if (n < 0 && errno != EINTR)
             return base_err(SHOAL_ERR_SYSTEM, "ppoll: %s", strerror(errno));
         if (n > (u->conn_pfd[0].revents != 0))
-            udp_errqueue();
+            saw |= UDP_SLEPT_ERR;
     }
     for (int i = 0; i < u->nwatch; i++)
         if (u->watch_drain[i])
             drain(u->watch[i]);
-    if (u->xdp)
-        udp_xdp_sock_seen(1); /* the wake may have been the socket's */
+    if (saw != 0)
+        atomic_fetch_or_explicit(&u->slept, saw, memory_order_release);
     return SHOAL_OK;
 }
 

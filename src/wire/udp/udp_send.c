@@ -636,7 +636,13 @@ static void on_timeout(udp_peer_t *p, uint64_t now)
     p->cwnd_acked = 0;
     p->recover = p->snd_nxt;
     resend_run_t run = {0, 0};
-    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++)
+    /* snd_una goes whatever the selective acknowledgements said: when all
+     * in flight was selectively acknowledged, the cumulative ack that
+     * should have followed was lost, and the peer, owing nothing, sends
+     * none until a duplicate asks for it (resending nothing here hung
+     * both sides for good). */
+    resend_add(p, &run, p->snd_una, now);
+    for (uint32_t s = p->snd_una + 1; s != p->snd_nxt; s++)
         if (!p->flight[s & mask].sacked)
             resend_add(p, &run, s, now);
     resend_flush(p, &run);

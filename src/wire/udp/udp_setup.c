@@ -449,9 +449,8 @@ static int local_setup(char *text, size_t cap)
     if (u->epfd < 0)
         return base_err(SHOAL_ERR_SYSTEM, "epoll_create1: %s",
                         strerror(errno));
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = u->fd};
-    if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->fd, &ev) != 0)
-        return base_err(SHOAL_ERR_SYSTEM, "epoll_ctl: %s", strerror(errno));
+    /* The data socket stays out of it (conn_pfd); a sleep polls it. */
+    u->conn_pfd[1] = (struct pollfd){.fd = u->fd, .events = POLLIN};
     if (base_cfg.UDP_XDP != 0)
         xdp_setup(&sa);
     return faults_parse();
@@ -651,7 +650,7 @@ static void connected_open(udp_peer_t *p)
      * round trip here.  A closed port's ICMP error queued on it shows in
      * the quiet poll's look and wakes a sleep instead: both poll() the
      * connected sockets (udp_poll, udp_sleep). */
-    u->conn_pfd[1 + u->nconnected] =
+    u->conn_pfd[2 + u->nconnected] =
         (struct pollfd){.fd = fd, .events = 0, .revents = 0};
     u->look_pfd[u->nconnected] =
         (struct pollfd){.fd = fd, .events = 0, .revents = 0};
@@ -798,7 +797,6 @@ static int udp_sleep(uint64_t timeout_ns)
 {
     udp_state_t *u = &udp_state;
     uint64_t t = __atomic_load_n(&u->nap_ns, __ATOMIC_RELAXED);
-    struct epoll_event ev;
     struct timespec ts;
 
     if (t < timeout_ns)
@@ -813,20 +811,15 @@ static int udp_sleep(uint64_t timeout_ns)
      * sleep saw is left for the next poll (udp_poll). */
     uint32_t nconn = __atomic_load_n(&u->nconnected, __ATOMIC_ACQUIRE);
     unsigned saw = u->xdp ? UDP_SLEPT_WOKE : 0;
-    if (nconn == 0) {
-        if (epoll_pwait2(u->epfd, &ev, 1, &ts, NULL) < 0 && errno != EINTR)
-            return base_err(SHOAL_ERR_SYSTEM, "epoll_pwait2: %s",
-                            strerror(errno));
-    } else {
-        /* The epoll set, and the connected sockets for their errors (a
-         * closed port's ICMP error). */
-        u->conn_pfd[0] = (struct pollfd){.fd = u->epfd, .events = POLLIN};
-        int n = ppoll(u->conn_pfd, 1 + nconn, &ts, NULL);
-        if (n < 0 && errno != EINTR)
-            return base_err(SHOAL_ERR_SYSTEM, "ppoll: %s", strerror(errno));
-        if (n > (u->conn_pfd[0].revents != 0))
-            saw |= UDP_SLEPT_ERR;
-    }
+    /* The epoll set, the data socket, and the connected sockets for their
+     * errors (a closed port's ICMP error). */
+    u->conn_pfd[0] = (struct pollfd){.fd = u->epfd, .events = POLLIN};
+    int n = ppoll(u->conn_pfd, 2 + nconn, &ts, NULL);
+    if (n < 0 && errno != EINTR)
+        return base_err(SHOAL_ERR_SYSTEM, "ppoll: %s", strerror(errno));
+    if (n > (u->conn_pfd[0].revents != 0) + (u->conn_pfd[1].revents != 0) ||
+        (u->conn_pfd[1].revents & POLLERR))
+        saw |= UDP_SLEPT_ERR;
     for (int i = 0; i < u->nwatch; i++)
         if (u->watch_drain[i])
             drain(u->watch[i]);
@@ -863,9 +856,22 @@ static int udp_connecting(void)
     return 0; /* no handshake: the key-value store told every address */
 }
 
+/* Another wire's sleep watches ours through the epoll set, which must then
+ * hold the data socket too (at the cost of epoll's callback per datagram,
+ * conn_pfd): only when the datagram wire is not the first. */
 static int udp_event_fd(void)
 {
-    return udp_state.epfd;
+    udp_state_t *u = &udp_state;
+
+    if (!u->fd_in_epoll && u->epfd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = u->fd};
+        if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->fd, &ev) != 0) {
+            base_warn("udp", "epoll_ctl: %s", strerror(errno));
+            return -1;
+        }
+        u->fd_in_epoll = 1;
+    }
+    return u->epfd;
 }
 
 static int udp_side(const char *label, uint8_t key[16],
@@ -948,12 +954,13 @@ static void goodbye(void)
             udp_poll(UDP_RX_BATCH);
     }
     while (!all_acked() && base_time_ns() < deadline) {
-        struct epoll_event ev;
+        struct pollfd pfd[2] = {{.fd = u->epfd, .events = POLLIN},
+                                {.fd = u->fd, .events = POLLIN}};
         struct timespec ts = {0, 1000000};
         udp_poll(UDP_RX_BATCH);
         udp_timers(base_time_ns(), 1);
         udp_errqueue();
-        epoll_pwait2(u->epfd, &ev, 1, &ts, NULL);
+        ppoll(pfd, 2, &ts, NULL);
     }
 }
 

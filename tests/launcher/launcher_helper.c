@@ -30,6 +30,10 @@
  *   garbage               rank 1 writes garbage on its PMI fd; then every
  *                         rank runs a normal put/fence/get
  *   finalize-early        rank 1 finalizes; the others enter a barrier
+ *   expendable R S        every rank but R puts the task runtime's PMI key
+ *                         task-expendable (as shoal_task_run does; rank 0
+ *                         too, which shoalrun must ignore), enters a
+ *                         fence, prints "ready rank N" and sleeps S s
  *   affinity              print how many CPUs this rank may use
  *   stdin                 print what was read from stdin
  *   gaps MS               for MS ms, read the clock in a loop; print each
@@ -174,6 +178,23 @@ static void boot_round(void)
     if (boot_fini() != SHOAL_OK)
         exit(94);
     say("rank %d exchanged\n", rank);
+}
+
+/* Declare this rank expendable as the task runtime does, unless it is
+ * rank keep; the fence makes sure every daemon has passed the word on. */
+static void expendable(int keep, double seconds)
+{
+    const boot_info_t *in;
+
+    if (boot_init(&in) != SHOAL_OK)
+        exit(91);
+    if (rank != keep && boot_put("task-expendable", "1", 1) != SHOAL_OK)
+        exit(92);
+    if (boot_fence() != SHOAL_OK)
+        exit(92);
+    say("ready rank %d\n", rank);
+    sleep_s(seconds);
+    exit(boot_fini() == SHOAL_OK ? 0 : 94);
 }
 
 /* Write garbage, one malformed put whose reply we read, then behave. */
@@ -510,6 +531,8 @@ static int run(const char *what, char **arg, int nargs)
     }
     if (strcmp(what, "finalize-early") == 0)
         finalize_early();
+    if (strcmp(what, "expendable") == 0 && nargs >= 2)
+        expendable(atoi(arg[0]), atof(arg[1]));
     if (strcmp(what, "affinity") == 0) {
         affinity();
         return 0;

@@ -2,7 +2,7 @@
  * Unit checks of what the daemon tree stands on, no processes needed:
  * SipHash-2-4 against the reference vectors, the MAC's binding to role,
  * nonce and node, and the frame decoder and payload readers on split,
- * malformed and truncated input.
+ * malformed and truncated input, and the EXPENDABLE frame's check.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -174,6 +174,25 @@ static void test_readers(void)
     shoalrun_msg_fini(&m);
 }
 
+/* EXPENDABLE lets the job lose a rank: one rank of 1..nranks-1, exactly
+ * four bytes, or refused. */
+static void test_expendable(void)
+{
+    char ok[] = {3, 0, 0, 0};
+    char big[] = {(char)0xff, (char)0xff, (char)0xff, (char)0xff};
+    char zero[] = {0, 0, 0, 0};
+    char longer[] = {3, 0, 0, 0, 0};
+
+    T_EQ(shoalrun_rd_expendable(ok, sizeof(ok), 4), 3);
+    T_EQ(shoalrun_rd_expendable(ok, sizeof(ok), 3), -1); /* not a rank */
+    T_EQ(shoalrun_rd_expendable(big, sizeof(big), 4), -1);
+    T_EQ(shoalrun_rd_expendable(zero, sizeof(zero), 4), -1); /* rank 0 */
+    T_EQ(shoalrun_rd_expendable(longer, sizeof(longer), 4), -1);
+    for (size_t cut = 0; cut < sizeof(ok); cut++)
+        T_EQ(shoalrun_rd_expendable(ok, cut, 4), -1);
+    T_EQ(shoalrun_rd_expendable(ok, sizeof(ok), 0), -1);
+}
+
 int main(void)
 {
     test_siphash();
@@ -181,6 +200,7 @@ int main(void)
     test_frames_split();
     test_frames_bad();
     test_readers();
+    test_expendable();
     printf("mh_frames ok\n");
     return 0;
 }

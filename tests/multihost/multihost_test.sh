@@ -152,6 +152,29 @@ ends_within() {
     [ "$took" -lt "$limit" ] || fail "the job took $took ms to end"
 }
 
+# link_up I: host I's bridge port up again after a cut, with every
+# namespace's neighbour cache flushed (an address that went unanswered
+# during the cut may fail at once for a while: "No route to host").
+link_up() {
+    local ns
+    ip -n "$P-sw" link set "p$1" up
+    for ns in $made; do
+        ip -n "$ns" neigh flush all 2>/dev/null
+    done
+}
+
+# ns_exe_count NS PATH: how many processes in namespace NS run PATH (by
+# /proc/PID/exe: the task runtime re-executes itself as /proc/self/exe, so
+# its name is "exe").
+ns_exe_count() {
+    local p n=0 want
+    want=$(readlink -f "$2")
+    for p in $(ip netns pids "$1" 2>/dev/null); do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$want" ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+
 # nothing_left [MS]: within MS ms (default 3000), no process in any of our
 # namespaces, none of the job's, no /dev/shm object of the job.
 nothing_left() {
@@ -671,6 +694,107 @@ link_down)
     expect_err "host $P-h1 lost: no word from its daemon for 1.5 s"
     # The daemon, as cut off, gives up on its own and kills its ranks.
     nothing_left 5000
+    ;;
+expendable_lost)
+    # A host whose ranks all declared themselves expendable (the PMI key
+    # task-expendable, as the task runtime's workers do; their daemon tells
+    # the launcher) may be lost: a line, and the job goes on.  A host with
+    # one rank that did not is not, nor is rank 0's host (the coordinator
+    # is never expendable, whatever it puts).  The launcher runs on a login
+    # node; h0 runs rank 0, h1 ranks 1-2, h2 ranks 3-4 (4 keeps out).
+    # Links are cut (the bridge's port down): only heartbeats can tell.
+    make_hosts 3
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
+    SHOAL_HOST_TIMEOUT=3s start "$P-l" --timeout 60 \
+        --host "$(host 0 1)","$(host 1 2)","$(host 2 2)" \
+        "$HELPER" "$M" expendable 4 60
+    wait_for "^ready rank" 5 "$tmp/out"
+    ip -n "$P-sw" link set p1 down
+    wait_for "host $P-h1 lost" 1 "$tmp/err"
+    expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(ranks 1-2, expendable task workers\); the job goes on without them$"
+    kill -0 "$pid" 2>/dev/null || fail "the job ended with host $P-h1"
+    ends_within 8000 ip -n "$P-sw" link set p2 down
+    expect_rc 125
+    expect_err "^shoalrun: host $P-h2 lost: no word from its daemon for 3 s \(2 ranks\); stopping the other rank$"
+    nothing_left 8000
+    # Rank 0 alone on its host, rank 1 on another: both put the key.
+    link_up 1
+    SHOAL_HOST_TIMEOUT=3s start "$P-l" --timeout 60 \
+        --host "$(host 0 1)","$(host 1 1)" "$HELPER" "$M" expendable -1 60
+    wait_for "^ready rank" 2 "$tmp/out"
+    ends_within 8000 ip -n "$P-sw" link set p0 down
+    expect_rc 125
+    expect_err "^shoalrun: host $P-h0 lost: no word from its daemon for 3 s \(1 rank\); stopping the other rank$"
+    nothing_left 8000
+    # A chain (fan-out 1): h1's word reaches the launcher through h0's
+    # daemon, which reports h1 lost; the ranks left finish: status 0.
+    link_up 0
+    SHOAL_HOST_TIMEOUT=3s start "$P-l" --timeout 60 --fanout 1 \
+        --host "$(host 0 1)","$(host 1 2)" "$HELPER" "$M" expendable -1 12
+    wait_for "^ready rank" 3 "$tmp/out"
+    ip -n "$P-sw" link set p1 down
+    wait "$pid"
+    rc=$?
+    expect_rc 0
+    expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(ranks 1-2, expendable task workers\); the job goes on without them$"
+    nothing_left 8000
+    ;;
+mpi_host_lost)
+    # The negative of task_host_lost: an MPI job that is not a task
+    # program (its ranks initialized MPI and wait) loses a host when its
+    # link is cut, and the job ends with the lost-host message.
+    need_wire
+    make_hosts 2
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
+    SHOAL_HOST_TIMEOUT=3s start "$P-h0" --timeout 60 \
+        --host localhost:2,"$(host 1 2)" "$HELPER" "$M" no-finalize -1 mpi
+    wait_for "^rank [0-9] initialized" 4 "$tmp/out"
+    ends_within 8000 ip -n "$P-sw" link set p1 down
+    expect_rc 125
+    expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(2 ranks\); stopping the other 2 ranks$"
+    nothing_left 8000
+    ;;
+task_host_lost)
+    # The task runtime across two hosts, MH_TASK_PER workers each (2): the
+    # link to the second is cut while the ray tracer runs.  The root's jobs
+    # there move to the local workers after SHOAL_TASK_SUSPECT, the second
+    # host's workers are expendable (their daemon said so), so the
+    # launcher lets that host go with a line, and the job prints the
+    # sequential program's checksum with status 0.  MH_TASK_ARGS: the
+    # image (enough work that the cut comes mid-run).
+    need_wire
+    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
+        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
+    per=${MH_TASK_PER:-2}
+    read -r -a targs <<<"${MH_TASK_ARGS:---width 640 --height 480 --samples 32 --depth 3 --seed 5 --jobs 64}"
+    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
+    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    make_hosts 2
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
+    SHOAL_TASK_SUSPECT=700ms SHOAL_HOST_TIMEOUT=3s start "$P-h0" \
+        --timeout 100 --host "localhost:$per,$(host 1 "$per")" \
+        "$MH_TASK" "${targs[@]}"
+    # The second host's workers run (and, a moment later, trace rows).
+    t0=$(now_ns)
+    until [ "$(ns_exe_count "$P-h1" "$MH_TASK")" -ge "$per" ]; do
+        [ "$(ms_since "$t0")" -lt 30000 ] ||
+            fail "the workers of $P-h1 did not start within 30 s"
+        kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
+        sleep 0.1
+    done
+    sleep "${MH_CUT_AFTER:-1}"
+    ! grep -q '^checksum' "$tmp/out" ||
+        fail "the run ended before the cut: give it more work (MH_TASK_ARGS)"
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
+    t0=$(now_ns)
+    ip -n "$P-sw" link set p1 down
+    wait "$pid"
+    rc=$?
+    echo "  the job ended $(ms_since "$t0") ms after the cut"
+    expect_rc 0
+    expect_out "^checksum $want\$"
+    expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(ranks $per-$((2 * per - 1)), expendable task workers\); the job goes on without them$"
+    nothing_left 8000
     ;;
 mpi)
     # A real MPI program across 2 hosts x 2 ranks: needs a network wire

@@ -286,3 +286,16 @@ const char *shoalrun_rd_str(shoalrun_rd_t *r)
     r->left -= n + 1;
     return p;
 }
+
+int shoalrun_rd_expendable(const char *p, size_t len, int nranks)
+{
+    shoalrun_rd_t r = {p, len, 0};
+    uint32_t rank = shoalrun_rd_u32(&r);
+
+    /* A flag that lets the job lose ranks: anything but the exact form is
+     * refused, so that no stray byte makes a rank expendable. */
+    if (r.bad || r.left != 0 || rank == 0 || nranks <= 0 ||
+        rank >= (uint32_t)nranks)
+        return -1;
+    return (int)rank;
+}

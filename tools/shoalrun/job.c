@@ -18,7 +18,9 @@
  *   - but a rank that declared itself expendable (the task runtime's
  *     workers, SHOALRUN_PMI_EXPENDABLE) may die or exit early: a line when
  *     it was killed, and the job goes on without it (the runtime reruns
- *     its work); a non-zero exit code of its own still fails the job;
+ *     its work); a non-zero exit code of its own still fails the job, and
+ *     so does rank 0 killed (the coordinator, which nothing replaces);
+ *     across hosts, so may a host whose ranks all are (job_hosts.c);
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.
@@ -222,8 +224,9 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
             : job_others(job->nalive, buf, sizeof(buf));
 
     job_on_host(job, r->rank, host, sizeof(host));
+    /* The coordinator (rank 0) killed: no worker can go on without it. */
     if ((pmi & SHOALRUN_PMI_EXPENDABLE) && !job->stopping &&
-        !job->failed && (sig != 0 || early)) {
+        !job->failed && ((sig != 0 && r->rank != 0) || early)) {
         if (sig != 0)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "it is an expendable task worker: the job goes on",
@@ -468,7 +471,8 @@ static int make_names(job_t *job)
 
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
-    shoalrun_pmi_events_t ev = {job, on_abort, on_stuck, NULL, NULL, NULL};
+    shoalrun_pmi_events_t ev = {
+        .ctx = job, .abort = on_abort, .stuck = on_stuck};
     shoalrun_tree_events_t tev;
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
@@ -480,6 +484,7 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
         ev.fence = job_pmi_fence;
         ev.waiting = job_pmi_waiting;
         ev.left = job_pmi_left;
+        ev.expendable = job_pmi_expendable;
         shoalrun_hosts_mapping(job->hosts, job->mapping, sizeof(job->mapping));
     }
     if (status == SHOAL_OK)

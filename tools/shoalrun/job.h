@@ -13,6 +13,9 @@ typedef struct rank {
     pid_t pid; /* also its process group; 0 while not known (remote) */
     int alive;
     int local; /* started by this process */
+    /* Put SHOALRUN_EXPENDABLE_KEY (here, or as its daemon reported): its
+     * host may be lost without ending the job. */
+    int expendable;
 } rank_t;
 
 typedef struct job {
@@ -84,6 +87,7 @@ void job_tree_events(job_t *job, shoalrun_tree_events_t *ev);
 void job_pmi_fence(void *ctx);
 void job_pmi_waiting(void *ctx);
 void job_pmi_left(void *ctx, int rank, const char *why);
+void job_pmi_expendable(void *ctx, int rank);
 /* Daemon: a rank's output goes up as it comes (the stdio sink). */
 void job_output_up(void *ctx, int rank, int dest, const char *p, size_t n);
 /* Rank 0's stdin: here, fed by the launcher, or sent down the tree. */

@@ -99,6 +99,21 @@ void job_pmi_left(void *ctx, int rank, const char *why)
     shoalrun_msg_fini(&m);
 }
 
+/* A rank here put the task runtime's key: across hosts the launcher must
+ * know it, since only the launcher decides what a lost host costs. */
+void job_pmi_expendable(void *ctx, int rank)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    job->ranks[rank].expendable = 1;
+    if (!job->daemon)
+        return;
+    shoalrun_msg_u32(&m, (uint32_t)rank);
+    shoalrun_tree_up(job->tree, SHOALRUN_F_EXPENDABLE, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
 /* ---- stdin for a rank 0 on another host -------------------------------- */
 
 void job_stdin_stop_forwarding(job_t *job)
@@ -237,30 +252,78 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
         if (!r->bad)
             stdin_acked(job, a);
         break;
+    case SHOALRUN_F_EXPENDABLE: {
+        /* tree.c checked that the rank is of the sender's subtree. */
+        int k = shoalrun_rd_expendable(r->p, r->left, job->nranks);
+        if (k > 0 && !job->ranks[k].local)
+            job->ranks[k].expendable = 1;
+        break;
+    }
     default:
         break;
     }
 }
 
-/* Launcher: a host is gone, and with it the hosts its daemon served. */
+/* "2-3, 6-7": the ranks of the hosts in the subtree under node. */
+static void subtree_ranks(const job_t *job, int node, char *buf, size_t cap)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < job->hosts->n && len < cap; i++) {
+        const shoalrun_host_t *e = &job->hosts->v[i];
+        if (e->local || e->count == 0 ||
+            !shoalrun_tree_below(job->tree, e->node, node))
+            continue;
+        int n = e->count == 1
+                    ? snprintf(buf + len, cap - len, "%s%d", len ? ", " : "",
+                               e->first)
+                    : snprintf(buf + len, cap - len, "%s%d-%d",
+                               len ? ", " : "", e->first,
+                               e->first + e->count - 1);
+        len += n > 0 ? (size_t)n : 0;
+    }
+}
+
+/*
+ * Launcher: a host is gone, and with it the hosts its daemon served.  When
+ * every rank there was an expendable task worker (as its daemon reported)
+ * the job goes on, as it does when such a rank is killed here: the task
+ * runtime runs their jobs elsewhere.  Any other rank lost ends the job.
+ */
 static void tree_lost(void *ctx, int node, const char *why)
 {
     job_t *job = ctx;
     const shoalrun_host_t *h = shoalrun_hosts_of_node(job->hosts, node);
-    char buf[64];
-    int gone = 0, more = 0;
+    char buf[64], ranks[160];
+    int gone = 0, more = 0, expendable = 1, total = 0;
 
     for (int i = 0; i < job->hosts->n; i++) {
         const shoalrun_host_t *e = &job->hosts->v[i];
         if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
             continue;
         more += e->node != node;
-        for (int k = e->first; k < e->first + e->count; k++)
+        for (int k = e->first; k < e->first + e->count; k++) {
+            expendable &= job->ranks[k].expendable;
+            total++;
             if (job->ranks[k].alive) {
                 job->ranks[k].alive = 0;
                 job->nalive--;
                 gone++;
             }
+        }
+    }
+    if (expendable && total > 0 && !job->failed) {
+        subtree_ranks(job, node, ranks, sizeof(ranks));
+        if (!job->quiet)
+            shoalrun_say("host %s lost: %s (rank%s %s%s, expendable task "
+                         "workers); the job goes on without %s",
+                         h ? h->name : "?", why,
+                         strpbrk(ranks, "-,") ? "s" : "", ranks,
+                         more ? " there and on the hosts its daemon served"
+                              : "",
+                         strpbrk(ranks, "-,") ? "them" : "it");
+        return;
     }
     if (job_fail(job, SHOALRUN_EXIT_FAILED))
         shoalrun_say("host %s lost: %s (%d rank%s%s)%s", h ? h->name : "?", why,

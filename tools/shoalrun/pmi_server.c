@@ -358,8 +358,15 @@ static void h_put(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
     }
     const char *key = pmi_get(m, "key");
     size_t klen = strlen(key), elen = strlen(SHOALRUN_EXPENDABLE_KEY);
-    if (klen > elen && strcmp(key + klen - elen, SHOALRUN_EXPENDABLE_KEY) == 0)
+    if (klen > elen &&
+        strcmp(key + klen - elen, SHOALRUN_EXPENDABLE_KEY) == 0 &&
+        !c->expendable) {
         c->expendable = 1;
+        /* Rank 0 runs the task runtime's coordinator: its host can never
+         * be lost without the job (see SHOALRUN_PMI_EXPENDABLE). */
+        if (c->rank != 0 && c->srv->ev.expendable != NULL)
+            c->srv->ev.expendable(c->srv->ev.ctx, c->rank);
+    }
     kv.key = strdup(key);
     kv.value = strdup(pmi_get(m, "value"));
     if (kv.key == NULL || kv.value == NULL ||

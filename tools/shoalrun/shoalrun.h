@@ -250,6 +250,10 @@ typedef struct shoalrun_pmi_events {
      * barrier; rank finalized or exited outside one (why says which). */
     void (*waiting)(void *ctx);
     void (*left)(void *ctx, int rank, const char *why);
+    /* rank put SHOALRUN_EXPENDABLE_KEY (once; never for rank 0): across
+     * hosts a daemon tells the launcher, which alone decides what a lost
+     * host costs.  May be NULL. */
+    void (*expendable)(void *ctx, int rank);
 } shoalrun_pmi_events_t;
 
 typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
@@ -288,7 +292,10 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
 #define SHOALRUN_PMI_INITIALIZED 1 /* sent a PMI-1 init that was accepted */
 #define SHOALRUN_PMI_FINALIZED 2   /* sent finalize */
 /* put SHOALRUN_EXPENDABLE_KEY (the task runtime's workers): the job goes
- * on without the rank when it dies or exits. */
+ * on without the rank when it is killed, exits without finalizing (the
+ * runtime skips shoal_finalize once a worker was lost) or its host is
+ * lost; but rank 0, the runtime's coordinator, whose loss nothing
+ * survives, only in the second way. */
 #define SHOALRUN_PMI_EXPENDABLE 4
 #define SHOALRUN_EXPENDABLE_KEY "-task-expendable"
 int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank);
@@ -457,6 +464,7 @@ enum {
     SHOALRUN_F_LEFT,          /* C→P: rank, why: it can enter no barrier */
     SHOALRUN_F_STDIN,         /* P→C: bytes for rank 0's stdin; none: EOF */
     SHOALRUN_F_STDIN_ACK,     /* C→P: bytes written to rank 0's stdin */
+    SHOALRUN_F_EXPENDABLE,    /* C→P: rank: the job may lose it */
     SHOALRUN_F_MAX
 };
 
@@ -507,6 +515,9 @@ uint32_t shoalrun_rd_u32(shoalrun_rd_t *r);
 uint64_t shoalrun_rd_u64(shoalrun_rd_t *r);
 const char *shoalrun_rd_bytes(shoalrun_rd_t *r, size_t *n_p);
 const char *shoalrun_rd_str(shoalrun_rd_t *r);
+/* An EXPENDABLE frame's payload: exactly one rank, 1..nranks-1 (rank 0 is
+ * never expendable); -1 for anything else. */
+int shoalrun_rd_expendable(const char *p, size_t len, int nranks);
 
 /* ---- tree.c ------------------------------------------------------------- */
 

@@ -473,6 +473,22 @@ static void child_lost(child_t *c, const char *fmt, ...)
     }
 }
 
+/* An EXPENDABLE frame from c names a rank of a host in c's subtree. */
+static int expendable_ok(const child_t *c, const char *p, uint32_t len)
+{
+    const shoalrun_hosts_t *hs = c->t->conf.hosts;
+    int nranks = 0;
+
+    for (int i = 0; i < hs->n; i++)
+        if (hs->v[i].first + hs->v[i].count > nranks)
+            nranks = hs->v[i].first + hs->v[i].count;
+    int rank = shoalrun_rd_expendable(p, len, nranks);
+    const shoalrun_host_t *h =
+        rank > 0 ? shoalrun_hosts_of_rank(hs, rank) : NULL;
+    return h != NULL && !h->local &&
+           shoalrun_tree_below(c->t, h->node, c->node);
+}
+
 static void child_frame(child_t *c, int type, const char *p, uint32_t len)
 {
     shoalrun_tree_t *t = c->t;
@@ -498,6 +514,18 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
             if (!r.bad)
                 t->ev.lost(t->ev.ctx, node, why);
         }
+        break;
+    case SHOALRUN_F_EXPENDABLE:
+        /* It lets the job lose ranks: a daemon vouches only for its own
+         * subtree's, and never for rank 0. */
+        if (!expendable_ok(c, p, len)) {
+            child_lost(c, "its daemon sent a malformed frame");
+            break;
+        }
+        if (t->parent != NULL)
+            shoalrun_tree_up(t, type, p, len);
+        else
+            t->ev.up(t->ev.ctx, type, &r);
         break;
     case SHOALRUN_F_OUTPUT:
     case SHOALRUN_F_STDIN_ACK:
@@ -668,9 +696,14 @@ int shoalrun_tree_children_done(const shoalrun_tree_t *t)
 
 /* ---- time ---------------------------------------------------------------- */
 
+/* Timers run about once per PING_NS (the loops wait at most that long),
+ * a little late each time: a ping due only after a whole PING_NS would
+ * often wait for the next turn, leaving up to two periods of silence,
+ * which a short SHOAL_HOST_TIMEOUT takes for a lost host.  Half a period
+ * keeps the gaps near one. */
 static void ping(shoalrun_tree_t *t, shoalrun_conn_t *c, uint64_t now)
 {
-    if (c->fd >= 0 && now - c->last_tx >= PING_NS) {
+    if (c->fd >= 0 && now - c->last_tx >= PING_NS / 2) {
         shoalrun_conn_send(c, SHOALRUN_F_PING, NULL, 0);
         c->last_tx = now; /* also when it is still queued */
         if (c->out_len > 0)

@@ -102,6 +102,35 @@ case_kill_rank() {
     nothing_left
 }
 
+# rank_pid R: the pid of the job's rank R (by its PMI_RANK).
+rank_pid() {
+    local p
+    for p in $(pgrep -f -- "$M"); do
+        [ "$(readlink "/proc/$p/exe")" = "$(readlink -f "$HELPER")" ] &&
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+            grep -qx "PMI_RANK=$1" && { echo "$p"; return 0; }
+    done
+    fail "no process of rank $1"
+}
+
+case_expendable() {
+    # The task runtime's rule (job.c): a rank that put task-expendable and
+    # is killed is let go with a line, and the job goes on; but not rank 0,
+    # the coordinator, whatever it put.
+    start -n 3 "$HELPER" "$M" expendable -1 30
+    wait_for "^ready rank" 3 "$tmp/out"
+    kill -9 "$(rank_pid 2)"
+    wait_for "rank 2 .* expendable" 1 "$tmp/err"
+    expect_err "^shoalrun: rank 2 \(pid [0-9]+\) was killed by signal 9 \(Killed\); it is an expendable task worker: the job goes on$"
+    sleep 0.3
+    kill -0 "$pid" 2>/dev/null || fail "the job ended with rank 2"
+    kill -9 "$(rank_pid 0)"
+    finish
+    expect_rc 137
+    expect_err "^shoalrun: rank 0 \(pid [0-9]+\) was killed by signal 9 \(Killed\); stopping the other rank$"
+    nothing_left
+}
+
 case_timeout() {
     local t0
     t0=$(now_ns)

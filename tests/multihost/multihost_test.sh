@@ -761,7 +761,9 @@ task_host_lost)
     # host's workers are expendable (their daemon said so), so the
     # launcher lets that host go with a line, and the job prints the
     # sequential program's checksum with status 0.  MH_TASK_ARGS: the
-    # image (enough work that the cut comes mid-run).
+    # image (enough work that the cut comes mid-run); MH_CUT_AFTER: seconds
+    # from the workers' start to the cut (1), or "never": the same run
+    # whole, to compare.
     need_wire
     [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
         skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
@@ -782,7 +784,19 @@ task_host_lost)
         kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
         sleep 0.1
     done
-    sleep "${MH_CUT_AFTER:-1}"
+    cut=${MH_CUT_AFTER:-1}
+    if [ "$cut" = never ]; then
+        wait "$pid"
+        rc=$?
+        expect_rc 0
+        expect_out "^checksum $want\$"
+        ! grep -q "lost" "$tmp/err" || fail "a host was lost without a cut"
+        echo "  uncut: $(grep '^time ' "$tmp/out")"
+        nothing_left
+        echo "PASS ($case_name)"
+        exit 0
+    fi
+    sleep "$cut"
     ! grep -q '^checksum' "$tmp/out" ||
         fail "the run ended before the cut: give it more work (MH_TASK_ARGS)"
     kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
@@ -790,7 +804,8 @@ task_host_lost)
     ip -n "$P-sw" link set p1 down
     wait "$pid"
     rc=$?
-    echo "  the job ended $(ms_since "$t0") ms after the cut"
+    echo "  the job ended $(ms_since "$t0") ms after the cut;" \
+        "$(grep '^time ' "$tmp/out")"
     expect_rc 0
     expect_out "^checksum $want\$"
     expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(ranks $per-$((2 * per - 1)), expendable task workers\); the job goes on without them$"

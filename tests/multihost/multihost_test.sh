@@ -774,7 +774,7 @@ task_host_lost)
     make_hosts 2
     ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
     SHOAL_TASK_SUSPECT=700ms SHOAL_HOST_TIMEOUT=3s start "$P-h0" \
-        --timeout 100 --host "localhost:$per,$(host 1 "$per")" \
+        --timeout 80 --host "localhost:$per,$(host 1 "$per")" \
         "$MH_TASK" "${targs[@]}"
     # The second host's workers run (and, a moment later, trace rows).
     t0=$(now_ns)

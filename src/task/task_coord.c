@@ -71,6 +71,7 @@ static struct {
     uint32_t *worker_of; /* by rank */
     uint64_t *last_seen;
     uint8_t *lost, *suspected;
+    uint8_t *bye; /* by rank: said goodbye after the run (TM_BYE) */
     int done, status, any_lost;
     uint64_t layout;
     /* for the summary at the end (SHOAL_LOG=info) */
@@ -88,18 +89,49 @@ static int handle(int src, const uint8_t *msg, size_t len);
 
 /* ---- ending the run ------------------------------------------------------ */
 
-static void broadcast_exit(void)
+/* The run is over: every worker not lost is told so (TM_END), suspected
+ * ones too (one that is only slow says goodbye when it wakes).  They are
+ * ordered out only once they have answered (task_coord_exit): an exit
+ * order sent at once could wait behind a stopped worker's full window
+ * until rank 0 left, and the worker would then wait for it forever, or
+ * take rank 0's exit for its loss. */
+static void broadcast_end(void)
 {
-    for (int r = 0; r < task_rt.size; r++) {
+    for (int r = 1; r < task_rt.size; r++) {
         task_buf_t b = {0};
         if (co.lost[r])
             continue;
-        task_msg_start(&b, TM_EXIT, (uint32_t)r);
-        task_buf_u32(&b, r == 0 ? (uint32_t)co.status : 0);
-        task_buf_u32(&b, !co.any_lost);
+        task_msg_start(&b, TM_END, (uint32_t)r);
         if (!b.err)
             task_msg_send(r, b.p, b.len);
     }
+}
+
+int task_coord_all_bye(void)
+{
+    for (int r = 1; r < task_rt.size; r++)
+        if (!co.bye[r] && !co.lost[r] && !task_msg_dead(r))
+            return 0;
+    return 1;
+}
+
+int task_coord_exit(void)
+{
+    int finalize = !co.any_lost;
+
+    for (int r = 1; r < task_rt.size; r++)
+        finalize &= co.bye[r] && !co.lost[r] && !task_msg_dead(r);
+    for (int r = 1; r < task_rt.size; r++) {
+        task_buf_t b = {0};
+        if (co.lost[r] || task_msg_dead(r))
+            continue;
+        task_msg_start(&b, TM_EXIT, (uint32_t)r);
+        task_buf_u32(&b, 0);
+        task_buf_u32(&b, (uint32_t)finalize);
+        if (!b.err)
+            task_msg_send(r, b.p, b.len);
+    }
+    return finalize;
 }
 
 static int fatal(const char *fmt, ...) BASE_PRINTF(1, 2);
@@ -120,7 +152,7 @@ static int fatal(const char *fmt, ...)
     co.done = 1;
     co.status = 1;
     co.any_lost = 1; /* copies may be anywhere: no collective finalize */
-    broadcast_exit();
+    broadcast_end();
     return SHOAL_OK;
 }
 
@@ -147,7 +179,7 @@ static void finish(uint32_t ret, const c_job_t *root)
     fflush(stdout);
     co.done = 1;
     co.status = (int)ret;
-    broadcast_exit();
+    broadcast_end();
 }
 
 /* ---- orders -------------------------------------------------------------- */
@@ -865,12 +897,16 @@ static int handle(int src, const uint8_t *msg, size_t len)
 {
     task_rd_t rd;
 
-    if (co.done)
-        return SHOAL_OK;
     task_rd_init(&rd, msg, len);
     uint32_t type = task_rd_u32(&rd), id = task_rd_u32(&rd);
     if (rd.err)
         return rd.err;
+    if (type == TM_BYE) {
+        co.bye[src] = 1;
+        return SHOAL_OK;
+    }
+    if (co.done)
+        return SHOAL_OK;
     co.last_seen[src] = base_time_ns();
     if (co.suspected[src] && !co.lost[src]) {
         co.suspected[src] = 0;
@@ -914,8 +950,9 @@ int task_coord_init(void)
     co.last_seen = calloc(n, sizeof(*co.last_seen));
     co.lost = calloc(n, 1);
     co.suspected = calloc(n, 1);
+    co.bye = calloc(n, 1);
     if (co.worker_of == NULL || co.last_seen == NULL || co.lost == NULL ||
-        co.suspected == NULL)
+        co.suspected == NULL || co.bye == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task: coordinator");
     for (size_t r = 0; r < n; r++)
         co.worker_of[r] = TASK_NONE;
@@ -968,6 +1005,7 @@ void task_coord_fini(void)
     free(co.last_seen);
     free(co.lost);
     free(co.suspected);
+    free(co.bye);
     if (co.s != NULL)
         task_sched_destroy(co.s);
     if (co.m != NULL)

@@ -50,7 +50,7 @@ enum task_msg_type {
     TM_SUSPEND, /* copy */
     TM_CONT,    /* copy */
     TM_KILL,    /* copy */
-    TM_EXIT,    /* rank; u32 status, u32 finalize */
+    TM_EXIT,    /* rank; u32 status, u32 finalize (after TM_BYE) */
     /* coordinator -> copy (through its worker) */
     TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output) */
     TM_GRANT,   /* copy; u32 released; bytes data */
@@ -64,8 +64,15 @@ enum task_msg_type {
     TM_PAGE_UP,   /* source copy; the request as it came: not here */
     TM_PAGE,      /* requester copy; u32 rank, u32 area, u64 page; the
                      page's bytes (raw) */
-    TM_PAGE_COORD /* requester copy; u32 rank, u32 area, u64 page (to the
-                     coordinator) */
+    TM_PAGE_COORD, /* requester copy; u32 rank, u32 area, u64 page (to
+                      the coordinator) */
+    /* the end of the run: the coordinator tells each worker the run is
+     * over (TM_END), the worker ends its copies and answers (TM_BYE), and
+     * only then does the coordinator order it out (TM_EXIT), so that no
+     * worker takes rank 0's exit for its loss and a collective finalize
+     * starts only when every worker is there */
+    TM_END, /* rank (coordinator -> worker) */
+    TM_BYE  /* rank (worker -> coordinator) */
 };
 
 /* TM_RUN's flags. */
@@ -107,18 +114,27 @@ int task_coord_init(void);
 void task_coord_fini(void);
 /* A message for the coordinator. */
 int task_coord_handle(int src, const uint8_t *msg, size_t len);
-/* Time passed: dead and silent workers.  *done_p set once the run ended;
- * *status_p is the run's status then. */
+/* Time passed: dead and silent workers.  *done_p set once the run ended
+ * (every worker has been sent TM_END); *status_p is the run's status then. */
 int task_coord_tick(int *done_p, int *status_p);
+/* After the run: 1 when every worker said goodbye (TM_BYE) or is gone. */
+int task_coord_all_bye(void);
+/* Orders the workers out (TM_EXIT); 1 when the exit is a collective
+ * finalize: no worker was lost or suspected and every one said goodbye. */
+int task_coord_exit(void);
 
 /* ---- a worker (task_worker.c) -------------------------------------------- */
 
 int task_worker_init(void);
 void task_worker_fini(void);
 /* A message for this worker; on TM_EXIT *exit_p is 1 (finalize: every
- * worker is there) or 2 (do not: some may be gone), with *status_p. */
+ * worker is there) or 2 (do not: some may be gone), with *status_p.  On
+ * TM_END it ends its copies and says goodbye. */
 int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
                        int *status_p);
+/* 1 once the coordinator said the run is over (TM_END): rank 0 gone then
+ * is no failure. */
+int task_worker_over(void);
 /* Messages from copies, copies that ended, heartbeats. */
 int task_worker_tick(void);
 /* Ends every copy (the run is over). */

@@ -125,7 +125,8 @@ static int turn(int *exit_p, int *status_p)
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
         uint32_t type = len >= 4 ? msg[0] : 0;
         if (task_rt.rank == 0 &&
-            ((type >= TM_HELLO && type <= TM_FAIL) || type == TM_PAGE_COORD))
+            ((type >= TM_HELLO && type <= TM_FAIL) ||
+             type == TM_PAGE_COORD || type == TM_BYE))
             s = task_coord_handle(src, msg, len);
         else
             s = task_worker_handle(msg, len, exit_p, status_p);
@@ -134,36 +135,68 @@ static int turn(int *exit_p, int *status_p)
     if (s == SHOAL_OK && !*exit_p)
         s = task_worker_tick();
     if (s == SHOAL_OK && task_rt.rank == 0 && !*exit_p) {
-        int done, status;
-        s = task_coord_tick(&done, &status);
-    } else if (s == SHOAL_OK && !*exit_p && task_msg_dead(0)) {
-        fprintf(stderr, "shoal task: rank %d: the coordinator (rank 0) is "
-                        "gone; the run cannot go on (the coordinator is "
-                        "not replaced yet)\n",
-                task_rt.rank);
+        int done;
+        s = task_coord_tick(&done, status_p);
+        if (s == SHOAL_OK && done)
+            *exit_p = 2; /* end_run says whether to finalize */
+    } else if (s == SHOAL_OK && !*exit_p && task_msg_dead(0) &&
+               !task_msg_waiting()) {
+        /* (A message that came meanwhile, rank 0's last, is read first.)
+         * Told the run is over, the worker only missed its exit order:
+         * rank 0 left without waiting for it any longer. */
+        if (task_worker_over())
+            base_info("task", "rank %d: rank 0 left after the run",
+                      task_rt.rank);
+        else
+            fprintf(stderr, "shoal task: rank %d: the coordinator (rank 0) "
+                            "is gone; the run cannot go on (the "
+                            "coordinator is not replaced yet)\n",
+                    task_rt.rank);
         *exit_p = 2;
-        *status_p = 1;
+        *status_p = !task_worker_over();
     }
     if (s == SHOAL_OK)
         s = task_msg_flush();
     return s;
 }
 
-/* Rank 0 at the end: the exit orders out, then the other workers gone
- * (or a while, for one that is stopped). */
-static void drain_out(int finalize)
+/* Rank 0 after the run (the coordinator told every worker not lost that
+ * it is over, TM_END): waits until each has said goodbye (TM_BYE) or is
+ * gone, then orders them out (TM_EXIT) and waits until the orders have
+ * left.  A worker that stays stopped longer than the wait finds rank 0
+ * gone when it wakes: told the run was over, it exits 0, else it reports
+ * the coordinator's loss.  The wait is at least 10 s, so that a worker
+ * stopped or starved for a few seconds (a loaded machine) still ends
+ * well.  Returns 1 for a collective finalize. */
+static int end_run(void)
 {
-    uint64_t deadline = base_time_ns() + 2 * task_rt.suspect_ns;
+    uint64_t wait = 2 * task_rt.suspect_ns;
+    int finalize = 0, src;
+    uint8_t *msg;
+    size_t len;
 
-    while (base_time_ns() < deadline) {
-        int left = 0;
-        task_msg_flush();
-        for (int r = 1; !finalize && r < task_rt.size; r++)
-            left += !task_msg_dead(r);
-        if (!task_msg_queued() && left == 0)
-            return;
-        wait_a_while(10000000);
+    if (wait < 10000000000ull)
+        wait = 10000000000ull;
+    for (int phase = 0; phase < 2; phase++) {
+        uint64_t deadline = base_time_ns() + wait;
+        for (;;) {
+            task_msg_flush();
+            while (task_msg_next(&src, &msg, &len)) {
+                /* Only goodbyes matter now: the copies are gone. */
+                if (len >= 4 && msg[0] == TM_BYE)
+                    task_coord_handle(src, msg, len);
+                free(msg);
+            }
+            if (phase == 0 ? task_coord_all_bye() : !task_msg_queued())
+                break;
+            if (base_time_ns() >= deadline)
+                break;
+            wait_a_while(10000000);
+        }
+        if (phase == 0)
+            finalize = task_coord_exit();
     }
+    return finalize;
 }
 
 int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
@@ -190,8 +223,8 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
         exit = 2;
     }
     task_worker_fini();
-    if (task_rt.rank == 0)
-        drain_out(exit == 1);
+    if (task_rt.rank == 0 && s == SHOAL_OK)
+        exit = end_run() ? 1 : 2;
     if (task_rt.rank == 0)
         task_coord_fini();
     task_msg_fini();

@@ -44,6 +44,7 @@ static struct {
     size_t n, cap;
     struct sigaction old_chld;
     uint64_t next_beat;
+    int over; /* the coordinator said the run is over (TM_END) */
 } wk;
 
 void task_ring(void)
@@ -342,6 +343,15 @@ static void to_copy(uint32_t copy, const uint8_t *msg, size_t len)
     }
 }
 
+static int send_rank0(task_buf_t *b)
+{
+    if (b->err)
+        return b->err;
+    int s = task_msg_send(0, b->p, b->len);
+    memset(b, 0, sizeof(*b));
+    return s;
+}
+
 int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
                        int *status_p)
 {
@@ -368,6 +378,16 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     case TM_PAGE_REQ:
     case TM_PAGE:
         return page_msg(type, copy, &rd, msg, len);
+    case TM_END: {
+        /* Copies left running (a suspected worker's, say, whose kill
+         * orders are still on their way) would only wait for results
+         * that never come. */
+        task_buf_t b = {0};
+        task_worker_kill_all();
+        wk.over = 1;
+        task_msg_start(&b, TM_BYE, (uint32_t)task_rt.rank);
+        return send_rank0(&b);
+    }
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
         *exit_p = task_rd_u32(&rd) ? 1 : 2;
@@ -376,15 +396,6 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         return base_err(SHOAL_ERR_PROTOCOL, "task: worker message type %u",
                         type);
     }
-}
-
-static int send_rank0(task_buf_t *b)
-{
-    if (b->err)
-        return b->err;
-    int s = task_msg_send(0, b->p, b->len);
-    memset(b, 0, sizeof(*b));
-    return s;
 }
 
 /* Relays what a copy sent to the coordinator. */
@@ -463,6 +474,11 @@ int task_worker_tick(void)
         wk.next_beat = now + task_rt.beat_ns;
     }
     return s;
+}
+
+int task_worker_over(void)
+{
+    return wk.over;
 }
 
 void task_worker_kill_all(void)

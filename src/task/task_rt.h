@@ -103,6 +103,33 @@ static inline void task_msg_start(task_buf_t *b, uint32_t type, uint32_t id)
     task_buf_u32(b, id);
 }
 
+/* A TM_RUN read after its type and copy (the worker and the template
+ * both make copies from it); the byte strings point into the message. */
+typedef struct task_run_msg {
+    uint32_t width, id;
+    uint64_t fn;
+    const uint8_t *path, *arg, *state;
+    size_t pathlen, arglen, statelen;
+    uint32_t flags;
+    uint32_t src_rank, src_copy, src_block; /* the pages' source */
+} task_run_msg_t;
+
+/* rd->err (truncated) or SHOAL_OK. */
+static inline int task_run_read(task_rd_t *rd, task_run_msg_t *m)
+{
+    m->width = task_rd_u32(rd);
+    m->id = task_rd_u32(rd);
+    m->fn = task_rd_u64(rd);
+    m->path = task_rd_bytes(rd, &m->pathlen);
+    m->arg = task_rd_bytes(rd, &m->arglen);
+    m->state = task_rd_bytes(rd, &m->statelen);
+    m->flags = task_rd_u32(rd);
+    m->src_rank = task_rd_u32(rd);
+    m->src_copy = task_rd_u32(rd);
+    m->src_block = task_rd_u32(rd);
+    return rd->err;
+}
+
 /* Ring this worker's loop (from a copy or a signal handler). */
 void task_ring(void);
 /* What every worker's address layout must agree on (task_run.c). */

@@ -93,17 +93,12 @@ static int recv_pid_fd(int sock, pid_t *pid, int *fd)
  * copy) into a copy. */
 static void template_run(int sock, uint32_t copy, task_rd_t *rd)
 {
-    uint32_t width = task_rd_u32(rd), id = task_rd_u32(rd);
-    uint64_t fn = task_rd_u64(rd);
-    size_t plen, alen, slen;
-    const uint8_t *p = task_rd_bytes(rd, &plen);
-    const uint8_t *arg = task_rd_bytes(rd, &alen);
-    const uint8_t *state = task_rd_bytes(rd, &slen);
-    uint32_t flags = task_rd_u32(rd);
+    task_run_msg_t m;
     task_path_t path;
     int fds[2];
 
-    if (rd->err || task_path_decode(p, plen, &path) != SHOAL_OK) {
+    if (task_run_read(rd, &m) != SHOAL_OK ||
+        task_path_decode(m.path, m.pathlen, &path) != SHOAL_OK) {
         send_pid_fd(sock, -1, -1);
         return;
     }
@@ -120,8 +115,8 @@ static void template_run(int sock, uint32_t copy, task_rd_t *rd)
     if (pid == 0) {
         close(fds[0]);
         close(sock);
-        task_copy_main(fds[1], copy, &path, fn, width, id, arg, alen, state,
-                       slen, flags);
+        task_copy_main(fds[1], copy, &path, m.fn, m.width, m.id, m.arg,
+                       m.arglen, m.state, m.statelen, m.flags);
     }
     close(fds[1]);
     task_path_free(&path);

@@ -105,19 +105,12 @@ static w_copy_t *find(uint32_t copy)
 static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
                      size_t len)
 {
-    uint32_t width = task_rd_u32(rd), id = task_rd_u32(rd);
-    uint64_t fn = task_rd_u64(rd);
-    size_t plen, alen, slen;
-    const uint8_t *p = task_rd_bytes(rd, &plen);
-    const uint8_t *arg = task_rd_bytes(rd, &alen);
-    const uint8_t *state = task_rd_bytes(rd, &slen);
-    uint32_t flags = task_rd_u32(rd), src_rank = task_rd_u32(rd),
-             src_copy = task_rd_u32(rd), src_block = task_rd_u32(rd);
+    task_run_msg_t m;
     task_path_t path;
     int fds[2];
     pid_t pid;
 
-    if (rd->err)
+    if (task_run_read(rd, &m) != SHOAL_OK)
         return rd->err;
     int s = task_grow((void **)&wk.c, &wk.cap, wk.n + 1, sizeof(*wk.c),
                       "task: copies");
@@ -129,7 +122,7 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
     if (s != SHOAL_ERR_AGAIN)
         return s;
     /* No template: fork from here. */
-    s = task_path_decode(p, plen, &path);
+    s = task_path_decode(m.path, m.pathlen, &path);
     if (s == SHOAL_OK)
         s = task_chan_pair(fds);
     if (s != SHOAL_OK) {
@@ -144,8 +137,8 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
         for (size_t i = 0; i < wk.n; i++)
             close(wk.c[i].fd);
         sigaction(SIGCHLD, &wk.old_chld, NULL);
-        task_copy_main(fds[1], copy, &path, fn, width, id, arg, alen, state,
-                       slen, flags);
+        task_copy_main(fds[1], copy, &path, m.fn, m.width, m.id, m.arg,
+                       m.arglen, m.state, m.statelen, m.flags);
     }
     close(fds[1]);
     task_path_free(&path);
@@ -155,8 +148,9 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
     }
 made:
     wk.c[wk.n++] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
-                              .src_rank = src_rank, .src_copy = src_copy,
-                              .src_block = src_block};
+                              .src_rank = m.src_rank,
+                              .src_copy = m.src_copy,
+                              .src_block = m.src_block};
     return SHOAL_OK;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench.task.task_outputs: the task runtime's programs (the slots of
+# bench.task.task_outputs: the task runtime's programs (the task arms of
 # bench/task/run) print the sequential programs' checksums.
 #   check_task.sh SEQ_RAYTRACE SEQ_QSORT SHOALRUN TASK_RAYTRACE TASK_QSORT
 # TASK_RAYTRACE or TASK_QSORT may be "-" (left out).  At 1, 2, 4 and 8

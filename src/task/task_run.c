@@ -3,6 +3,8 @@
  * the coordinator, and all run one loop: sleep in the active-message wait
  * until a message, a copy's news (the doorbell, task_ring) or a timer;
  * hand messages to the coordinator or the worker; send what they queued.
+ * Rank 0 ends the run with a handshake (end_run) so that no worker is
+ * left behind.
  *
  * Routines travel as offsets from the program's main function, so the
  * program may be loaded anywhere; the shared heap is at one fixed

@@ -3,8 +3,9 @@
  * memory its template keeps (task_spawn.c), routes the pages its copies
  * ask for and serve (task_page.c), stops (SIGSTOP), continues and kills
  * copies as the coordinator orders, relays their other messages both
- * ways unchanged, and
- * reports a copy that ended without finishing (TM_LOST: it crashed).
+ * ways unchanged, reports a copy that ended without finishing (TM_LOST:
+ * it crashed), and at the end of the run ends its copies and says
+ * goodbye (TM_END, TM_BYE) before it is ordered out (TM_EXIT).
  * Copies ring the worker's doorbell after each message (task_ring), and
  * so does SIGCHLD, so the worker sleeps in the active-message wait.
  */

@@ -306,6 +306,9 @@ void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now);
 void udp_timers(uint64_t now, int all);
 /* Mark p as needing the timer pass (data in flight or acks owed). */
 void udp_due(udp_peer_t *p);
+/* An acknowledgement owed to p: a timer pass now if it is urgent
+ * (ack_now), else by the delayed-ack deadline. */
+void udp_ack_later(udp_peer_t *p);
 /* Fill the acknowledgement fields of a header to p. */
 void udp_ack_fields(udp_peer_t *p, udp_hdr_t *h);
 

@@ -292,7 +292,7 @@ void udp_on_data(udp_peer_t *p, const udp_hdr_t *h, const uint8_t *payload,
     p->ack_owed += took;
     if (p->ack_owed >= u->ack_every)
         p->ack_now = 1;
-    udp_due(p);
+    udp_ack_later(p);
 }
 
 static int same_addr(const struct sockaddr_storage *a,

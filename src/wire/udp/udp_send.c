@@ -64,6 +64,26 @@ void udp_due(udp_peer_t *p)
     }
 }
 
+void udp_ack_later(udp_peer_t *p)
+{
+    udp_state_t *u = &udp_state;
+    uint64_t at = p->ack_since + u->ack_delay;
+
+    if (p->ack_now) {
+        udp_due(p);
+        return;
+    }
+    /* Not urgent: a deadline for the timer pass, not a pass at the end of
+     * this poll (about 200 instructions a datagram in a ping-pong, where
+     * the answer going out next carries the acknowledgement anyway). */
+    if (!p->in_due) {
+        p->in_due = 1;
+        u->due[u->ndue++] = p->base.rank;
+    }
+    if (u->timer_at == 0 || at < u->timer_at)
+        u->timer_at = at;
+}
+
 /* ---- faults for tests (SHOAL_UDP_FAULTS) ---------------------------------- */
 
 static uint32_t fault_roll(udp_faults_t *f)

@@ -931,7 +931,8 @@ link_down_traffic)
     nothing_left 5000
     ;;
 link_down_wire)
-    # The same silent link, with the launcher's host timeout later (25 s):
+    # The same silent link, with the launcher's host timeout later (12 s,
+    # twice the 6 s the test gives the ranks):
     # the TCP wire's bound on a silent link (SHOAL_TCP_DEAD_TIMEOUT, 2 s
     # here) makes a rank on the launcher's host name a lost peer of the
     # other host first, within 6 s of the cut; the job then ends at the
@@ -946,7 +947,7 @@ link_down_wire)
     # ended by the kernel too (docs/TCP.md, "A silent link").
     need_wire
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+    SHOAL_HOST_TIMEOUT=12s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
         start "$lns" --timeout 60 \
         --host "$hosts" "$MH_AM/am_traffic" random 2000000
     wait_for "^rank [0-9]+ sending" 4 "$tmp/out"
@@ -963,7 +964,7 @@ link_down_idle)
     # peer within 6 s of the cut.
     need_wire
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+    SHOAL_HOST_TIMEOUT=12s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
         start "$lns" --timeout 60 \
         --host "$hosts" "$MH_MPI" idle_wait 40
     wait_for "^rank 0 waiting" 1 "$tmp/out"
@@ -989,7 +990,7 @@ busy_receiver)
     lost="lost"
     [ "$wire" = udp ] && lost="lost|rank [0-9]+ failed"
     layout mixed
-    SHOAL_HOST_TIMEOUT=25s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
+    SHOAL_HOST_TIMEOUT=12s SHOAL_TCP_DEAD_TIMEOUT=2s SHOAL_UDP_DEAD_TIMEOUT=2s \
         start "$lns" --timeout 60 \
         --host "$hosts" "$MH_MPI" busy_receiver 8 4
     wait_for "^rank 0 busy" 1 "$tmp/out"

@@ -215,15 +215,17 @@ typedef struct udp_state {
      * connected sockets, watched for errors only.  The data socket is
      * polled directly, not in the epoll set: a socket in an epoll set runs
      * epoll's callback (an irq-saving lock) at every datagram it gets,
-     * about half a microsecond of each one-way trip on a VM here, while
-     * poll's wait entry exists only during a sleep. */
+     * 0.3 to 0.6 us of each one-way trip of a raw ping-pong on a VM here
+     * (PERFORMANCE.md), while poll's wait entry exists only during a
+     * sleep. */
     struct pollfd conn_pfd[2 + UDP_CONNECTED_MAX];
     int fd_in_epoll; /* the data socket joined the set (udp_event_fd) */
     /* The same sockets for the quiet poll's look (udp_poll): an array of
      * its own, since a progress thread may sleep on conn_pfd meanwhile
      * and poll() writes revents. */
     struct pollfd look_pfd[UDP_CONNECTED_MAX];
-    int epfd;        /* data socket, watched fds */
+    int epfd;        /* watched fds, AF_XDP's socket (the data socket
+                        too once udp_event_fd is asked) */
     int family;      /* AF_INET or AF_INET6 */
     uint8_t key[16]; /* tags: from the job's secret */
     uint32_t epoch;

@@ -806,9 +806,10 @@ static int udp_sleep(uint64_t timeout_ns)
     ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
     ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
     wire_stats.sleeps++;
-    /* No state is touched here beyond the poll array's first entry: a
-     * progress thread sleeps without the lock (am_sleep), so what the
-     * sleep saw is left for the next poll (udp_poll). */
+    /* No state is touched here beyond the poll array's first entry and
+     * the sleep count: a progress thread sleeps without the lock
+     * (am_sleep), so what the sleep saw is left for the next poll
+     * (udp_poll). */
     uint32_t nconn = __atomic_load_n(&u->nconnected, __ATOMIC_ACQUIRE);
     unsigned saw = u->xdp ? UDP_SLEPT_WOKE : 0;
     /* The epoll set, the data socket, and the connected sockets for their

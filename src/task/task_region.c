@@ -287,11 +287,28 @@ static void add_excluding(const task_region_t *r, int i,
                       (size_t)(end - at));
 }
 
+/* One page into w: against its twin (a diff) or its pristine bytes (the
+ * state). */
+static void encode_page(task_region_t *r, int i, int state,
+                        const uint8_t *zero, size_t p, task_diff_writer_t *w)
+{
+    task_area_t *a = &r->area[i];
+    uint64_t off = (uint64_t)p * r->page;
+    const uint8_t *ref;
+
+    if (!state)
+        ref = task_track_twin(a->track, p);
+    else
+        ref = a->pristine != NULL ? a->pristine + off : zero;
+    if (ref != NULL) /* (a twin is missing only if its twinning failed) */
+        add_excluding(r, i, w, off, ref, (uint8_t *)a->base + off, r->page);
+}
+
 static int encode(task_region_t *r, int state, task_buf_t *out)
 {
-    uint8_t *zero = calloc(1, r->page);
+    uint8_t *zero = state ? calloc(1, r->page) : NULL;
 
-    if (zero == NULL)
+    if (state && zero == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task: zero page");
     int s = SHOAL_OK;
     for (int i = 0; i < TASK_AREAS && s == SHOAL_OK; i++) {
@@ -301,22 +318,24 @@ static int encode(task_region_t *r, int state, task_buf_t *out)
         size_t n = 0;
 
         task_diff_writer_init(&w, NULL, 0);
-        for (size_t p = 0; p < a->size / r->page; p++) {
-            int dirty = a->track != NULL && task_track_is_dirty(a->track, p);
-            const uint8_t *ref;
-            uint64_t off = (uint64_t)p * r->page;
-            if (state && !dirty && !a->touched[p])
-                continue;
-            if (!state && !dirty)
-                continue;
-            if (!state)
-                ref = task_track_twin(a->track, p);
-            else
-                ref = a->pristine != NULL ? a->pristine + off : zero;
-            add_excluding(r, i, &w, off, ref, (uint8_t *)a->base + off,
-                          r->page);
+        if (!state) {
+            /* A diff: the written pages only, whatever the area's size
+             * (the shared heap has thousands of pages). */
+            uint32_t *pages = NULL;
+            size_t np = 0;
+            if (a->track != NULL)
+                s = task_track_dirty_pages(a->track, &pages, &np);
+            for (size_t k = 0; k < np; k++)
+                encode_page(r, i, 0, zero, pages[k], &w);
+            free(pages);
+        } else {
+            for (size_t p = 0; p < a->size / r->page; p++)
+                if (a->touched[p] ||
+                    (a->track != NULL && task_track_is_dirty(a->track, p)))
+                    encode_page(r, i, 1, zero, p, &w);
         }
-        s = task_diff_finish(&w, &d, &n);
+        if (s == SHOAL_OK)
+            s = task_diff_finish(&w, &d, &n);
         if (s == SHOAL_OK)
             task_buf_bytes(out, d, n);
         task_diff_writer_fini(&w);

@@ -48,6 +48,10 @@ struct task_sched {
     uint64_t maxkey; /* worst key handed out, for penalties */
     cand_t *cands;
     size_t cap_cands;
+    /* Every job below lo_job is done and every copy below lo_copy gone:
+     * neither is ever a candidate again, so gather starts there (a run
+     * of thousands of jobs would otherwise scan them all per event). */
+    size_t lo_job, lo_copy;
 };
 
 #define GROW(s, arr, cap, need)                                              \
@@ -176,23 +180,36 @@ static int by_rank(const void *a, const void *b)
     return x->copy < y->copy ? -1 : x->copy > y->copy;
 }
 
+/* The candidates, in no order, into s->cands; the best first. */
 static int gather(task_sched_t *s, size_t *n)
 {
-    size_t k = 0;
+    size_t k = 0, best = 0;
 
     if (GROW(s, cands, cap_cands, s->njobs + s->ncopies + 1) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
-    for (uint32_t c = 0; c < s->ncopies; c++) {
+    while (s->lo_job < s->njobs && s->jobs[s->lo_job].done)
+        s->lo_job++;
+    while (s->lo_copy < s->ncopies &&
+           s->copies[s->lo_copy].state == TASK_COPY_GONE)
+        s->lo_copy++;
+    for (uint32_t c = (uint32_t)s->lo_copy; c < s->ncopies; c++) {
         const copy_t *cp = &s->copies[c];
         if (cp->state == TASK_COPY_SUSPENDED ||
             (cp->state == TASK_COPY_WAITING && !s->jobs[cp->job].waiting))
             s->cands[k++] = (cand_t){key_of(cp), 0, cp->job, c};
     }
-    for (uint32_t j = 0; j < s->njobs; j++)
+    for (uint32_t j = (uint32_t)s->lo_job; j < s->njobs; j++)
         if (needs_copy(s, &s->jobs[j]))
             s->cands[k++] = (cand_t){next_ordinal(s, &s->jobs[j]), 1, j,
                                      TASK_NONE};
-    qsort(s->cands, k, sizeof *s->cands, by_rank);
+    for (size_t i = 1; i < k; i++)
+        if (by_rank(&s->cands[i], &s->cands[best]) < 0)
+            best = i;
+    if (best != 0) {
+        cand_t t = s->cands[0];
+        s->cands[0] = s->cands[best];
+        s->cands[best] = t;
+    }
     *n = k;
     return SHOAL_OK;
 }
@@ -279,6 +296,10 @@ static int place_one(task_sched_t *s)
     if (gather(s, &n) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
+        /* Mostly the best candidate is placed: sort the rest only when
+         * it is not. */
+        if (i == 1)
+            qsort(s->cands + 1, n - 1, sizeof *s->cands, by_rank);
         const cand_t c = s->cands[i];
         if (!c.fresh) {
             uint32_t w = s->copies[c.copy].worker;

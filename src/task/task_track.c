@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -316,8 +317,10 @@ int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx)
                         "a fetch function and a region not written yet");
     t->fetch = fetch;
     t->fetch_ctx = ctx;
-    for (size_t p = 0; p < t->npages; p++)
-        atomic_store(&t->state[p], ABSENT);
+    /* Before any fault can read the states (no page is absent yet, so
+     * the handler looks at none): a plain fill, not a store per page. */
+    memset((void *)t->state, ABSENT, t->npages);
+    atomic_thread_fence(memory_order_release);
     if (mprotect(t->base, t->size, PROT_NONE) != 0)
         return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect %p+%zu: %s",
                         (void *)t->base, t->size, strerror(errno));
@@ -363,17 +366,28 @@ static int by_page(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int task_track_collect(task_track_t *t, task_diff_writer_t *w)
+int task_track_dirty_pages(const task_track_t *t, uint32_t **pages_p,
+                           size_t *n_p)
 {
     size_t n = task_track_dirty_count(t);
     uint32_t *pages = malloc((n ? n : 1) * sizeof *pages);
-    int s = SHOAL_OK;
 
     if (pages == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task track: %zu pages", n);
-    /* Slots are in the order of first writes; diffs go in address order. */
+    /* Slots are in the order of first writes. */
     memcpy(pages, t->page_of, n * sizeof *pages);
     qsort(pages, n, sizeof *pages, by_page);
+    *pages_p = pages;
+    *n_p = n;
+    return SHOAL_OK;
+}
+
+int task_track_collect(task_track_t *t, task_diff_writer_t *w)
+{
+    uint32_t *pages = NULL;
+    size_t n = 0;
+    int s = task_track_dirty_pages(t, &pages, &n);
+
     for (size_t i = 0; i < n && s == SHOAL_OK; i++) {
         size_t at = (size_t)pages[i] * t->page;
         const uint8_t *twin = task_track_twin(t, pages[i]);

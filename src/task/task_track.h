@@ -75,6 +75,11 @@ int task_track_is_dirty(const task_track_t *t, size_t page);
 /* The snapshot of a written page (NULL for a page not written). */
 const void *task_track_twin(const task_track_t *t, size_t page);
 
+/* The pages written since the last reset, in address order, into a
+ * malloc'd array (*pages_p; free it) of *n_p entries: work in proportion
+ * to what was written, not to the region's size. */
+int task_track_dirty_pages(const task_track_t *t, uint32_t **pages_p,
+                           size_t *n_p);
 /* Adds the changes of every written page, in address order, to w (offsets
  * from the start of the region). */
 int task_track_collect(task_track_t *t, task_diff_writer_t *w);

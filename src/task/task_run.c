@@ -86,6 +86,10 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
         if (s != SHOAL_OK)
             s = base_err(s, "lock %s: %s", l->name, shoal_error_detail());
     }
+    /* A worker shares its CPU with its copies, which are what it mostly
+     * waits for: a wait must give the CPU away at once, never spin
+     * (am_wait.c's plan for more ranks than CPUs). */
+    am.oversubscribed = 1;
     /* shoalrun lets the job go on when this rank dies. */
     if (s == SHOAL_OK)
         s = boot_put("task-expendable", "1", 1);

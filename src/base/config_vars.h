@@ -167,6 +167,8 @@ BASE_CONFIG_VAR(TASK_PAGES, ENUM, "on", "off|on|coord", "library",
                 "Task runtime: a child job fetches its parent's shared pages when it first touches them (on); off ships it the parent's whole state with the job; coord takes every page from the coordinator (a test of the fallback used when a page's source is gone)")
 BASE_CONFIG_VAR(TASK_TEMPLATE, ENUM, "on", "off|on", "library",
                 "Task runtime: copies of jobs are cloned from a template process that barely writes (on), not forked from the worker (off)")
+BASE_CONFIG_VAR(TASK_REUSE, INT, "256", "1:1000000", "library",
+                "Task runtime: runs of jobs one copy process may make one after another (a finished copy waits for its worker's next job instead of exiting); 1 makes a process per run")
 
 /* shoalrun */
 BASE_CONFIG_VAR(BIND_TO, ENUM, "auto", "auto|core|none", "shoalrun",

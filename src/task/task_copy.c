@@ -374,18 +374,30 @@ int shoal_task_unlock(shoal_task_lock_t *lock)
 
 /* ---- the copy's life ----------------------------------------------------- */
 
+/* What a run of a job starts from, in this process's first run and in
+ * each later one (a warm copy). */
+static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
+{
+    cp.copy = copy;
+    cp.flags = flags;
+    cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = 0;
+    cp.open = 0;
+    cp.njobs = 0;
+    cp.desc.len = 0;
+    task_path_format(path, cp.path_text, sizeof(cp.path_text));
+    task_path_free(&cp.path);
+    if (task_path_copy(path, &cp.path) != SHOAL_OK)
+        base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
+    task_rand_init(&cp.rand, task_rt.seed, &cp.path);
+}
+
 static void setup(int fd, uint32_t copy, const task_path_t *path,
                   const uint8_t *state, size_t statelen, uint32_t flags)
 {
     int mfd = memfd_create("shoal-task-out", 0);
 
     cp.fd = fd;
-    cp.copy = copy;
-    cp.flags = flags;
-    task_path_format(path, cp.path_text, sizeof(cp.path_text));
-    if (task_path_copy(path, &cp.path) != SHOAL_OK)
-        base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
-    task_rand_init(&cp.rand, task_rt.seed, &cp.path);
+    begin_run(copy, path, flags);
     cp.held = calloc(task_rt.nlocks ? task_rt.nlocks : 1, sizeof(*cp.held));
     if (mfd < 0 || dup2(mfd, STDOUT_FILENO) < 0 || cp.held == NULL)
         base_fatal("task: job %s: output capture: %s", cp.path_text,
@@ -397,6 +409,47 @@ static void setup(int fd, uint32_t copy, const task_path_t *path,
          task_region_apply(&task_rt.region, state, statelen) != SHOAL_OK) ||
         task_region_track(&task_rt.region) != SHOAL_OK ||
         ((flags & TASK_RUN_ABSENT) && task_page_absent(fd, copy) != SHOAL_OK))
+        fail(SHOAL_ERR_INTERNAL, "shared memory: %s", shoal_error_detail());
+}
+
+/*
+ * A warm copy (SHOAL_TASK_REUSE): after its run, a copy whose pages came
+ * on demand waits for its worker's next TM_RUN instead of exiting, and
+ * starts that run with every shared page absent again, its output empty
+ * and the job's state (path, random stream, blocks, locks) new.  The
+ * worker ends it by closing the channel.  0 and the run's message (free
+ * it), or -1 at the channel's end.
+ */
+static int next_run(uint8_t **msg_p, task_run_msg_t *m, uint32_t *copy_p,
+                    task_path_t *path)
+{
+    for (;;) {
+        size_t len;
+        task_rd_t rd;
+        if (task_chan_recv(cp.fd, msg_p, &len) != 1)
+            return -1;
+        task_rd_init(&rd, *msg_p, len);
+        uint32_t type = task_rd_u32(&rd);
+        *copy_p = task_rd_u32(&rd);
+        if (type == TM_RUN && task_run_read(&rd, m) == SHOAL_OK &&
+            (m->flags & TASK_RUN_ABSENT) &&
+            task_path_decode(m->path, m->pathlen, path) == SHOAL_OK)
+            return 0;
+        free(*msg_p); /* an answer meant for the run before */
+    }
+}
+
+static void rearm(uint32_t copy, const task_path_t *path, uint32_t flags)
+{
+    begin_run(copy, path, flags);
+    memset(cp.held, 0, (task_rt.nlocks ? task_rt.nlocks : 1) *
+                           sizeof(*cp.held));
+    if (ftruncate(STDOUT_FILENO, 0) != 0 ||
+        lseek(STDOUT_FILENO, 0, SEEK_SET) != 0)
+        base_fatal("task: job %s: output capture: %s", cp.path_text,
+                   strerror(errno));
+    cp.active = 1;
+    if (task_page_rearm(copy) != SHOAL_OK)
         fail(SHOAL_ERR_INTERNAL, "shared memory: %s", shoal_error_detail());
 }
 
@@ -417,16 +470,13 @@ static void read_output(task_buf_t *b)
     }
 }
 
-void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
-                    uint64_t fn, uint32_t width, uint32_t id,
-                    const uint8_t *arg, size_t arglen, const uint8_t *state,
-                    size_t statelen, uint32_t flags)
+/* Runs the routine and sends TM_DONE. */
+static void run_job(uint64_t fn, uint32_t width, uint32_t id,
+                    const uint8_t *arg, size_t arglen)
 {
     task_buf_t b = {0};
     int ret = 0;
 
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    setup(fd, copy, path, state, statelen, flags);
     /* The bytes sit anywhere in a message: the routine gets them aligned
      * for any type. */
     void *args = arglen ? malloc(arglen) : NULL;
@@ -456,5 +506,29 @@ void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
     read_output(&b);
     cp.active = 0;
     send_msg(&b);
+}
+
+void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
+                    uint64_t fn, uint32_t width, uint32_t id,
+                    const uint8_t *arg, size_t arglen, const uint8_t *state,
+                    size_t statelen, uint32_t flags)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setup(fd, copy, path, state, statelen, flags);
+    run_job(fn, width, id, arg, arglen);
+    /* Only runs that fetched their pages leave nothing behind in shared
+     * memory that the next run could see; the worker decides whether it
+     * sends one (task_worker.c). */
+    while (flags & TASK_RUN_ABSENT) {
+        uint8_t *msg;
+        task_run_msg_t m;
+        task_path_t p;
+        if (next_run(&msg, &m, &copy, &p) != 0)
+            break;
+        rearm(copy, &p, m.flags);
+        task_path_free(&p);
+        run_job(m.fn, m.width, m.id, m.arg, m.arglen);
+        free(msg);
+    }
     _exit(0);
 }

@@ -89,8 +89,9 @@ static int fetch(void *ctx, task_track_t *t, size_t page, void *dst)
         if (type == TM_PAGE_REQ)
             continue; /* this copy does not wait at a block: not its to
                          serve (the requester asks the coordinator) */
-        if (type != TM_PAGE || len != TASK_PAGE_HDR + psize ||
-            get32(pg.in + 4) != pg.copy) {
+        if (type == TM_PAGE && get32(pg.in + 4) != pg.copy)
+            continue; /* meant for an earlier run in this process */
+        if (type != TM_PAGE || len != TASK_PAGE_HDR + psize) {
             say("shoal task: an unexpected message while fetching a "
                 "page\n");
             return -1;
@@ -107,6 +108,12 @@ int task_page_absent(int fd, uint32_t copy)
     pg.fd = fd;
     pg.copy = copy;
     return task_region_absent(&task_rt.region, fetch);
+}
+
+int task_page_rearm(uint32_t copy)
+{
+    pg.copy = copy;
+    return task_region_rearm(&task_rt.region);
 }
 
 void task_page_serve(int fd, const uint8_t *msg, size_t len,

@@ -66,6 +66,9 @@ int task_region_track(task_region_t *r);
 /* Pages on demand: every page starts absent and is filled by fetch when
  * first touched (task_track_absent; ctx is the area's index). */
 int task_region_absent(task_region_t *r, task_track_fetch_fn fetch);
+/* Every page absent again, for the next run in the same process
+ * (task_track_rearm). */
+int task_region_rearm(task_region_t *r);
 /* In a copy that serves its children: 1 and the page's bytes in out (the
  * excluded ranges as pristine, as states and diffs leave them), or 0 when
  * the page is absent here. */

@@ -169,7 +169,9 @@ void task_worker_kill_all(void);
 
 /* ---- a copy (task_copy.c) ------------------------------------------------ */
 
-/* In the child process: runs the job and exits. */
+/* In the child process: runs the job, and then, when its worker sends
+ * them, later jobs' runs (a warm copy, SHOAL_TASK_REUSE); exits at the
+ * channel's end. */
 void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
                     uint64_t fn, uint32_t width, uint32_t id,
                     const uint8_t *arg, size_t arglen, const uint8_t *state,
@@ -190,6 +192,8 @@ void task_spawn_gone(void);
 
 /* Makes the copy's (tracked) areas absent: pages come from the source. */
 int task_page_absent(int fd, uint32_t copy);
+/* The next run in this process (a warm copy): every page absent again. */
+int task_page_rearm(uint32_t copy);
 /* A TM_PAGE_REQ came while the copy waits at block waiting - 1 (0: it
  * does not wait): answers it, or passes it up. */
 void task_page_serve(int fd, const uint8_t *msg, size_t len,

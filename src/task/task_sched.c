@@ -295,12 +295,38 @@ static int place_one(task_sched_t *s)
 
     if (gather(s, &n) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
+    /* A candidate takes a worker only from a worse key (make_room): with
+     * no worker idle, keys from the worst one running on can go nowhere.
+     * A block of many jobs on busy workers is all such candidates. */
+    uint64_t lim = 0;
+    for (uint32_t w = 0; w < s->nworkers; w++) {
+        const worker_t *wk = &s->workers[w];
+        if (!wk->live)
+            continue;
+        if (wk->running == TASK_NONE) {
+            lim = UINT64_MAX;
+            break;
+        }
+        if (key_of(&s->copies[wk->running]) > lim)
+            lim = key_of(&s->copies[wk->running]);
+    }
     for (size_t i = 0; i < n; i++) {
-        /* Mostly the best candidate is placed: sort the rest only when
-         * it is not. */
-        if (i == 1)
+        /* Mostly the best candidate is placed: order the rest, those that
+         * could be, only when it is not. */
+        if (i == 1) {
+            size_t m = 1;
+            for (size_t k = 1; k < n; k++)
+                if (s->cands[k].key < lim) {
+                    cand_t t = s->cands[m];
+                    s->cands[m++] = s->cands[k];
+                    s->cands[k] = t;
+                }
+            n = m;
             qsort(s->cands + 1, n - 1, sizeof *s->cands, by_rank);
+        }
         const cand_t c = s->cands[i];
+        if (c.key >= lim)
+            break;
         if (!c.fresh) {
             uint32_t w = s->copies[c.copy].worker;
             if (!make_room(s, w, c.key))

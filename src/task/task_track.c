@@ -327,6 +327,20 @@ int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx)
     return SHOAL_OK;
 }
 
+int task_track_rearm(task_track_t *t)
+{
+    if (t->fetch == NULL)
+        return base_err(SHOAL_ERR_INVALID, "task track: rearm without "
+                        "absent pages");
+    atomic_store(&t->used, 0);
+    memset((void *)t->state, ABSENT, t->npages);
+    atomic_thread_fence(memory_order_release);
+    if (mprotect(t->base, t->size, PROT_NONE) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect %p+%zu: %s",
+                        (void *)t->base, t->size, strerror(errno));
+    return SHOAL_OK;
+}
+
 int task_track_is_present(const task_track_t *t, size_t page)
 {
     if (page >= t->npages)

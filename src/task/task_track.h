@@ -65,6 +65,9 @@ void task_track_destroy(task_track_t *t);
 typedef int (*task_track_fetch_fn)(void *ctx, task_track_t *t, size_t page,
                                    void *dst);
 int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx);
+/* Pages on demand again (after task_track_absent): every page absent,
+ * the twins back in the pool, for the next run in this process. */
+int task_track_rearm(task_track_t *t);
 /* 1 when the page holds its data (it was never absent, or was fetched). */
 int task_track_is_present(const task_track_t *t, size_t page);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,13 +37,30 @@ typedef struct w_copy {
     int pend, pend_coord;
     uint32_t pend_area;
     uint64_t pend_page, pend_since;
+    uint32_t runs; /* of its process, this one included */
+    int absent;    /* its pages come on demand: the process may be reused */
+    int shut;      /* finished and told to exit */
 } w_copy_t;
+
+/* A warm copy's process between runs (task_copy.c, next_run). */
+typedef struct w_idle {
+    pid_t pid;
+    int fd;
+    uint32_t runs;
+} w_idle_t;
+
+/* Processes kept waiting for a run: a worker runs one copy at a time,
+ * plus parents waiting at their blocks. */
+#define IDLE_MAX 16
 
 #define NO_COPY UINT32_MAX
 
 static struct {
     w_copy_t *c;
     size_t n, cap;
+    w_idle_t idle[IDLE_MAX];
+    size_t nidle;
+    uint64_t runs, procs; /* for the summary (SHOAL_LOG=info) */
     struct sigaction old_chld;
     uint64_t next_beat;
     int over; /* the coordinator said the run is over (TM_END) */
@@ -88,6 +106,9 @@ int task_worker_init(void)
 
 void task_worker_fini(void)
 {
+    base_info("task", "rank %d: %llu runs of jobs in %llu processes",
+              task_rt.rank, (unsigned long long)wk.runs,
+              (unsigned long long)wk.procs);
     task_worker_kill_all();
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
@@ -117,6 +138,18 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
                       "task: copies");
     if (s != SHOAL_OK)
         return s;
+    uint32_t runs = 1;
+    while ((m.flags & TASK_RUN_ABSENT) && wk.nidle > 0) {
+        w_idle_t w = wk.idle[--wk.nidle];
+        if (task_chan_send(w.fd, msg, len) == SHOAL_OK) {
+            pid = w.pid;
+            fds[0] = w.fd;
+            runs = w.runs + 1;
+            goto made;
+        }
+        kill(w.pid, SIGKILL); /* reaped as a stranger */
+        close(w.fd);
+    }
     s = task_spawn(msg, len, &pid, &fds[0]);
     if (s == SHOAL_OK)
         goto made;
@@ -148,10 +181,13 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
         return base_err(SHOAL_ERR_SYSTEM, "task: fork: %s", strerror(errno));
     }
 made:
+    wk.runs++;
+    wk.procs += runs == 1;
     wk.c[wk.n++] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
                               .src_rank = m.src_rank,
                               .src_copy = m.src_copy,
-                              .src_block = m.src_block};
+                              .src_block = m.src_block, .runs = runs,
+                              .absent = !!(m.flags & TASK_RUN_ABSENT)};
     return SHOAL_OK;
 }
 
@@ -314,8 +350,8 @@ static void signal_copy(uint32_t copy, int sig)
 {
     w_copy_t *c = find(copy);
 
-    if (c == NULL)
-        return;
+    if (c == NULL || (c->done && sig != SIGKILL))
+        return; /* (a finished copy's process may run the next job) */
     if (sig == SIGKILL)
         c->killed = 1;
     kill(c->pid, sig);
@@ -429,6 +465,12 @@ static int reap(void)
         size_t i = 0;
         if (pid == task_spawn_pid())
             task_spawn_gone();
+        for (size_t k = 0; k < wk.nidle; k++)
+            if (wk.idle[k].pid == pid) {
+                close(wk.idle[k].fd);
+                wk.idle[k] = wk.idle[--wk.nidle];
+                break;
+            }
         while (i < wk.n && wk.c[i].pid != pid)
             i++;
         if (i == wk.n)
@@ -450,6 +492,28 @@ static int reap(void)
     return SHOAL_OK;
 }
 
+/* Finished copies: their processes wait for the next run (a warm copy,
+ * SHOAL_TASK_REUSE) or are told to exit by the end of their channel. */
+static void retire(void)
+{
+    for (size_t i = 0; i < wk.n;) {
+        w_copy_t *c = &wk.c[i];
+        if (!c->done || c->killed || c->shut) {
+            i++;
+            continue;
+        }
+        if (c->absent && c->runs < (uint32_t)base_cfg.TASK_REUSE &&
+            wk.nidle < IDLE_MAX) {
+            wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};
+            wk.c[i] = wk.c[--wk.n];
+            continue;
+        }
+        shutdown(c->fd, SHUT_WR); /* it exits; reap forgets it */
+        c->shut = 1;
+        i++;
+    }
+}
+
 int task_worker_tick(void)
 {
     atomic_store_explicit(task_rt.bell, 0, memory_order_relaxed);
@@ -458,6 +522,7 @@ int task_worker_tick(void)
         if (s != SHOAL_OK)
             return s;
     }
+    retire();
     int s = reap();
     uint64_t now = base_time_ns();
     if (s == SHOAL_OK)
@@ -478,6 +543,12 @@ int task_worker_over(void)
 
 void task_worker_kill_all(void)
 {
+    for (size_t i = 0; i < wk.nidle; i++) {
+        kill(wk.idle[i].pid, SIGKILL);
+        waitpid(wk.idle[i].pid, NULL, 0);
+        close(wk.idle[i].fd);
+    }
+    wk.nidle = 0;
     for (size_t i = 0; i < wk.n; i++) {
         kill(wk.c[i].pid, SIGKILL);
         kill(wk.c[i].pid, SIGCONT);

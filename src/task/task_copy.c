@@ -439,8 +439,34 @@ static int next_run(uint8_t **msg_p, task_run_msg_t *m, uint32_t *copy_p,
     }
 }
 
+/* 1 when a and b are jobs of one block of one parent: they start from
+ * the same memory (the parent's at that SHOAL_PARBEGIN, the same in every
+ * copy of the parent). */
+static int siblings(const task_path_t *a, const task_path_t *b)
+{
+    task_path_t pa, pb;
+    task_path_level_t la, lb;
+    int same = 0;
+
+    if (a->depth == 0 || a->depth != b->depth ||
+        task_path_level(a, a->depth - 1, &la) != SHOAL_OK ||
+        task_path_level(b, b->depth - 1, &lb) != SHOAL_OK ||
+        la.block != lb.block)
+        return 0;
+    if (task_path_parent(a, &pa) != SHOAL_OK)
+        return 0;
+    if (task_path_parent(b, &pb) == SHOAL_OK) {
+        same = task_path_equal(&pa, &pb);
+        task_path_free(&pb);
+    }
+    task_path_free(&pa);
+    return same;
+}
+
 static void rearm(uint32_t copy, const task_path_t *path, uint32_t flags)
 {
+    int sibling = siblings(&cp.path, path);
+
     begin_run(copy, path, flags);
     memset(cp.held, 0, (task_rt.nlocks ? task_rt.nlocks : 1) *
                            sizeof(*cp.held));
@@ -449,7 +475,7 @@ static void rearm(uint32_t copy, const task_path_t *path, uint32_t flags)
         base_fatal("task: job %s: output capture: %s", cp.path_text,
                    strerror(errno));
     cp.active = 1;
-    if (task_page_rearm(copy) != SHOAL_OK)
+    if (task_page_rearm(copy, sibling) != SHOAL_OK)
         fail(SHOAL_ERR_INTERNAL, "shared memory: %s", shoal_error_detail());
 }
 

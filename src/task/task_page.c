@@ -110,10 +110,11 @@ int task_page_absent(int fd, uint32_t copy)
     return task_region_absent(&task_rt.region, fetch);
 }
 
-int task_page_rearm(uint32_t copy)
+int task_page_rearm(uint32_t copy, int sibling)
 {
     pg.copy = copy;
-    return task_region_rearm(&task_rt.region);
+    return sibling ? task_region_rewind(&task_rt.region)
+                   : task_region_rearm(&task_rt.region);
 }
 
 void task_page_serve(int fd, const uint8_t *msg, size_t len,

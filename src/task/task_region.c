@@ -201,6 +201,19 @@ int task_region_rearm(task_region_t *r)
     return SHOAL_OK;
 }
 
+int task_region_rewind(task_region_t *r)
+{
+    for (int i = 0; i < TASK_AREAS; i++) {
+        task_area_t *a = &r->area[i];
+        if (a->track == NULL)
+            continue;
+        int s = task_track_rewind(a->track);
+        if (s != SHOAL_OK)
+            return s;
+    }
+    return SHOAL_OK;
+}
+
 /* Puts the pristine bytes of the excluded ranges back into a copy of
  * page p of area 0. */
 static void unexclude(const task_region_t *r, size_t p, uint8_t *out)

@@ -69,6 +69,9 @@ int task_region_absent(task_region_t *r, task_track_fetch_fn fetch);
 /* Every page absent again, for the next run in the same process
  * (task_track_rearm). */
 int task_region_rearm(task_region_t *r);
+/* Every written page back as it was before the first write
+ * (task_track_rewind): for a sibling of the last run. */
+int task_region_rewind(task_region_t *r);
 /* In a copy that serves its children: 1 and the page's bytes in out (the
  * excluded ranges as pristine, as states and diffs leave them), or 0 when
  * the page is absent here. */

@@ -192,8 +192,11 @@ void task_spawn_gone(void);
 
 /* Makes the copy's (tracked) areas absent: pages come from the source. */
 int task_page_absent(int fd, uint32_t copy);
-/* The next run in this process (a warm copy): every page absent again. */
-int task_page_rearm(uint32_t copy);
+/* The next run in this process (a warm copy): every page absent again,
+ * or, for a sibling of the last run (same parent, same block: it starts
+ * from the same memory), the pages it read kept and those it wrote
+ * restored. */
+int task_page_rearm(uint32_t copy, int sibling);
 /* A TM_PAGE_REQ came while the copy waits at block waiting - 1 (0: it
  * does not wait): answers it, or passes it up. */
 void task_page_serve(int fd, const uint8_t *msg, size_t len,

@@ -341,6 +341,26 @@ int task_track_rearm(task_track_t *t)
     return SHOAL_OK;
 }
 
+int task_track_rewind(task_track_t *t)
+{
+    size_t n = task_track_dirty_count(t);
+    int s = SHOAL_OK;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t page = t->page_of[i];
+        uint8_t *p = t->base + (size_t)page * t->page;
+        if (atomic_load(&t->state[page]) != DIRTY)
+            continue; /* its twinning failed */
+        memcpy(p, t->pool + i * t->page, t->page);
+        if (mprotect(p, t->page, PROT_READ) != 0)
+            s = base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                         strerror(errno));
+        atomic_store(&t->state[page], CLEAN);
+    }
+    atomic_store(&t->used, 0);
+    return s;
+}
+
 int task_track_is_present(const task_track_t *t, size_t page)
 {
     if (page >= t->npages)

@@ -68,6 +68,11 @@ int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx);
 /* Pages on demand again (after task_track_absent): every page absent,
  * the twins back in the pool, for the next run in this process. */
 int task_track_rearm(task_track_t *t);
+/* For a run that starts from the same memory as the last one: every
+ * written page gets its twin back (what it held before the first write)
+ * and is read-only and clean again; pages read stay, absent ones stay
+ * absent.  Work in proportion to the pages written. */
+int task_track_rewind(task_track_t *t);
 /* 1 when the page holds its data (it was never absent, or was fetched). */
 int task_track_is_present(const task_track_t *t, size_t page);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -239,6 +240,21 @@ int task_region_page(const task_region_t *r, int area, size_t page,
         (a->track != NULL && !task_track_is_present(a->track, page)))
         return 0;
     memcpy(out, a->base + page * r->page, r->page);
+    if (area == 0)
+        unexclude(r, page, out);
+    return 1;
+}
+
+int task_region_page_of(const task_region_t *r, pid_t pid, int area,
+                        size_t page, void *out)
+{
+    if (area < 0 || area >= TASK_AREAS ||
+        page >= r->area[area].size / r->page)
+        return 0;
+    struct iovec local = {out, r->page};
+    struct iovec remote = {r->area[area].base + page * r->page, r->page};
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)r->page)
+        return 0;
     if (area == 0)
         unexclude(r, page, out);
     return 1;

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "task/task_buf.h"
 #include "task/task_path.h"
@@ -72,6 +73,11 @@ int task_region_rearm(task_region_t *r);
 /* Every written page back as it was before the first write
  * (task_track_rewind): for a sibling of the last run. */
 int task_region_rewind(task_region_t *r);
+/* task_region_page from another process's memory (a copy of this
+ * worker, with the same layout), read with process_vm_readv: 0 when the
+ * page is absent there (PROT_NONE reads fail) or cannot be read. */
+int task_region_page_of(const task_region_t *r, pid_t pid, int area,
+                        size_t page, void *out);
 /* In a copy that serves its children: 1 and the page's bytes in out (the
  * excluded ranges as pristine, as states and diffs leave them), or 0 when
  * the page is absent here. */

@@ -40,6 +40,9 @@ typedef struct w_copy {
     uint32_t runs; /* of its process, this one included */
     int absent;    /* its pages come on demand: the process may be reused */
     int shut;      /* finished and told to exit */
+    uint32_t waits; /* block + 1 while it waits at it (TM_BLOCK sent,
+                       TM_RESULTS not yet passed on): its memory is the
+                       block's children's start, still */
 } w_copy_t;
 
 /* A warm copy's process between runs (task_copy.c, next_run). */
@@ -60,7 +63,7 @@ static struct {
     size_t n, cap;
     w_idle_t idle[IDLE_MAX];
     size_t nidle;
-    uint64_t runs, procs; /* for the summary (SHOAL_LOG=info) */
+    uint64_t runs, procs, direct; /* for the summary (SHOAL_LOG=info) */
     struct sigaction old_chld;
     uint64_t next_beat;
     int over; /* the coordinator said the run is over (TM_END) */
@@ -106,9 +109,10 @@ int task_worker_init(void)
 
 void task_worker_fini(void)
 {
-    base_info("task", "rank %d: %llu runs of jobs in %llu processes",
+    base_info("task", "rank %d: %llu runs of jobs in %llu processes; "
+                      "%llu pages read from waiting parents",
               task_rt.rank, (unsigned long long)wk.runs,
-              (unsigned long long)wk.procs);
+              (unsigned long long)wk.procs, (unsigned long long)wk.direct);
     task_worker_kill_all();
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
@@ -291,6 +295,37 @@ static int page_from_copy(w_copy_t *c, uint8_t *msg, size_t len, int *s_p)
     return 1;
 }
 
+/* A page of source copy c, which waits at the requested block, read by
+ * this worker from c's memory (process_vm_readv) and sent to the
+ * requester: two process wake-ups fewer than asking c (it would answer
+ * from the same memory, task_page_serve).  0 sent, 1 when the page is
+ * absent in c too (c passes the request up), <0 an error. */
+static int page_direct(const w_copy_t *c, uint32_t block, uint32_t area,
+                       uint64_t page, uint32_t rank, uint32_t req)
+{
+    task_buf_t b = {0};
+    size_t psize = task_rt.region.page;
+
+    (void)block;
+    if (area >= TASK_AREAS || rank >= (uint32_t)task_rt.size)
+        return 1;
+    task_msg_start(&b, TM_PAGE, req);
+    task_buf_u32(&b, rank);
+    task_buf_u32(&b, area);
+    task_buf_u64(&b, page);
+    uint8_t *at = task_buf_room(&b, psize);
+    if (at == NULL || !task_region_page_of(&task_rt.region, c->pid,
+                                           (int)area, (size_t)page, at)) {
+        int err = b.err;
+        task_buf_free(&b);
+        return err ? err : 1;
+    }
+    wk.direct++;
+    if ((int)rank == task_rt.rank)
+        return page_here(&b);
+    return task_msg_send((int)rank, b.p, b.len);
+}
+
 /* A page request for copy (a source here) or a page for copy (it waits
  * for it) came from another worker or this one. */
 static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
@@ -312,12 +347,17 @@ static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
         int s = task_chan_send(c->fd, msg, len);
         return s == SHOAL_ERR_PEER_DEAD ? SHOAL_OK : s;
     }
-    (void)task_rd_u32(rd); /* block */
+    uint32_t block = task_rd_u32(rd);
     uint32_t area = task_rd_u32(rd);
     uint64_t page = task_rd_u64(rd);
     uint32_t rank = task_rd_u32(rd), req = task_rd_u32(rd);
     if (rd->err)
         return rd->err;
+    if (c != NULL && !c->killed && c->waits == block + 1) {
+        int s = page_direct(c, block, area, page, rank, req);
+        if (s <= 0)
+            return s;
+    }
     if (c == NULL || c->killed || c->done ||
         task_chan_send(c->fd, msg, len) != SHOAL_OK)
         return page_from_coord(req, rank, area, page); /* source gone */
@@ -402,7 +442,13 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     case TM_KILL:
         signal_copy(copy, SIGKILL);
         return SHOAL_OK;
-    case TM_RESULTS:
+    case TM_RESULTS: {
+        w_copy_t *c = find(copy);
+        if (c != NULL)
+            c->waits = 0; /* it merges them: its memory changes */
+        to_copy(copy, msg, len);
+        return SHOAL_OK;
+    }
     case TM_GRANT:
         to_copy(copy, msg, len);
         return SHOAL_OK;
@@ -440,6 +486,13 @@ static int drain(w_copy_t *c)
             return r == SHOAL_ERR_PEER_DEAD ? SHOAL_OK : r;
         if (len >= 4 && msg[0] == TM_DONE)
             c->done = 1;
+        if (len >= 12 && msg[0] == TM_BLOCK) {
+            task_rd_t rd;
+            task_rd_init(&rd, msg, len);
+            (void)task_rd_u32(&rd);
+            (void)task_rd_u32(&rd);
+            c->waits = task_rd_u32(&rd) + 1;
+        }
         if (c->killed) {
             free(msg);
             continue;

@@ -49,7 +49,7 @@ typedef struct shoal_mpi_op *MPI_Op;
 typedef struct shoal_mpi_errhandler *MPI_Errhandler;
 typedef struct shoal_mpi_info *MPI_Info;
 typedef struct shoal_mpi_win *MPI_Win;   /* no RMA yet: handles only */
-typedef struct shoal_mpi_file *MPI_File; /* no IO yet: handles only */
+typedef struct shoal_mpi_file *MPI_File;
 typedef struct shoal_mpi_session *MPI_Session;
 
 typedef struct MPI_Status {
@@ -283,6 +283,25 @@ SHOAL_MPI_API extern shoal_mpi_errh_slot_t shoal_mpi_errh_predef[];
 SHOAL_MPI_API extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
 #define MPI_UNWEIGHTED (&shoal_mpi_unweighted_)
 #define MPI_WEIGHTS_EMPTY (&shoal_mpi_weights_empty_)
+
+/* file access modes (bits of amode) */
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_APPEND 128
+#define MPI_MODE_SEQUENTIAL 256
+
+/* file pointer positioning (whence of MPI_File_seek) */
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+
+/* MPI_File_set_view's disp for files opened MPI_MODE_SEQUENTIAL */
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
 
 /* thread levels */
 #define MPI_THREAD_SINGLE 0
@@ -1600,6 +1619,110 @@ SHOAL_MPI_FN(int, Neighbor_alltoallw_init_c,
               void *recvbuf, const MPI_Count recvcounts[],
               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
               MPI_Comm comm, MPI_Info info, MPI_Request *request))
+
+/* MPI-IO (src/io, docs/IO.md) */
+SHOAL_MPI_FN(int, File_open, (MPI_Comm comm, const char *filename, int amode,
+                              MPI_Info info, MPI_File *fh))
+SHOAL_MPI_FN(int, File_close, (MPI_File *fh))
+SHOAL_MPI_FN(int, File_delete, (const char *filename, MPI_Info info))
+SHOAL_MPI_FN(int, File_set_size, (MPI_File fh, MPI_Offset size))
+SHOAL_MPI_FN(int, File_preallocate, (MPI_File fh, MPI_Offset size))
+SHOAL_MPI_FN(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+SHOAL_MPI_FN(int, File_get_group, (MPI_File fh, MPI_Group *group))
+SHOAL_MPI_FN(int, File_get_amode, (MPI_File fh, int *amode))
+SHOAL_MPI_FN(int, File_set_info, (MPI_File fh, MPI_Info info))
+SHOAL_MPI_FN(int, File_get_info, (MPI_File fh, MPI_Info *info_used))
+SHOAL_MPI_FN(int, File_sync, (MPI_File fh))
+SHOAL_MPI_FN(int, File_set_atomicity, (MPI_File fh, int flag))
+SHOAL_MPI_FN(int, File_get_atomicity, (MPI_File fh, int *flag))
+SHOAL_MPI_FN(int, File_create_errhandler,
+             (MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler))
+SHOAL_MPI_FN(int, File_set_errhandler, (MPI_File file, MPI_Errhandler eh))
+SHOAL_MPI_FN(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *eh))
+SHOAL_MPI_FN(int, File_call_errhandler, (MPI_File fh, int errorcode))
+SHOAL_MPI_FN(int, File_set_view, (MPI_File fh, MPI_Offset disp,
+                                  MPI_Datatype etype, MPI_Datatype filetype,
+                                  const char *datarep, MPI_Info info))
+SHOAL_MPI_FN(int, File_get_view, (MPI_File fh, MPI_Offset *disp,
+                                  MPI_Datatype *etype, MPI_Datatype *filetype,
+                                  char *datarep))
+SHOAL_MPI_FN(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype,
+                                         MPI_Aint *extent))
+SHOAL_MPI_FN(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset,
+                                         MPI_Offset *disp))
+SHOAL_MPI_FN(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+SHOAL_MPI_FN(int, File_get_position, (MPI_File fh, MPI_Offset *offset))
+SHOAL_MPI_FN(int, File_seek_shared, (MPI_File fh, MPI_Offset offset,
+                                     int whence))
+SHOAL_MPI_FN(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+SHOAL_MPI_FN(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_all, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iread_all, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read_shared, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread_shared, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read_ordered, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset,
+             void *buf, int count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_read_at_all_end, (MPI_File fh, void *buf,
+             MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_all_begin, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_read_all_end, (MPI_File fh, void *buf,
+             MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count,
+             MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_read_ordered_end, (MPI_File fh, void *buf,
+             MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_all, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iwrite_all, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write_shared, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite_shared, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write_ordered, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_at_all_begin, (MPI_File fh, MPI_Offset offset,
+             const void *buf, int count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_at_all_end, (MPI_File fh, const void *buf,
+             MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_all_begin, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_all_end, (MPI_File fh, const void *buf,
+             MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
+             MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_ordered_end, (MPI_File fh, const void *buf,
+             MPI_Status *status))
 
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))

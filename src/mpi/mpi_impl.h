@@ -134,8 +134,10 @@ struct shoal_mpi_errhandler {
         struct {
             uint32_t magic;
             int refs;
-            int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function */
+            int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function,
+                         5 user file function (src/io) */
             MPI_Comm_errhandler_function *fn;
+            MPI_File_errhandler_function *file_fn;
         };
         char shoal_stride_[SHOAL_MPI_ERRH_STRIDE];
     };
@@ -143,6 +145,21 @@ struct shoal_mpi_errhandler {
 _Static_assert(sizeof(struct shoal_mpi_errhandler) == SHOAL_MPI_ERRH_STRIDE,
                "predefined error handlers are array elements of this size");
 SHOAL_MPI_API extern struct shoal_mpi_errhandler shoal_mpi_errh_predef[4];
+
+/* Error handler references held by communicators and files; predefined
+ * handlers are never freed (errhandler.c). */
+void mpi_errh_retain(MPI_Errhandler eh);
+void mpi_errh_release(MPI_Errhandler eh);
+
+/*
+ * For objects whose handlers are not a communicator's (files, src/io):
+ * record the detail of an error of fn as mpi_error does, so that
+ * MPI_Error_string of the code appends it; and end the job as the
+ * predefined fatal (abort = 0) or abort (abort = 1) handler does.
+ */
+void mpi_error_record(int errclass, const char *fn, const char *fmt,
+                      va_list ap);
+BASE_NORETURN void mpi_error_die(int errclass, int abort);
 
 /* ---- info (info.c) ------------------------------------------------------ */
 
@@ -376,6 +393,7 @@ void mpi_op_release(MPI_Op op);
 #define MPI_REQ_GREQ 3    /* generalized */
 #define MPI_REQ_COLL 4    /* collective or comm construction */
 #define MPI_REQ_MESSAGE 5 /* MPI_Message from Mprobe */
+#define MPI_REQ_FILE 6    /* nonblocking file access (src/io) */
 
 struct shoal_mpi_request {
     uint32_t magic;

@@ -3,7 +3,7 @@
 #
 # usage: check-layering.sh <source-root>
 #
-# Layers, bottom to top: base boot wire am coll ft mpi task.  A file in
+# Layers, bottom to top: base boot wire am coll ft mpi io task.  A file in
 # src/<layer>/ may include headers of its own layer and of layers below it,
 # never of a layer above.  Inside src/wire/, each transport folder
 # (src/wire/shm/, src/wire/tcp/, ...) may include src/wire/*.h and its own
@@ -15,7 +15,7 @@
 # checked only when it names a file under src/.
 set -euo pipefail
 
-LAYERS=(base boot wire am coll ft mpi task)
+LAYERS=(base boot wire am coll ft mpi io task)
 
 if [[ $# -ne 1 ]]; then
     echo "usage: $0 <source-root>" >&2

@@ -304,6 +304,10 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
     if (!errh_ok(eh))
         return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                          "invalid error handler %p", (void *)eh);
+    if (eh->kind == 5)
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                         "a file error handler (MPI_File_create_errhandler) "
+                         "cannot be set on a communicator");
     mpi_errh_retain(eh);
     pthread_mutex_lock(&mpi_obj_lock);
     old = comm->errh;

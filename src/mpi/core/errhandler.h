@@ -17,9 +17,6 @@ int mpi_error_user_class(int code, int *cls);
 /* The value behind the MPI_LASTUSEDCODE attribute. */
 int *mpi_errh_lastused(void);
 
-/* Error handler references held by communicators; predefined handlers
- * are never freed. */
-void mpi_errh_retain(MPI_Errhandler eh);
-void mpi_errh_release(MPI_Errhandler eh);
+/* mpi_errh_retain and mpi_errh_release: in mpi_impl.h (files use them). */
 
 #endif /* SHOAL_MPI_ERRH_H */

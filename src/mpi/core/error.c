@@ -176,6 +176,23 @@ int mpi_error(MPI_Comm comm, int errclass, const char *fn, const char *fmt,
     }
 }
 
+void mpi_error_record(int errclass, const char *fn, const char *fmt,
+                      va_list ap)
+{
+    int n = snprintf(last_detail, sizeof(last_detail), "%s: ", fn);
+
+    if (n >= 0 && (size_t)n < sizeof(last_detail))
+        vsnprintf(last_detail + n, sizeof(last_detail) - (size_t)n, fmt, ap);
+    last_code = errclass;
+    base_debug("mpi", "%s", last_detail);
+}
+
+void mpi_error_die(int errclass, int abort)
+{
+    die(errclass, abort ? " [MPI_ERRORS_ABORT]" : "");
+    _exit(1); /* die does not return */
+}
+
 int mpi_check_init(const char *fn)
 {
     const char *why = mpi.finalized ? "after MPI_Finalize"

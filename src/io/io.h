@@ -1,0 +1,212 @@
+/*
+ * io: MPI-IO (the file chapter of MPI 4.1) on POSIX files.
+ *
+ * This header is the contract between the files of src/io/, one idea each:
+ *   io_errh.c    the file error path (io_error) and the file error-handler
+ *                calls; MPI_FILE_NULL's handler
+ *   io_open.c    open (collective agreement on amode and outcome), close,
+ *                delete
+ *   io_size.c    get_size, set_size, preallocate, sync
+ *   io_hints.c   info hints, amode, group, atomicity flag
+ *   io_view.c    file views: flattening a filetype into blocks, mapping a
+ *                position of the view's data stream to file offsets
+ *   io_list.c    list IO: one preadv/pwritev per contiguous file run over
+ *                the memory blocks that go there
+ *   io_lock.c    fcntl byte-range locks (atomic mode, the shared pointer)
+ *   io_access.c  argument checks and the one access path every read and
+ *                write family takes; statuses
+ *   io_indep.c   independent calls: explicit offsets, individual pointer,
+ *                seek, nonblocking forms
+ *   io_coll.c    collective calls, split collectives, nonblocking
+ *                collectives
+ *   io_shared.c  the shared file pointer (a locked counter in a hidden
+ *                side file next to the data file) and ordered access
+ *
+ * A file handle owns a private duplicate of the communicator it was opened
+ * on (internal collectives never meet the user's), a POSIX descriptor, its
+ * view and its pointers.  Positions are kept in bytes of the view's data
+ * stream: offset k in etypes is byte k * esize of the stream.
+ */
+#ifndef SHOAL_IO_H
+#define SHOAL_IO_H
+
+#include <sys/types.h>
+
+#include "mpi/mpi_impl.h"
+
+#define MPI_MAGIC_FILE 0x46696c65u /* "File" */
+
+/* Every amode bit the standard defines. */
+#define IO_AMODE_ALL                                                         \
+    (MPI_MODE_CREATE | MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |    \
+     MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_EXCL |        \
+     MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
+
+/* A file view, flattened (io_view.c). */
+typedef struct io_view {
+    MPI_Offset disp;           /* bytes from the start of the file */
+    MPI_Datatype etype, ftype; /* retained */
+    MPI_Count esize;           /* bytes of data of one etype */
+    MPI_Count fsize;           /* bytes of data of one filetype */
+    MPI_Aint fext;             /* extent of one filetype */
+    MPI_Count nsegs;           /* blocks of one filetype */
+    mpi_dt_seg_t *segs;        /* displacement (from disp), length */
+    MPI_Count *start;          /* stream byte where segs[i] begins */
+    int dense;                 /* one block filling the extent: no holes */
+    char datarep[MPI_MAX_DATAREP_STRING];
+} io_view_t;
+
+struct shoal_mpi_file {
+    uint32_t magic;
+    int fd;
+    int amode;
+    int atomic;          /* MPI_File_set_atomicity */
+    int dirty;           /* written since the last sync */
+    MPI_Comm comm;       /* private duplicate, errors returned */
+    char *path;          /* as opened (prefix such as "ufs:" removed) */
+    MPI_Info hints;      /* the hints given, kept (never MPI_INFO_NULL) */
+    MPI_Errhandler errh; /* retained */
+    io_view_t view;
+    MPI_Offset pos;      /* individual pointer: stream bytes */
+    /* shared pointer (io_shared.c) */
+    int shfd;            /* side file, -1 when it could not be made */
+    int sh_err;          /* why not: an MPI error class */
+    char *shpath;
+    /* split collective in progress (io_coll.c) */
+    int split;           /* 0, or 1 + the kind of access begun */
+    int split_rc;
+    MPI_Count split_bytes;
+};
+
+/* ---- errors (io_errh.c) --------------------------------------------------- */
+
+/*
+ * Report an error of fn on file fh: record the detail, run fh's handler
+ * (MPI_FILE_NULL's when fh is MPI_FILE_NULL or not a file), return the
+ * class for the caller to return.
+ */
+int io_error(MPI_File fh, int errclass, const char *fn, const char *fmt, ...)
+    BASE_PRINTF(4, 5);
+/* The MPI class for an errno value of a failed system call. */
+int io_errno_class(int err);
+
+static inline int io_file_ok(MPI_File fh)
+{
+    return fh != NULL && fh->magic == MPI_MAGIC_FILE;
+}
+
+/* Init check and handle check: MPI_SUCCESS or the error reported. */
+int io_check_file(MPI_File fh, const char *fn);
+
+/* A file name without a file system prefix ("ufs:", "nfs:", ...), as
+ * ROMIO's callers may pass it. */
+const char *io_strip_prefix(const char *name);
+
+/* The handler MPI_FILE_NULL holds now (retained by the caller if kept). */
+MPI_Errhandler io_null_errh(void);
+
+/* ---- hints (io_hints.c) ---------------------------------------------------- */
+
+/* Add info's hints to the file's (set_info, set_view): MPI_SUCCESS or
+ * MPI_ERR_NO_MEM. */
+int io_hints_merge(MPI_File fh, MPI_Info info);
+
+/* ---- views (io_view.c) ----------------------------------------------------- */
+
+/* The default view: disp 0, MPI_BYTE, MPI_BYTE, "native" (MPI_SUCCESS
+ * or MPI_ERR_NO_MEM). */
+int io_view_default(io_view_t *v);
+void io_view_free(io_view_t *v);
+/* Build v from the arguments (checked by the caller); MPI_SUCCESS,
+ * or a class with *why set. */
+int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
+                  MPI_Datatype ftype, const char *datarep, const char **why);
+/* The file offset of stream byte pos (that byte's place in the file). */
+MPI_Offset io_view_offset(const io_view_t *v, MPI_Offset pos);
+/* Stream bytes of the view that lie before file offset off. */
+MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off);
+
+/* A walk over the file blocks of the stream from a position on. */
+typedef struct io_walk {
+    const io_view_t *v;
+    MPI_Offset tile;  /* filetype copy */
+    MPI_Count seg;    /* block of it */
+    MPI_Count off;    /* bytes done in that block */
+} io_walk_t;
+
+void io_walk_init(io_walk_t *w, const io_view_t *v, MPI_Offset pos);
+/* The next file block, at most max bytes: its length (0 when the view has
+ * no data), its offset in *off. */
+MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off);
+
+/* ---- list IO (io_list.c) ----------------------------------------------------- */
+
+/*
+ * Move count elements of dt at buf to (wr) or from the file through fh's
+ * view, from stream byte pos on.  *done_p = bytes moved (a read stops at
+ * the end of the file).  MPI_SUCCESS or a class, with *err_p = errno.
+ */
+int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
+               MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
+               int *err_p);
+
+/* ---- locks (io_lock.c) ------------------------------------------------------- */
+
+/* Take (F_SETLKW) or drop a lock over [lo, hi) of fd; wr: exclusive.
+ * 0 or an errno. */
+int io_lock(int fd, int wr, MPI_Offset lo, MPI_Offset hi);
+int io_unlock(int fd, MPI_Offset lo, MPI_Offset hi);
+
+/* ---- access (io_access.c) ---------------------------------------------------- */
+
+/* Where an access starts. */
+#define IO_AT 0      /* explicit offset */
+#define IO_INDIV 1   /* individual file pointer */
+#define IO_SHARED 2  /* shared file pointer */
+#define IO_ORDERED 3 /* shared file pointer, rank order (collective) */
+
+/*
+ * The one access path: check the arguments, find the start, move the data,
+ * advance the pointer, return the bytes in *bytes_p.  Errors are reported
+ * through fh's handler under fn's name.  coll: a collective call (every
+ * rank calls it).
+ */
+int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
+              MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
+              MPI_Count *bytes_p);
+
+/* io_access, then the status (blocking calls) or a completed request
+ * (nonblocking ones, which do their work at once). */
+int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
+                MPI_Offset offset, void *buf, MPI_Count count,
+                MPI_Datatype dt, MPI_Status *status);
+int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
+                   MPI_Offset offset, void *buf, MPI_Count count,
+                   MPI_Datatype dt, MPI_Request *request);
+
+/* Check a datatype argument (live, committed): MPI_SUCCESS or reported. */
+int io_check_type(MPI_File fh, MPI_Datatype dt, const char *fn,
+                  const char *what);
+
+/* A status saying bytes were moved (MPI_Get_count then works). */
+void io_status_set(MPI_Status *status, MPI_Count bytes);
+/* A completed request carrying that status (nonblocking forms). */
+int io_request_done(MPI_File fh, const char *fn, MPI_Count bytes,
+                    MPI_Request *request);
+
+/* ---- shared pointer (io_shared.c) -------------------------------------------- */
+
+/* At open, collectively: rank 0 makes the side file holding init (stream
+ * bytes), the others open it.  Never fails the open: a file without one
+ * fails shared-pointer calls with fh->sh_err. */
+void io_shared_open(MPI_File fh, MPI_Offset init);
+/* At close, collectively (after a barrier): closed, removed by rank 0. */
+void io_shared_close(MPI_File fh);
+/* Fetch the shared pointer and add n (stream bytes): MPI_SUCCESS or a
+ * class (errno in *err_p). */
+int io_shared_fetch_add(MPI_File fh, MPI_Offset n, MPI_Offset *old_p,
+                        int *err_p);
+/* Set it (rank 0 only calls this). */
+int io_shared_set(MPI_File fh, MPI_Offset v, int *err_p);
+
+#endif /* SHOAL_IO_H */

@@ -1,0 +1,199 @@
+/*
+ * The one path every read and write takes: argument checks, the start
+ * position (explicit offset, individual pointer, shared pointer, or rank
+ * order), the lock of atomic mode, list IO, the pointer update, the
+ * status.  The families in io_indep.c and io_coll.c are thin wrappers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "io/io.h"
+
+int io_check_type(MPI_File fh, MPI_Datatype dt, const char *fn,
+                  const char *what)
+{
+    if (dt == NULL || dt->magic != MPI_MAGIC_DT)
+        return io_error(fh, MPI_ERR_TYPE, fn, "invalid %s %p", what,
+                        (void *)dt);
+    if (!(dt->flags & MPI_DT_COMMITTED))
+        return io_error(fh, MPI_ERR_TYPE, fn, "%s is not committed", what);
+    return MPI_SUCCESS;
+}
+
+void io_status_set(MPI_Status *status, MPI_Count bytes)
+{
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->shoal_cancelled = 0;
+    status->shoal_count = bytes;
+}
+
+int io_request_done(MPI_File fh, const char *fn, MPI_Count bytes,
+                    MPI_Request *request)
+{
+    MPI_Request r = mpi_req_alloc(MPI_REQ_FILE, NULL);
+
+    if (r == NULL)
+        return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    io_status_set(&r->status, bytes);
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    mpi_req_complete(r);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+/* Rank order: each rank's place after those before it; rank 0 advances
+ * the shared pointer once by the total. */
+static int ordered_start(MPI_File fh, MPI_Offset bytes, MPI_Offset *pos_p,
+                         int *err_p)
+{
+    long long mine = bytes, before = 0, total = 0, got[2] = {0, 0};
+    int rank, rc;
+
+    *err_p = 0;
+    PMPI_Comm_rank(fh->comm, &rank);
+    if ((rc = PMPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM,
+                          fh->comm)) != MPI_SUCCESS ||
+        (rc = PMPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM,
+                             fh->comm)) != MPI_SUCCESS)
+        return rc;
+    if (rank == 0) {
+        MPI_Offset base = 0;
+        before = 0;
+        got[0] = io_shared_fetch_add(fh, total, &base, err_p);
+        got[1] = base;
+    }
+    if ((rc = PMPI_Bcast(got, 2, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+        return rc;
+    if (got[0] != MPI_SUCCESS)
+        return (int)got[0];
+    *pos_p = got[1] + before;
+    return MPI_SUCCESS;
+}
+
+int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
+              MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
+              MPI_Count *bytes_p)
+{
+    MPI_Count bytes, done = 0;
+    MPI_Offset pos = 0, lo = 0, hi = 0;
+    int rc, err = 0, locked = 0;
+
+    (void)coll;
+    *bytes_p = 0;
+    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+        return rc;
+    if (count < 0)
+        return io_error(fh, MPI_ERR_COUNT, fn, "count %lld is negative",
+                        count);
+    if ((rc = io_check_type(fh, dt, fn, "datatype")) != MPI_SUCCESS)
+        return rc;
+    if (wr && (fh->amode & MPI_MODE_RDONLY))
+        return io_error(fh, MPI_ERR_READ_ONLY, fn,
+                        "%s was opened MPI_MODE_RDONLY", fh->path);
+    if (!wr && (fh->amode & MPI_MODE_WRONLY))
+        return io_error(fh, MPI_ERR_ACCESS, fn,
+                        "%s was opened MPI_MODE_WRONLY", fh->path);
+    if ((fh->amode & MPI_MODE_SEQUENTIAL) &&
+        (where == IO_AT || where == IO_INDIV))
+        return io_error(fh, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                        "%s was opened MPI_MODE_SEQUENTIAL: only the shared "
+                        "file pointer may be used",
+                        fh->path);
+    if (__builtin_mul_overflow(count, dt->size, &bytes))
+        return io_error(fh, MPI_ERR_COUNT, fn,
+                        "count %lld of %lld-byte elements overflows", count,
+                        dt->size);
+    if (bytes % fh->view.esize != 0)
+        return io_error(fh, MPI_ERR_TYPE, fn,
+                        "%lld bytes are not a whole number of etypes "
+                        "(%lld bytes each)",
+                        bytes, fh->view.esize);
+
+    switch (where) {
+    case IO_AT:
+        if (offset < 0)
+            return io_error(fh, MPI_ERR_ARG, fn, "offset %lld is negative",
+                            offset);
+        if (__builtin_mul_overflow(offset, fh->view.esize, &pos))
+            return io_error(fh, MPI_ERR_ARG, fn, "offset %lld is too large",
+                            offset);
+        break;
+    case IO_INDIV:
+        pos = fh->pos;
+        break;
+    case IO_SHARED:
+        rc = io_shared_fetch_add(fh, bytes, &pos, &err);
+        if (rc != MPI_SUCCESS)
+            return io_error(fh, rc, fn,
+                            "the shared file pointer of %s: %s", fh->path,
+                            err ? strerror(err)
+                                : "its side file could not be made at open");
+        break;
+    default: /* IO_ORDERED */
+        rc = ordered_start(fh, bytes, &pos, &err);
+        if (rc != MPI_SUCCESS)
+            return io_error(fh, rc, fn,
+                            "the shared file pointer of %s: %s", fh->path,
+                            err ? strerror(err)
+                                : "its side file could not be made at open, "
+                                  "or a rank was lost");
+        break;
+    }
+
+    if (fh->atomic && bytes > 0 && fh->view.fsize > 0) {
+        lo = io_view_offset(&fh->view, pos);
+        hi = io_view_offset(&fh->view, pos + bytes - 1) + 1;
+        if ((err = io_lock(fh->fd, wr, lo, hi)) != 0)
+            return io_error(fh, io_errno_class(err), fn,
+                            "%s: locking bytes [%lld, %lld) for atomic "
+                            "mode: %s",
+                            fh->path, lo, hi, strerror(err));
+        locked = 1;
+    }
+    rc = io_list_rw(fh, wr, pos, buf, count, dt, &done, &err);
+    if (locked)
+        io_unlock(fh->fd, lo, hi);
+    if (wr && done > 0)
+        fh->dirty = 1;
+    if (where == IO_INDIV)
+        fh->pos = pos + done;
+    *bytes_p = done;
+    if (rc != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "%s: %s %lld bytes at stream byte %lld: %s",
+                        fh->path, wr ? "writing" : "reading", bytes, pos,
+                        strerror(err));
+    return MPI_SUCCESS;
+}
+
+int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
+                MPI_Offset offset, void *buf, MPI_Count count,
+                MPI_Datatype dt, MPI_Status *status)
+{
+    MPI_Count bytes;
+    int rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt,
+                       &bytes);
+
+    if (rc == MPI_SUCCESS)
+        io_status_set(status, bytes);
+    return rc;
+}
+
+int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
+                   MPI_Offset offset, void *buf, MPI_Count count,
+                   MPI_Datatype dt, MPI_Request *request)
+{
+    MPI_Count bytes;
+    int rc;
+
+    MPI_CHECK_INIT(fn);
+    if (request == NULL)
+        return io_error(fh, MPI_ERR_ARG, fn, "request is NULL");
+    rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt, &bytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return io_request_done(fh, fn, bytes, request);
+}

@@ -1,0 +1,127 @@
+/*
+ * List IO: a read or write of (buf, count, datatype) through a view is
+ * cut into runs of adjacent file blocks; each run is one preadv/pwritev
+ * over the memory blocks that go there (IOV_MAX blocks at a time), taken
+ * straight from the datatype engine's cursor.  Nothing is packed into a
+ * temporary buffer: a contiguous buffer is one block, a contiguous file
+ * region one system call, whatever the memory layout.
+ *
+ * A file whose view has many small blocks costs one system call per run;
+ * data sieving (one large read, scattered in memory) is not done yet
+ * (docs/IO.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "io/io.h"
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+/* All of iov[0..n) at off (a read may stop at the end of the file: *eof).
+ * *moved += bytes moved; 0 or an errno. */
+static int rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
+                   MPI_Count *moved, int *eof)
+{
+    while (n > 0) {
+        ssize_t r = wr ? pwritev(fd, iov, n, (off_t)off)
+                       : preadv(fd, iov, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (r == 0) {
+            if (wr)
+                return EIO;
+            *eof = 1;
+            return 0;
+        }
+        *moved += r;
+        off += r;
+        while (n > 0 && (size_t)r >= iov->iov_len) {
+            r -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + r;
+            iov->iov_len -= (size_t)r;
+        }
+    }
+    return 0;
+}
+
+/* One run of len bytes at file offset off, from the cursor's memory. */
+static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
+               MPI_Count len, MPI_Count *moved, int *eof)
+{
+    struct iovec iov[IOV_MAX];
+
+    while (len > 0 && !*eof) {
+        int niov = 0, rc;
+        MPI_Count before = *moved;
+        MPI_Count got = mpi_dt_cursor_iov(c, iov, IOV_MAX, len, &niov);
+        if (got <= 0)
+            return EIO; /* the memory side ended before the file side */
+        rc = rw_full(fd, wr, iov, niov, off, moved, eof);
+        if (rc != 0)
+            return rc;
+        if (*moved - before < got)
+            return 0; /* end of file */
+        off += got;
+        len -= got;
+    }
+    return 0;
+}
+
+int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
+               MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
+               int *err_p)
+{
+    mpi_dt_cursor_t c;
+    io_walk_t w;
+    MPI_Count total, left, moved = 0, run_len = 0;
+    MPI_Offset run_off = 0;
+    int eof = 0, rc = 0;
+
+    *done_p = 0;
+    *err_p = 0;
+    if (__builtin_mul_overflow(count, dt->size, &total) || total < 0) {
+        *err_p = EOVERFLOW;
+        return MPI_ERR_COUNT;
+    }
+    if (total == 0)
+        return MPI_SUCCESS;
+    mpi_dt_cursor_init(&c, dt, count, buf, 0);
+    io_walk_init(&w, &fh->view, pos);
+    left = total;
+    while (left > 0 && !eof) {
+        MPI_Offset off;
+        MPI_Count len = io_walk_next(&w, left, &off);
+        if (len == 0)
+            break; /* a view without data */
+        left -= len;
+        if (run_len > 0 && off == run_off + run_len) {
+            run_len += len;
+            continue;
+        }
+        if (run_len > 0 &&
+            (rc = run(fh->fd, wr, &c, run_off, run_len, &moved, &eof)) != 0)
+            break;
+        run_off = off;
+        run_len = len;
+    }
+    if (rc == 0 && !eof && run_len > 0)
+        rc = run(fh->fd, wr, &c, run_off, run_len, &moved, &eof);
+    *done_p = moved;
+    if (rc != 0) {
+        *err_p = rc;
+        return io_errno_class(rc);
+    }
+    return MPI_SUCCESS;
+}

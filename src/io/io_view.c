@@ -1,0 +1,354 @@
+/*
+ * File views: a view is a displacement, an etype and a filetype tiled
+ * over the file from the displacement on.  The data a process sees is the
+ * stream of the filetype's data bytes, copy after copy; holes are not part
+ * of it.
+ *
+ * The filetype is flattened once, when the view is set, from the blocks
+ * the datatype engine already keeps for one element (`segs`, adjacent
+ * blocks merged, in typemap order): copied with the stream byte each block
+ * starts at, so finding the block of a stream position is a binary search
+ * and walking on from there is a step along the array.  MPI 4.1 section
+ * 14.3 requires the filetype's displacements to be nonnegative and
+ * monotonically nondecreasing, which makes stream order file order.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+
+int io_view_default(io_view_t *v)
+{
+    const char *why;
+
+    return io_view_build(v, 0, MPI_BYTE, MPI_BYTE, "native", &why);
+}
+
+void io_view_free(io_view_t *v)
+{
+    free(v->segs);
+    free(v->start);
+    v->segs = NULL;
+    v->start = NULL;
+    v->nsegs = 0;
+    if (v->etype != NULL)
+        mpi_dt_release(v->etype);
+    if (v->ftype != NULL)
+        mpi_dt_release(v->ftype);
+    v->etype = v->ftype = NULL;
+}
+
+int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
+                  MPI_Datatype ftype, const char *datarep, const char **why)
+{
+    MPI_Count n = ftype->nsegs;
+    MPI_Count at = 0;
+    MPI_Aint last_end = 0;
+
+    memset(v, 0, sizeof(*v));
+    if (etype->size <= 0) {
+        *why = "the etype has no data (size 0)";
+        return MPI_ERR_TYPE;
+    }
+    if (ftype->size % etype->size != 0) {
+        *why = "the filetype's size is not a multiple of the etype's";
+        return MPI_ERR_TYPE;
+    }
+    if (ftype->size > 0 && ftype->extent <= 0) {
+        *why = "the filetype's extent is not positive";
+        return MPI_ERR_TYPE;
+    }
+    if (n > 0) {
+        v->segs = malloc((size_t)n * sizeof(*v->segs));
+        v->start = malloc((size_t)n * sizeof(*v->start));
+        if (v->segs == NULL || v->start == NULL) {
+            free(v->segs);
+            free(v->start);
+            v->segs = NULL;
+            v->start = NULL;
+            *why = "no memory for the flattened filetype";
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    for (MPI_Count i = 0; i < n; i++) {
+        mpi_dt_seg_t s = ftype->segs[i];
+        if (s.disp < 0 || (i > 0 && s.disp < last_end)) {
+            free(v->segs);
+            free(v->start);
+            v->segs = NULL;
+            v->start = NULL;
+            *why = s.disp < 0 ? "the filetype has a negative displacement"
+                              : "the filetype's displacements decrease "
+                                "(they must be monotonically nondecreasing)";
+            return MPI_ERR_TYPE;
+        }
+        v->segs[i] = s;
+        v->start[i] = at;
+        at += s.len;
+        last_end = s.disp + (MPI_Aint)s.len;
+    }
+    v->nsegs = n;
+    v->dense = n == 1 && v->segs[0].disp == 0 &&
+               v->segs[0].len == (MPI_Count)ftype->extent;
+    v->disp = disp;
+    v->esize = etype->size;
+    v->fsize = ftype->size;
+    v->fext = ftype->extent;
+    mpi_dt_retain(etype);
+    mpi_dt_retain(ftype);
+    v->etype = etype;
+    v->ftype = ftype;
+    snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
+    return MPI_SUCCESS;
+}
+
+/* The block of one filetype holding stream byte r (0 <= r < fsize). */
+static MPI_Count find_seg(const io_view_t *v, MPI_Count r)
+{
+    MPI_Count lo = 0, hi = v->nsegs - 1;
+
+    while (lo < hi) {
+        MPI_Count mid = lo + (hi - lo + 1) / 2;
+        if (v->start[mid] <= r)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+void io_walk_init(io_walk_t *w, const io_view_t *v, MPI_Offset pos)
+{
+    w->v = v;
+    if (v->fsize <= 0 || v->nsegs == 0) {
+        w->tile = w->seg = w->off = 0;
+        return;
+    }
+    w->tile = pos / v->fsize;
+    w->seg = find_seg(v, pos % v->fsize);
+    w->off = pos % v->fsize - v->start[w->seg];
+}
+
+MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off)
+{
+    const io_view_t *v = w->v;
+    MPI_Count len;
+
+    if (v->fsize <= 0 || v->nsegs == 0 || max <= 0)
+        return 0;
+    if (v->dense) {
+        /* No holes: the whole request is one block. */
+        MPI_Offset at = w->tile * (MPI_Offset)v->fsize + w->off;
+        *off = v->disp + at;
+        at += max;
+        w->tile = at / v->fsize;
+        w->off = at % v->fsize;
+        return max;
+    }
+    len = v->segs[w->seg].len - w->off;
+    if (len > max)
+        len = max;
+    *off = v->disp + w->tile * (MPI_Offset)v->fext + v->segs[w->seg].disp +
+           w->off;
+    w->off += len;
+    if (w->off == v->segs[w->seg].len) {
+        w->off = 0;
+        if (++w->seg == v->nsegs) {
+            w->seg = 0;
+            w->tile++;
+        }
+    }
+    return len;
+}
+
+MPI_Offset io_view_offset(const io_view_t *v, MPI_Offset pos)
+{
+    io_walk_t w;
+    MPI_Offset off = v->disp;
+
+    io_walk_init(&w, v, pos);
+    io_walk_next(&w, 1, &off);
+    return off;
+}
+
+MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off)
+{
+    MPI_Offset lo = 0, hi;
+
+    if (off <= v->disp || v->fsize <= 0 || v->nsegs == 0)
+        return 0;
+    /* The offset of stream byte p grows with p: find the first p whose
+     * byte lies at or after off. */
+    hi = v->fsize;
+    while (io_view_offset(v, hi) < off)
+        hi *= 2;
+    while (lo < hi) {
+        MPI_Offset mid = lo + (hi - lo) / 2;
+        if (io_view_offset(v, mid) < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                       MPI_Datatype filetype, const char *datarep,
+                       MPI_Info info)
+{
+    const char *fn = "MPI_File_set_view", *why = NULL;
+    int rc, lc = MPI_SUCCESS, rank, err = 0;
+    long long agree[3], all[3];
+    io_view_t nv;
+
+    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = io_check_type(fh, etype, fn, "etype")) != MPI_SUCCESS ||
+        (rc = io_check_type(fh, filetype, fn, "filetype")) != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_rank(fh->comm, &rank);
+    /* Local checks, agreed on below so that no rank is left waiting. */
+    if (datarep == NULL) {
+        lc = MPI_ERR_ARG;
+        why = "datarep is NULL";
+    } else if (strcmp(datarep, "native") != 0 &&
+               strcmp(datarep, "internal") != 0) {
+        lc = MPI_ERR_UNSUPPORTED_DATAREP;
+        why = strcmp(datarep, "external32") == 0
+                  ? "data representation \"external32\" is not supported "
+                    "by files yet (only \"native\" and \"internal\")"
+                  : "unknown data representation (\"native\" and "
+                    "\"internal\" are supported)";
+    } else if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO) {
+        lc = MPI_ERR_INFO;
+        why = "invalid info object";
+    } else if (fh->split != 0) {
+        lc = MPI_ERR_OTHER;
+        why = "a split collective is in progress";
+    } else if (disp == MPI_DISPLACEMENT_CURRENT) {
+        if (!(fh->amode & MPI_MODE_SEQUENTIAL)) {
+            lc = MPI_ERR_ARG;
+            why = "MPI_DISPLACEMENT_CURRENT needs MPI_MODE_SEQUENTIAL";
+        }
+    } else if (disp < 0) {
+        lc = MPI_ERR_ARG;
+        why = "disp is negative";
+    }
+    agree[0] = lc;
+    agree[1] = etype->size;
+    agree[2] = -etype->size;
+    if ((rc = PMPI_Allreduce(agree, all, 3, MPI_LONG_LONG, MPI_MAX,
+                             fh->comm)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "lost the other ranks");
+    if (lc != MPI_SUCCESS)
+        return io_error(fh, lc, fn, "%s", why);
+    if (all[0] != MPI_SUCCESS)
+        return io_error(fh, (int)all[0], fn,
+                        "another rank's arguments were invalid");
+    if (all[1] != -all[2])
+        return io_error(fh, MPI_ERR_NOT_SAME, fn,
+                        "the etype's size differs between the ranks");
+
+    if (disp == MPI_DISPLACEMENT_CURRENT) {
+        /* Sequential files: the view starts where the shared pointer is. */
+        long long got[2] = {MPI_SUCCESS, 0};
+        if (rank == 0) {
+            MPI_Offset cur = 0;
+            got[0] = io_shared_fetch_add(fh, 0, &cur, &err);
+            got[1] = io_view_offset(&fh->view, cur);
+        }
+        if ((rc = PMPI_Bcast(got, 2, MPI_LONG_LONG, 0, fh->comm)) !=
+            MPI_SUCCESS)
+            return io_error(fh, rc, fn, "lost the other ranks");
+        if (got[0] != MPI_SUCCESS)
+            return io_error(fh, (int)got[0], fn,
+                            "the shared file pointer of %s is not available",
+                            fh->path);
+        disp = got[1];
+    }
+    lc = io_view_build(&nv, disp, etype, filetype, datarep, &why);
+    agree[0] = lc;
+    if ((rc = PMPI_Allreduce(agree, all, 1, MPI_LONG_LONG, MPI_MAX,
+                             fh->comm)) != MPI_SUCCESS) {
+        if (lc == MPI_SUCCESS)
+            io_view_free(&nv);
+        return io_error(fh, rc, fn, "lost the other ranks");
+    }
+    if (all[0] != MPI_SUCCESS) {
+        if (lc == MPI_SUCCESS) {
+            io_view_free(&nv);
+            return io_error(fh, (int)all[0], fn,
+                            "another rank's filetype was refused");
+        }
+        return io_error(fh, lc, fn, "%s", why);
+    }
+    if (info != MPI_INFO_NULL && (rc = io_hints_merge(fh, info)) !=
+                                     MPI_SUCCESS)
+        return io_error(fh, rc, fn, "no memory for the hints");
+    io_view_free(&fh->view);
+    fh->view = nv;
+    /* Both pointers go to the start of the new view. */
+    fh->pos = 0;
+    lc = MPI_SUCCESS;
+    if (rank == 0 && fh->shfd >= 0)
+        lc = io_shared_set(fh, 0, &err);
+    if ((rc = PMPI_Bcast(&lc, 1, MPI_INT, 0, fh->comm)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "lost the other ranks");
+    if (lc != MPI_SUCCESS)
+        return io_error(fh, lc, fn, "resetting the shared pointer of %s: %s",
+                        fh->path, err ? strerror(err) : "rank 0 failed");
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(File_set_view)
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                       MPI_Datatype *filetype, char *datarep)
+{
+    const char *fn = "MPI_File_get_view";
+    int rc;
+
+    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+        return rc;
+    if (disp == NULL || etype == NULL || filetype == NULL || datarep == NULL)
+        return io_error(fh, MPI_ERR_ARG, fn,
+                        "disp, etype, filetype or datarep is NULL");
+    *disp = fh->view.disp;
+    /* Derived types come back as new handles the caller frees. */
+    if (fh->view.etype->flags & MPI_DT_PREDEF)
+        *etype = fh->view.etype;
+    else if ((rc = PMPI_Type_dup(fh->view.etype, etype)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "could not copy the etype");
+    if (fh->view.ftype->flags & MPI_DT_PREDEF) {
+        *filetype = fh->view.ftype;
+    } else if ((rc = PMPI_Type_dup(fh->view.ftype, filetype)) !=
+               MPI_SUCCESS) {
+        if (!(fh->view.etype->flags & MPI_DT_PREDEF))
+            PMPI_Type_free(etype);
+        return io_error(fh, rc, fn, "could not copy the filetype");
+    }
+    strcpy(datarep, fh->view.datarep);
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(File_get_view)
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
+                              MPI_Aint *extent)
+{
+    const char *fn = "MPI_File_get_type_extent";
+    int rc;
+
+    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+        return rc;
+    if (datatype == NULL || datatype->magic != MPI_MAGIC_DT)
+        return io_error(fh, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (extent == NULL)
+        return io_error(fh, MPI_ERR_ARG, fn, "extent is NULL");
+    /* "native" and "internal" store the memory layout. */
+    *extent = datatype->extent;
+    return MPI_SUCCESS;
+}
+SHOAL_MPI_WEAK(File_get_type_extent)

@@ -1,0 +1,6 @@
+# MPI-IO (src/io, docs/IO.md): files in a fresh directory under /tmp,
+# removed at the end.  Every access family through every kind of view,
+# each byte of the file checked against the test's own image; opening,
+# sizes, hints, error handlers and error classes; the shared file pointer
+# and ordered access; atomic mode with overlapping writers.
+shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4)

@@ -6,3 +6,4 @@
 shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4)
 shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4)
 shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4)
+shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4)

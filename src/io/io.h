@@ -19,6 +19,7 @@
  *                seek, nonblocking forms
  *   io_coll.c    collective calls, split collectives, nonblocking
  *                collectives
+ *   io_twophase.c  two-phase collective buffering through aggregators
  *   io_shared.c  the shared file pointer (a locked counter in a hidden
  *                side file next to the data file) and ordered access
  *
@@ -72,6 +73,13 @@ struct shoal_mpi_file {
     int shfd;            /* side file, -1 when it could not be made */
     int sh_err;          /* why not: an MPI error class */
     char *shpath;
+    /* collective buffering (io_twophase.c), agreed at open, set_view and
+     * set_info from rank 0's hints */
+    int cb_read, cb_write; /* romio_cb_read / romio_cb_write enabled */
+    int cb_nodes;          /* aggregators to use (0: one per host) */
+    MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
+    int *aggs;             /* ranks of the aggregators: local rank 0 of each host */
+    int naggs;
     /* split collective in progress (io_coll.c) */
     int split;           /* 0, or 1 + the kind of access begun */
     int split_rc;
@@ -110,6 +118,27 @@ MPI_Errhandler io_null_errh(void);
 /* Add info's hints to the file's (set_info, set_view): MPI_SUCCESS or
  * MPI_ERR_NO_MEM. */
 int io_hints_merge(MPI_File fh, MPI_Info info);
+
+/* Agree on the hints that change behaviour: rank 0's win (collective). */
+int io_hints_apply(MPI_File fh);
+
+/* ---- collective buffering (io_twophase.c) ----------------------------------- */
+
+/* At open, collectively: one aggregator per host. */
+int io_twophase_setup(MPI_File fh);
+/* Does this collective access go through the aggregators? */
+static inline int io_twophase_on(MPI_File fh, int wr)
+{
+    return !fh->atomic && fh->naggs > 0 && (wr ? fh->cb_write : fh->cb_read);
+}
+/* Two-phase collective read or write of (buf, count, dt) from stream byte
+ * pos (every rank of fh calls it): data travel to the aggregator owning
+ * their file domain, which reads or writes its domain with list IO.
+ * *done_p as io_list_rw; the outcome is agreed, so every rank returns the
+ * same class. */
+int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
+                   MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
+                   int *err_p);
 
 /* ---- views (io_view.c) ----------------------------------------------------- */
 

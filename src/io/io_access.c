@@ -82,7 +82,6 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
     MPI_Offset pos = 0, lo = 0, hi = 0;
     int rc, err = 0, locked = 0;
 
-    (void)coll;
     *bytes_p = 0;
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
         return rc;
@@ -154,7 +153,11 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
                             fh->path, lo, hi, strerror(err));
         locked = 1;
     }
-    rc = io_list_rw(fh, wr, pos, buf, count, dt, &done, &err);
+    if (coll && (where == IO_AT || where == IO_INDIV) &&
+        io_twophase_on(fh, wr))
+        rc = io_twophase_rw(fh, wr, pos, buf, count, dt, &done, &err);
+    else
+        rc = io_list_rw(fh, wr, pos, buf, count, dt, &done, &err);
     if (locked)
         io_unlock(fh->fd, lo, hi);
     if (wr && done > 0)

@@ -3,12 +3,13 @@
  * read_ordered, write_ordered, their split forms (_begin/_end) and the
  * nonblocking collectives (iread_at_all ... iwrite_all).
  *
- * For now each rank does its own part with list IO (io_access), which is
- * correct for any set of views and needs no synchronization: MPI's
+ * By default each rank does its own part with list IO (io_access), which
+ * is correct for any set of views and needs no synchronization: MPI's
  * consistency rules ask the program for MPI_File_sync and a barrier before
- * one rank reads what another wrote.  Ordered access is the one that
- * talks: a scan of the sizes.  Two-phase collective buffering is to come
- * (docs/IO.md).
+ * one rank reads what another wrote.  With romio_cb_read/romio_cb_write
+ * enabled, explicit-offset and individual-pointer collectives go through
+ * two-phase collective buffering instead (io_twophase.c).  Ordered access
+ * talks anyway: a scan of the sizes.
  *
  * A split collective does its work in _begin and keeps the byte count for
  * _end; one may be in progress per file handle (MPI 4.1 section 14.4.5).

@@ -3,11 +3,16 @@
  * MPI_File_get_info), amode, group, atomicity.
  *
  * Hints are kept as given, unknown ones included, and handed back by
- * MPI_File_get_info; none of them changes what the implementation does
- * yet (docs/IO.md lists the ones that will).  Hints that differ between
- * ranks are therefore harmless: nothing waits on them.
+ * MPI_File_get_info.  Those that change behaviour (romio_cb_read,
+ * romio_cb_write, cb_nodes, striping_unit: collective buffering,
+ * io_twophase.c) are read from rank 0's copy and broadcast, so hints that
+ * differ between ranks are reconciled, never a cause of a hang.
  */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "io/io.h"
 
 int io_hints_merge(MPI_File fh, MPI_Info info)
@@ -16,6 +21,50 @@ int io_hints_merge(MPI_File fh, MPI_Info info)
         if (PMPI_Info_set(fh->hints, info->keys[i], info->vals[i]) !=
             MPI_SUCCESS)
             return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+/* A hint's value as a count; 0 when absent or not a positive number. */
+static long long hint_count(MPI_Info info, const char *key)
+{
+    const char *v = mpi_info_lookup(info, key);
+    char *end;
+    long long n;
+
+    if (v == NULL)
+        return 0;
+    n = strtoll(v, &end, 10);
+    return end != v && *end == '\0' && n > 0 ? n : 0;
+}
+
+static int hint_enabled(MPI_Info info, const char *key)
+{
+    const char *v = mpi_info_lookup(info, key);
+
+    /* "automatic" (and no hint) is off until measured: docs/IO.md. */
+    return v != NULL && strcmp(v, "enable") == 0;
+}
+
+int io_hints_apply(MPI_File fh)
+{
+    long long v[4] = {0, 0, 0, 0};
+    int rank, rc;
+
+    PMPI_Comm_rank(fh->comm, &rank);
+    if (rank == 0) {
+        v[0] = hint_enabled(fh->hints, "romio_cb_read");
+        v[1] = hint_enabled(fh->hints, "romio_cb_write");
+        v[2] = hint_count(fh->hints, "cb_nodes");
+        v[3] = hint_count(fh->hints, "striping_unit");
+    }
+    /* Rank 0's hints decide for everyone: a collective call never splits
+     * between two paths because the ranks were given different hints. */
+    if ((rc = PMPI_Bcast(v, 4, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+        return rc;
+    fh->cb_read = (int)v[0];
+    fh->cb_write = (int)v[1];
+    fh->cb_nodes = v[2] > INT_MAX ? INT_MAX : (int)v[2];
+    fh->cb_align = v[3];
     return MPI_SUCCESS;
 }
 
@@ -30,6 +79,8 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
         return io_error(fh, MPI_ERR_INFO, fn, "invalid info object");
     if (info != MPI_INFO_NULL && io_hints_merge(fh, info) != MPI_SUCCESS)
         return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for the hints");
+    if ((rc = io_hints_apply(fh)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "lost the other ranks");
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_set_info)

@@ -281,6 +281,16 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     f->pos = (amode & MPI_MODE_APPEND) ? size : 0;
     f->shfd = -1;
     io_shared_open(f, f->pos);
+    /* Collective buffering: the aggregators, and rank 0's hints. */
+    lc = io_twophase_setup(f);
+    if (lc == MPI_SUCCESS)
+        lc = io_hints_apply(f);
+    if (lc != MPI_SUCCESS) {
+        /* The handle works without aggregators: independent IO. */
+        free(f->aggs);
+        f->aggs = NULL;
+        f->naggs = 0;
+    }
     *fh = f;
     return MPI_SUCCESS;
 }
@@ -312,6 +322,8 @@ int PMPI_File_close(MPI_File *fh)
         rc = PMPI_Barrier(f->comm);
     f->magic = MPI_MAGIC_DEAD;
     io_view_free(&f->view);
+    free(f->aggs);
+    f->aggs = NULL;
     PMPI_Info_free(&f->hints);
     PMPI_Comm_free(&f->comm);
     *fh = MPI_FILE_NULL;
@@ -333,6 +345,7 @@ int PMPI_File_close(MPI_File *fh)
         return rc;
     }
     mpi_errh_release(f->errh);
+    free(f->aggs);
     free(f->path);
     free(f);
     return MPI_SUCCESS;

@@ -289,6 +289,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     if (info != MPI_INFO_NULL && (rc = io_hints_merge(fh, info)) !=
                                      MPI_SUCCESS)
         return io_error(fh, rc, fn, "no memory for the hints");
+    if ((rc = io_hints_apply(fh)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "lost the other ranks");
     io_view_free(&fh->view);
     fh->view = nv;
     /* Both pointers go to the start of the new view. */

@@ -7,3 +7,10 @@ shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4)
 shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4)
 shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4)
 shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4)
+# The same through two-phase collective buffering (hints from rank 0 win):
+# one aggregator per host, then cb_nodes aggregators (more than hosts),
+# file domains aligned to a small striping_unit.
+shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 1 ARGS cb LABELS mpi)
+shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 4 ARGS cb LABELS mpi)
+shoal_mp_test(mpi.io_rw_cb2 PROGRAM mpi_io_rw NP 2 ARGS cb 2 64 LABELS mpi)
+shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 LABELS mpi)

@@ -29,6 +29,9 @@ static const char *const fam_name[] = {
 
 static int rank, nprocs;
 
+/* Hints every open gets (argument "cb": collective buffering). */
+static MPI_Info open_info = MPI_INFO_NULL;
+
 /* Byte offset in the file of int i of rank r's stream, for pattern p. */
 static long long offs[NPAT][64][N];
 
@@ -260,8 +263,7 @@ static void one_write(int p, int f, int noncontig)
     io_path(path, sizeof(path), "w.dat");
     fill(buf, noncontig, 0);
     MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                        &fh));
+                        MPI_MODE_CREATE | MPI_MODE_WRONLY, open_info, &fh));
     set_view(fh, p);
     access_half(fh, 1, f, 0, noncontig, buf, esize);
     access_half(fh, 1, f, 1, noncontig, buf, esize);
@@ -300,7 +302,7 @@ static void one_read(int p, int f, int noncontig)
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     fill(buf, noncontig, -7);
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, open_info,
                         &fh));
     set_view(fh, p);
     access_half(fh, 0, f, 0, noncontig, buf, esize);
@@ -367,6 +369,21 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MT_CHECK(nprocs <= 64, "at most 64 ranks");
+    if (argc > 1 && strcmp(argv[1], "cb") == 0) {
+        /* Two-phase collective buffering for the collective families:
+         * rank 0's hints enable it, the others' say "disable" (rank 0's
+         * win, so the ranks agree); cb_nodes and striping_unit from the
+         * arguments. */
+        MT_OK(MPI_Info_create(&open_info));
+        MT_OK(MPI_Info_set(open_info, "romio_cb_write",
+                           rank == 0 ? "enable" : "disable"));
+        MT_OK(MPI_Info_set(open_info, "romio_cb_read",
+                           rank == 0 ? "enable" : "disable"));
+        if (argc > 2)
+            MT_OK(MPI_Info_set(open_info, "cb_nodes", argv[2]));
+        if (argc > 3)
+            MT_OK(MPI_Info_set(open_info, "striping_unit", argv[3]));
+    }
     io_dir_make("rw");
     make_offsets();
     for (int p = 0; p < NPAT; p++)
@@ -377,9 +394,12 @@ int main(int argc, char **argv)
             }
     short_read();
     io_dir_remove();
+    if (open_info != MPI_INFO_NULL)
+        MT_OK(MPI_Info_free(&open_info));
     if (rank == 0)
-        printf("io_rw: %d views x %d families x 2 memory layouts, write and "
-               "read, at %d ranks: ok\n",
+        printf("io_rw%s: %d views x %d families x 2 memory layouts, write "
+               "and read, at %d ranks: ok\n",
+               open_info != MPI_INFO_NULL ? " (collective buffering)" : "",
                NPAT, NFAM, nprocs);
     MPI_Finalize();
     return 0;

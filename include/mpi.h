@@ -1724,6 +1724,66 @@ SHOAL_MPI_FN(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int c
 SHOAL_MPI_FN(int, File_write_ordered_end, (MPI_File fh, const void *buf,
              MPI_Status *status))
 
+/* MPI-IO, large-count forms (MPI 4.0) */
+SHOAL_MPI_FN(int, File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_all_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iread_all_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read_shared_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iread_shared_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_read_ordered_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_read_at_all_begin_c, (MPI_File fh, MPI_Offset offset,
+             void *buf, MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_read_all_begin_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_read_ordered_begin_c, (MPI_File fh, void *buf,
+             MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_all_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_iwrite_all_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write_shared_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_iwrite_shared_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Request *request))
+SHOAL_MPI_FN(int, File_write_ordered_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype, MPI_Status *status))
+SHOAL_MPI_FN(int, File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset,
+             const void *buf, MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_all_begin_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_write_ordered_begin_c, (MPI_File fh, const void *buf,
+             MPI_Count count, MPI_Datatype datatype))
+SHOAL_MPI_FN(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype,
+                                           MPI_Count *extent))
+
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
 SHOAL_MPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
@@ -1739,6 +1799,8 @@ SHOAL_MPI_FN(MPI_Fint, Info_c2f, (MPI_Info info))
 SHOAL_MPI_FN(MPI_Info, Info_f2c, (MPI_Fint info))
 SHOAL_MPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
 SHOAL_MPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+SHOAL_MPI_FN(MPI_Fint, File_c2f, (MPI_File file))
+SHOAL_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
 
 #undef SHOAL_MPI_FN
 

@@ -38,9 +38,9 @@
 #define MPI_MAGIC_FILE 0x46696c65u /* "File" */
 
 /* Every amode bit the standard defines. */
-#define IO_AMODE_ALL                                                         \
-    (MPI_MODE_CREATE | MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |    \
-     MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_EXCL |        \
+#define IO_AMODE_ALL                                                           \
+    (MPI_MODE_CREATE | MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |     \
+     MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_EXCL |         \
      MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
 
 /* A file view, flattened (io_view.c). */
@@ -68,25 +68,26 @@ struct shoal_mpi_file {
     MPI_Info hints;      /* the hints given, kept (never MPI_INFO_NULL) */
     MPI_Errhandler errh; /* retained */
     io_view_t view;
-    MPI_Offset pos;      /* individual pointer: stream bytes */
+    MPI_Offset pos; /* individual pointer: stream bytes */
     /* shared pointer (io_shared.c) */
-    int shfd;            /* side file, -1 when it could not be made */
-    int sh_err;          /* why not: an MPI error class */
+    int shfd;   /* side file, -1 when it could not be made */
+    int sh_err; /* why not: an MPI error class */
     char *shpath;
     /* collective buffering (io_twophase.c), agreed at open, set_view and
      * set_info from rank 0's hints */
     int cb_read, cb_write; /* romio_cb_read / romio_cb_write enabled */
     int cb_nodes;          /* aggregators to use (0: one per host) */
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
-    int *aggs;             /* ranks of the aggregators: local rank 0 of each host */
+    int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
     /* split collective in progress (io_coll.c) */
-    int split;           /* 0, or 1 + the kind of access begun */
+    int split; /* 0, or 1 + the kind of access begun */
     int split_rc;
     MPI_Count split_bytes;
 };
 
-/* ---- errors (io_errh.c) --------------------------------------------------- */
+/* ---- errors (io_errh.c) ---------------------------------------------------
+ */
 
 /*
  * Report an error of fn on file fh: record the detail, run fh's handler
@@ -113,7 +114,8 @@ const char *io_strip_prefix(const char *name);
 /* The handler MPI_FILE_NULL holds now (retained by the caller if kept). */
 MPI_Errhandler io_null_errh(void);
 
-/* ---- hints (io_hints.c) ---------------------------------------------------- */
+/* ---- hints (io_hints.c) ----------------------------------------------------
+ */
 
 /* Add info's hints to the file's (set_info, set_view): MPI_SUCCESS or
  * MPI_ERR_NO_MEM. */
@@ -122,7 +124,8 @@ int io_hints_merge(MPI_File fh, MPI_Info info);
 /* Agree on the hints that change behaviour: rank 0's win (collective). */
 int io_hints_apply(MPI_File fh);
 
-/* ---- collective buffering (io_twophase.c) ----------------------------------- */
+/* ---- collective buffering (io_twophase.c) -----------------------------------
+ */
 
 /* At open, collectively: one aggregator per host. */
 int io_twophase_setup(MPI_File fh);
@@ -140,7 +143,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
                    int *err_p);
 
-/* ---- views (io_view.c) ----------------------------------------------------- */
+/* ---- views (io_view.c) -----------------------------------------------------
+ */
 
 /* The default view: disp 0, MPI_BYTE, MPI_BYTE, "native" (MPI_SUCCESS
  * or MPI_ERR_NO_MEM). */
@@ -158,9 +162,9 @@ MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off);
 /* A walk over the file blocks of the stream from a position on. */
 typedef struct io_walk {
     const io_view_t *v;
-    MPI_Offset tile;  /* filetype copy */
-    MPI_Count seg;    /* block of it */
-    MPI_Count off;    /* bytes done in that block */
+    MPI_Offset tile; /* filetype copy */
+    MPI_Count seg;   /* block of it */
+    MPI_Count off;   /* bytes done in that block */
 } io_walk_t;
 
 void io_walk_init(io_walk_t *w, const io_view_t *v, MPI_Offset pos);
@@ -168,25 +172,27 @@ void io_walk_init(io_walk_t *w, const io_view_t *v, MPI_Offset pos);
  * no data), its offset in *off. */
 MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off);
 
-/* ---- list IO (io_list.c) ----------------------------------------------------- */
+/* ---- list IO (io_list.c)
+ * ----------------------------------------------------- */
 
 /*
  * Move count elements of dt at buf to (wr) or from the file through fh's
  * view, from stream byte pos on.  *done_p = bytes moved (a read stops at
  * the end of the file).  MPI_SUCCESS or a class, with *err_p = errno.
  */
-int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
-               MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
-               int *err_p);
+int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
+               MPI_Datatype dt, MPI_Count *done_p, int *err_p);
 
-/* ---- locks (io_lock.c) ------------------------------------------------------- */
+/* ---- locks (io_lock.c)
+ * ------------------------------------------------------- */
 
 /* Take (F_SETLKW) or drop a lock over [lo, hi) of fd; wr: exclusive.
  * 0 or an errno. */
 int io_lock(int fd, int wr, MPI_Offset lo, MPI_Offset hi);
 int io_unlock(int fd, MPI_Offset lo, MPI_Offset hi);
 
-/* ---- access (io_access.c) ---------------------------------------------------- */
+/* ---- access (io_access.c)
+ * ---------------------------------------------------- */
 
 /* Where an access starts. */
 #define IO_AT 0      /* explicit offset */
@@ -207,8 +213,8 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
 /* io_access, then the status (blocking calls) or a completed request
  * (nonblocking ones, which do their work at once). */
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
-                MPI_Offset offset, void *buf, MPI_Count count,
-                MPI_Datatype dt, MPI_Status *status);
+                MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
+                MPI_Status *status);
 int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
                    MPI_Offset offset, void *buf, MPI_Count count,
                    MPI_Datatype dt, MPI_Request *request);
@@ -223,7 +229,8 @@ void io_status_set(MPI_Status *status, MPI_Count bytes);
 int io_request_done(MPI_File fh, const char *fn, MPI_Count bytes,
                     MPI_Request *request);
 
-/* ---- shared pointer (io_shared.c) -------------------------------------------- */
+/* ---- shared pointer (io_shared.c)
+ * -------------------------------------------- */
 
 /* At open, collectively: rank 0 makes the side file holding init (stream
  * bytes), the others open it.  Never fails the open: a file without one

@@ -86,16 +86,15 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (count < 0)
-        return io_error(fh, MPI_ERR_COUNT, fn, "count %lld is negative",
-                        count);
+        return io_error(fh, MPI_ERR_COUNT, fn, "count %lld is negative", count);
     if ((rc = io_check_type(fh, dt, fn, "datatype")) != MPI_SUCCESS)
         return rc;
     if (wr && (fh->amode & MPI_MODE_RDONLY))
         return io_error(fh, MPI_ERR_READ_ONLY, fn,
                         "%s was opened MPI_MODE_RDONLY", fh->path);
     if (!wr && (fh->amode & MPI_MODE_WRONLY))
-        return io_error(fh, MPI_ERR_ACCESS, fn,
-                        "%s was opened MPI_MODE_WRONLY", fh->path);
+        return io_error(fh, MPI_ERR_ACCESS, fn, "%s was opened MPI_MODE_WRONLY",
+                        fh->path);
     if ((fh->amode & MPI_MODE_SEQUENTIAL) &&
         (where == IO_AT || where == IO_INDIV))
         return io_error(fh, MPI_ERR_UNSUPPORTED_OPERATION, fn,
@@ -127,16 +126,16 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
     case IO_SHARED:
         rc = io_shared_fetch_add(fh, bytes, &pos, &err);
         if (rc != MPI_SUCCESS)
-            return io_error(fh, rc, fn,
-                            "the shared file pointer of %s: %s", fh->path,
+            return io_error(fh, rc, fn, "the shared file pointer of %s: %s",
+                            fh->path,
                             err ? strerror(err)
                                 : "its side file could not be made at open");
         break;
     default: /* IO_ORDERED */
         rc = ordered_start(fh, bytes, &pos, &err);
         if (rc != MPI_SUCCESS)
-            return io_error(fh, rc, fn,
-                            "the shared file pointer of %s: %s", fh->path,
+            return io_error(fh, rc, fn, "the shared file pointer of %s: %s",
+                            fh->path,
                             err ? strerror(err)
                                 : "its side file could not be made at open, "
                                   "or a rank was lost");
@@ -153,8 +152,7 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
                             fh->path, lo, hi, strerror(err));
         locked = 1;
     }
-    if (coll && (where == IO_AT || where == IO_INDIV) &&
-        io_twophase_on(fh, wr))
+    if (coll && (where == IO_AT || where == IO_INDIV) && io_twophase_on(fh, wr))
         rc = io_twophase_rw(fh, wr, pos, buf, count, dt, &done, &err);
     else
         rc = io_list_rw(fh, wr, pos, buf, count, dt, &done, &err);
@@ -173,12 +171,11 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
 }
 
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
-                MPI_Offset offset, void *buf, MPI_Count count,
-                MPI_Datatype dt, MPI_Status *status)
+                MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
+                MPI_Status *status)
 {
     MPI_Count bytes;
-    int rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt,
-                       &bytes);
+    int rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt, &bytes);
 
     if (rc == MPI_SUCCESS)
         io_status_set(status, bytes);

@@ -21,7 +21,7 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_read_at_all", 0, IO_AT, 1, offset,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read_at_all)
 
@@ -29,15 +29,15 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                            MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iread_at_all", 0, IO_AT, 1, offset,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iread_at_all)
 
-int PMPI_File_read_all(MPI_File fh, void *buf, int count,
-                       MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status)
 {
-    return io_blocking(fh, "MPI_File_read_all", 0, IO_INDIV, 1, 0,
-                  (void *)buf, count, datatype, status);
+    return io_blocking(fh, "MPI_File_read_all", 0, IO_INDIV, 1, 0, (void *)buf,
+                       count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read_all)
 
@@ -45,7 +45,7 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count,
                         MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iread_all", 0, IO_INDIV, 1, 0,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iread_all)
 
@@ -53,31 +53,32 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_read_ordered", 0, IO_ORDERED, 1, 0,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read_ordered)
 
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+                           int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_write_at_all", 1, IO_AT, 1, offset,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write_at_all)
 
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+                            int count, MPI_Datatype datatype,
+                            MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iwrite_at_all", 1, IO_AT, 1, offset,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iwrite_at_all)
 
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
                         MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking(fh, "MPI_File_write_all", 1, IO_INDIV, 1, 0,
-                  (void *)buf, count, datatype, status);
+    return io_blocking(fh, "MPI_File_write_all", 1, IO_INDIV, 1, 0, (void *)buf,
+                       count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write_all)
 
@@ -85,7 +86,7 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
                          MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iwrite_all", 1, IO_INDIV, 1, 0,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iwrite_all)
 
@@ -93,21 +94,113 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
                             MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_write_ordered", 1, IO_ORDERED, 1, 0,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write_ordered)
 
+/* ---- large-count forms (MPI 4.0) ---------------------------------------- */
+
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
+                            MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_at_all_c", 0, IO_AT, 1, offset,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_at_all_c)
+
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
+                             MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iread_at_all_c", 0, IO_AT, 1, offset,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iread_at_all_c)
+
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_all_c", 0, IO_INDIV, 1, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_all_c)
+
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iread_all_c", 0, IO_INDIV, 1, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iread_all_c)
+
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_ordered_c", 0, IO_ORDERED, 1, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_ordered_c)
+
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                             MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_at_all_c", 1, IO_AT, 1, offset,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_at_all_c)
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                              MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iwrite_at_all_c", 1, IO_AT, 1, offset,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iwrite_at_all_c)
+
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_all_c", 1, IO_INDIV, 1, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_all_c)
+
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iwrite_all_c", 1, IO_INDIV, 1, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iwrite_all_c)
+
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_ordered_c", 1, IO_ORDERED, 1, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_ordered_c)
+
 /* Split collectives: kinds recorded in fh->split (1 + kind). */
-enum { SPLIT_READ_AT, SPLIT_WRITE_AT, SPLIT_READ_ALL, SPLIT_WRITE_ALL,
-       SPLIT_READ_ORDERED, SPLIT_WRITE_ORDERED };
+enum {
+    SPLIT_READ_AT,
+    SPLIT_WRITE_AT,
+    SPLIT_READ_ALL,
+    SPLIT_WRITE_ALL,
+    SPLIT_READ_ORDERED,
+    SPLIT_WRITE_ORDERED
+};
 
 static const char *const split_names[] = {
-    "MPI_File_read_at_all_begin", "MPI_File_write_at_all_begin",
-    "MPI_File_read_all_begin",    "MPI_File_write_all_begin",
+    "MPI_File_read_at_all_begin",  "MPI_File_write_at_all_begin",
+    "MPI_File_read_all_begin",     "MPI_File_write_all_begin",
     "MPI_File_read_ordered_begin", "MPI_File_write_ordered_begin"};
 
 static int split_begin(MPI_File fh, int kind, MPI_Offset offset, void *buf,
-                       int count, MPI_Datatype dt)
+                       MPI_Count count, MPI_Datatype dt)
 {
     static const int where[] = {IO_AT,    IO_AT,      IO_INDIV,
                                 IO_INDIV, IO_ORDERED, IO_ORDERED};
@@ -131,24 +224,22 @@ static int split_begin(MPI_File fh, int kind, MPI_Offset offset, void *buf,
     return MPI_SUCCESS;
 }
 
-static int split_end(MPI_File fh, int kind, const char *fn,
-                     MPI_Status *status)
+static int split_end(MPI_File fh, int kind, const char *fn, MPI_Status *status)
 {
     int rc;
 
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (fh->split != 1 + kind)
-        return io_error(fh, MPI_ERR_OTHER, fn,
-                        "no %s is in progress on %s", split_names[kind],
-                        fh->path);
+        return io_error(fh, MPI_ERR_OTHER, fn, "no %s is in progress on %s",
+                        split_names[kind], fh->path);
     fh->split = 0;
     io_status_set(status, fh->split_bytes);
     return MPI_SUCCESS;
 }
 
-int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                              MPI_Datatype datatype)
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
+                                int count, MPI_Datatype datatype)
 {
     return split_begin(fh, 0, offset, (void *)buf, count, datatype);
 }
@@ -162,7 +253,7 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 SHOAL_MPI_WEAK(File_read_at_all_end)
 
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
-                              MPI_Datatype datatype)
+                             MPI_Datatype datatype)
 {
     return split_begin(fh, 2, 0, (void *)buf, count, datatype);
 }
@@ -176,7 +267,7 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 SHOAL_MPI_WEAK(File_read_all_end)
 
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
-                              MPI_Datatype datatype)
+                                 MPI_Datatype datatype)
 {
     return split_begin(fh, 4, 0, (void *)buf, count, datatype);
 }
@@ -189,8 +280,9 @@ int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 }
 SHOAL_MPI_WEAK(File_read_ordered_end)
 
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                              MPI_Datatype datatype)
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
+                                 const void *buf, int count,
+                                 MPI_Datatype datatype)
 {
     return split_begin(fh, 1, offset, (void *)buf, count, datatype);
 }
@@ -218,16 +310,59 @@ int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 SHOAL_MPI_WEAK(File_write_all_end)
 
 int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
-                              MPI_Datatype datatype)
+                                  MPI_Datatype datatype)
 {
     return split_begin(fh, 5, 0, (void *)buf, count, datatype);
 }
 SHOAL_MPI_WEAK(File_write_ordered_begin)
 
-int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf,
+                                MPI_Status *status)
 {
     (void)buf;
     return split_end(fh, 5, "MPI_File_write_ordered_end", status);
 }
 SHOAL_MPI_WEAK(File_write_ordered_end)
 
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf,
+                                  MPI_Count count, MPI_Datatype datatype)
+{
+    return split_begin(fh, 0, offset, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_read_at_all_begin_c)
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
+                               MPI_Datatype datatype)
+{
+    return split_begin(fh, 2, 0, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_read_all_begin_c)
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    return split_begin(fh, 4, 0, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_read_ordered_begin_c)
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset,
+                                   const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    return split_begin(fh, 1, offset, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_write_at_all_begin_c)
+
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype)
+{
+    return split_begin(fh, 3, 0, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_write_all_begin_c)
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf,
+                                    MPI_Count count, MPI_Datatype datatype)
+{
+    return split_begin(fh, 5, 0, (void *)buf, count, datatype);
+}
+SHOAL_MPI_WEAK(File_write_ordered_begin_c)

@@ -16,8 +16,8 @@
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                       MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking(fh, "MPI_File_read_at", 0, IO_AT, 0, offset,
-                  (void *)buf, count, datatype, status);
+    return io_blocking(fh, "MPI_File_read_at", 0, IO_AT, 0, offset, (void *)buf,
+                       count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read_at)
 
@@ -25,23 +25,23 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                        MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iread_at", 0, IO_AT, 0, offset,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iread_at)
 
-int PMPI_File_read(MPI_File fh, void *buf, int count,
-                   MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status)
 {
-    return io_blocking(fh, "MPI_File_read", 0, IO_INDIV, 0, 0,
-                  (void *)buf, count, datatype, status);
+    return io_blocking(fh, "MPI_File_read", 0, IO_INDIV, 0, 0, (void *)buf,
+                       count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read)
 
-int PMPI_File_iread(MPI_File fh, void *buf, int count,
-                    MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request)
 {
-    return io_nonblocking(fh, "MPI_File_iread", 0, IO_INDIV, 0, 0,
-                  (void *)buf, count, datatype, request);
+    return io_nonblocking(fh, "MPI_File_iread", 0, IO_INDIV, 0, 0, (void *)buf,
+                          count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iread)
 
@@ -49,7 +49,7 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_read_shared", 0, IO_SHARED, 0, 0,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_read_shared)
 
@@ -57,39 +57,39 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count,
                            MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iread_shared", 0, IO_SHARED, 0, 0,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iread_shared)
 
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                       MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
+                       int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_write_at", 1, IO_AT, 0, offset,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write_at)
 
-int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf,
+                        int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iwrite_at", 1, IO_AT, 0, offset,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iwrite_at)
 
 int PMPI_File_write(MPI_File fh, const void *buf, int count,
                     MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking(fh, "MPI_File_write", 1, IO_INDIV, 0, 0,
-                  (void *)buf, count, datatype, status);
+    return io_blocking(fh, "MPI_File_write", 1, IO_INDIV, 0, 0, (void *)buf,
+                       count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write)
 
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count,
                      MPI_Datatype datatype, MPI_Request *request)
 {
-    return io_nonblocking(fh, "MPI_File_iwrite", 1, IO_INDIV, 0, 0,
-                  (void *)buf, count, datatype, request);
+    return io_nonblocking(fh, "MPI_File_iwrite", 1, IO_INDIV, 0, 0, (void *)buf,
+                          count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iwrite)
 
@@ -97,7 +97,7 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking(fh, "MPI_File_write_shared", 1, IO_SHARED, 0, 0,
-                  (void *)buf, count, datatype, status);
+                       (void *)buf, count, datatype, status);
 }
 SHOAL_MPI_WEAK(File_write_shared)
 
@@ -105,9 +105,111 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
                             MPI_Datatype datatype, MPI_Request *request)
 {
     return io_nonblocking(fh, "MPI_File_iwrite_shared", 1, IO_SHARED, 0, 0,
-                  (void *)buf, count, datatype, request);
+                          (void *)buf, count, datatype, request);
 }
 SHOAL_MPI_WEAK(File_iwrite_shared)
+
+/* ---- large-count forms (MPI 4.0) ---------------------------------------- */
+
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf,
+                        MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_at_c", 0, IO_AT, 0, offset,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_at_c)
+
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf,
+                         MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iread_at_c", 0, IO_AT, 0, offset,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iread_at_c)
+
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_c", 0, IO_INDIV, 0, 0, (void *)buf,
+                       count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_c)
+
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iread_c", 0, IO_INDIV, 0, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iread_c)
+
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_read_shared_c", 0, IO_SHARED, 0, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_read_shared_c)
+
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iread_shared_c", 0, IO_SHARED, 0, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iread_shared_c)
+
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                         MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_at_c", 1, IO_AT, 0, offset,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_at_c)
+
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                          MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iwrite_at_c", 1, IO_AT, 0, offset,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iwrite_at_c)
+
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_c", 1, IO_INDIV, 0, 0, (void *)buf,
+                       count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_c)
+
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iwrite_c", 1, IO_INDIV, 0, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iwrite_c)
+
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status)
+{
+    return io_blocking(fh, "MPI_File_write_shared_c", 1, IO_SHARED, 0, 0,
+                       (void *)buf, count, datatype, status);
+}
+SHOAL_MPI_WEAK(File_write_shared_c)
+
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Request *request)
+{
+    return io_nonblocking(fh, "MPI_File_iwrite_shared_c", 1, IO_SHARED, 0, 0,
+                          (void *)buf, count, datatype, request);
+}
+SHOAL_MPI_WEAK(File_iwrite_shared_c)
 
 /* ---- file pointers ------------------------------------------------------- */
 
@@ -154,8 +256,8 @@ static int seek_to(MPI_File fh, const char *fn, MPI_Offset cur,
     if (__builtin_add_overflow(base, offset, &to) || to < 0 ||
         __builtin_mul_overflow(to, fh->view.esize, &bytes))
         return io_error(fh, MPI_ERR_ARG, fn,
-                        "offset %lld from %lld is outside the view",
-                        offset, base);
+                        "offset %lld from %lld is outside the view", offset,
+                        base);
     *to_p = to;
     return MPI_SUCCESS;
 }
@@ -171,8 +273,8 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     if (fh->amode & MPI_MODE_SEQUENTIAL)
         return io_error(fh, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                         "%s was opened MPI_MODE_SEQUENTIAL", fh->path);
-    if ((rc = seek_to(fh, fn, fh->pos / fh->view.esize, offset, whence,
-                      &to)) != MPI_SUCCESS)
+    if ((rc = seek_to(fh, fn, fh->pos / fh->view.esize, offset, whence, &to)) !=
+        MPI_SUCCESS)
         return rc;
     fh->pos = to * fh->view.esize;
     return MPI_SUCCESS;
@@ -222,9 +324,9 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     if (cls != MPI_SUCCESS)
         return io_error(fh, cls, fn, "%s: moving the shared pointer: %s",
                         fh->path,
-                        err ? strerror(err)
-                            : rank == 0 ? "no side file, or a bad offset"
-                                        : "rank 0 failed");
+                        err         ? strerror(err)
+                        : rank == 0 ? "no side file, or a bad offset"
+                                    : "rank 0 failed");
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_seek_shared)
@@ -240,17 +342,15 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     if (offset == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "offset is NULL");
     if ((rc = io_shared_fetch_add(fh, 0, &cur, &err)) != MPI_SUCCESS)
-        return io_error(fh, rc, fn, "the shared file pointer of %s: %s",
-                        fh->path,
-                        err ? strerror(err)
-                            : "its side file could not be made at open");
+        return io_error(
+            fh, rc, fn, "the shared file pointer of %s: %s", fh->path,
+            err ? strerror(err) : "its side file could not be made at open");
     *offset = cur / fh->view.esize;
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_get_position_shared)
 
-int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset,
-                              MPI_Offset *disp)
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     const char *fn = "MPI_File_get_byte_offset";
     MPI_Offset pos;

@@ -79,9 +79,8 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
     return 0;
 }
 
-int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
-               MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
-               int *err_p)
+int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
+               MPI_Datatype dt, MPI_Count *done_p, int *err_p)
 {
     mpi_dt_cursor_t c;
     io_walk_t w;

@@ -22,9 +22,9 @@
 
 const char *io_strip_prefix(const char *name)
 {
-    static const char *const prefixes[] = {"ufs:", "nfs:", "lustre:",
-                                           "gpfs:", "pvfs2:", "panfs:",
-                                           "xfs:", "testfs:", "shoal:"};
+    static const char *const prefixes[] = {
+        "ufs:",   "nfs:", "lustre:", "gpfs:", "pvfs2:",
+        "panfs:", "xfs:", "testfs:", "shoal:"};
 
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
         size_t n = strlen(prefixes[i]);
@@ -207,8 +207,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     if (first[0] != MPI_SUCCESS) {
         PMPI_Comm_free(&dup);
         if (rank == 0)
-            return io_error(MPI_FILE_NULL, (int)first[0], fn, "%s: %s",
-                            path, strerror(err));
+            return io_error(MPI_FILE_NULL, (int)first[0], fn, "%s: %s", path,
+                            strerror(err));
         return io_error(MPI_FILE_NULL, (int)first[0], fn,
                         "%s: rank 0 could not open it", path);
     }
@@ -361,13 +361,12 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
         return io_error(MPI_FILE_NULL, MPI_ERR_BAD_FILE, fn,
                         "filename is NULL");
     if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO)
-        return io_error(MPI_FILE_NULL, MPI_ERR_INFO, fn,
-                        "invalid info object");
+        return io_error(MPI_FILE_NULL, MPI_ERR_INFO, fn, "invalid info object");
     path = io_strip_prefix(filename);
     if (unlink(path) != 0) {
         int err = errno;
-        return io_error(MPI_FILE_NULL, io_errno_class(err), fn, "%s: %s",
-                        path, strerror(err));
+        return io_error(MPI_FILE_NULL, io_errno_class(err), fn, "%s: %s", path,
+                        strerror(err));
     }
     return MPI_SUCCESS;
 }

@@ -33,8 +33,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 SHOAL_MPI_WEAK(File_get_size)
 
 /* set_size (grow_only 0) and preallocate (1). */
-static int resize(MPI_File fh, MPI_Offset size, int grow_only,
-                  const char *fn)
+static int resize(MPI_File fh, MPI_Offset size, int grow_only, const char *fn)
 {
     long long v[3], all[3];
     int rc, rank, lc = MPI_SUCCESS, err = 0;
@@ -56,13 +55,12 @@ static int resize(MPI_File fh, MPI_Offset size, int grow_only,
         MPI_SUCCESS)
         return io_error(fh, rc, fn, "lost the other ranks");
     if (lc != MPI_SUCCESS)
-        return io_error(fh, lc, fn, "%s",
-                        lc == MPI_ERR_ARG ? "size is negative"
-                        : lc == MPI_ERR_READ_ONLY
-                            ? "the file was opened MPI_MODE_RDONLY"
-                        : lc == MPI_ERR_OTHER
-                            ? "a split collective is in progress"
-                            : "the file was opened MPI_MODE_SEQUENTIAL");
+        return io_error(
+            fh, lc, fn, "%s",
+            lc == MPI_ERR_ARG         ? "size is negative"
+            : lc == MPI_ERR_READ_ONLY ? "the file was opened MPI_MODE_RDONLY"
+            : lc == MPI_ERR_OTHER     ? "a split collective is in progress"
+                                  : "the file was opened MPI_MODE_SEQUENTIAL");
     if (all[0] != MPI_SUCCESS)
         return io_error(fh, (int)all[0], fn,
                         "another rank's arguments were invalid");

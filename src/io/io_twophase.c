@@ -249,8 +249,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    : LLONG_MIN;
     {
         long long v[3] = {range[0], range[1], lc}, g[3];
-        if ((rc = PMPI_Allreduce(v, g, 3, MPI_LONG_LONG, MPI_MAX,
-                                 fh->comm)) != MPI_SUCCESS)
+        if ((rc = PMPI_Allreduce(v, g, 3, MPI_LONG_LONG, MPI_MAX, fh->comm)) !=
+            MPI_SUCCESS)
             goto out;
         if (g[2] != MPI_SUCCESS) {
             rc = (int)g[2];
@@ -331,9 +331,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     rdc = malloc((size_t)P * sizeof(MPI_Count));
     sdd = malloc((size_t)P * sizeof(MPI_Aint));
     rdd = malloc((size_t)P * sizeof(MPI_Aint));
-    lc = sbc && sbd && rbc && rbd && sdc && rdc && sdd && rdd
-             ? MPI_SUCCESS
-             : MPI_ERR_NO_MEM;
+    lc = sbc && sbd && rbc && rbd && sdc && rdc && sdd && rdd ? MPI_SUCCESS
+                                                              : MPI_ERR_NO_MEM;
     if (lc == MPI_SUCCESS) {
         long long sb = 0, sd = 0, rb = 0, rd = 0;
         for (int r = 0; r < P; r++) {
@@ -368,9 +367,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     if ((rc = PMPI_Alltoallv(sdesc, sbc, sbd, MPI_LONG_LONG, rdesc, rbc, rbd,
                              MPI_LONG_LONG, fh->comm)) != MPI_SUCCESS)
         goto out;
-    if (wr && (rc = PMPI_Alltoallv_c(stream, sdc, sdd, MPI_BYTE, rbuf, rdc,
-                                     rdd, MPI_BYTE, fh->comm)) !=
-                  MPI_SUCCESS)
+    if (wr && (rc = PMPI_Alltoallv_c(stream, sdc, sdd, MPI_BYTE, rbuf, rdc, rdd,
+                                     MPI_BYTE, fh->comm)) != MPI_SUCCESS)
         goto out;
 
     /* Phase two: the aggregator's own IO. */
@@ -407,8 +405,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         struct stat st;
         MPI_Count have = bytes;
         if (fstat(fh->fd, &st) == 0) {
-            MPI_Offset before = io_view_stream_before(&fh->view,
-                                                      (MPI_Offset)st.st_size);
+            MPI_Offset before =
+                io_view_stream_before(&fh->view, (MPI_Offset)st.st_size);
             have = before - pos;
             if (have < 0)
                 have = 0;

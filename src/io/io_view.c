@@ -150,8 +150,8 @@ MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off)
     len = v->segs[w->seg].len - w->off;
     if (len > max)
         len = max;
-    *off = v->disp + w->tile * (MPI_Offset)v->fext + v->segs[w->seg].disp +
-           w->off;
+    *off =
+        v->disp + w->tile * (MPI_Offset)v->fext + v->segs[w->seg].disp + w->off;
     w->off += len;
     if (w->off == v->segs[w->seg].len) {
         w->off = 0;
@@ -194,7 +194,8 @@ MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off)
     return lo;
 }
 
-/* ---- the calls ------------------------------------------------------------- */
+/* ---- the calls -------------------------------------------------------------
+ */
 
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                        MPI_Datatype filetype, const char *datarep,
@@ -286,8 +287,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
         }
         return io_error(fh, lc, fn, "%s", why);
     }
-    if (info != MPI_INFO_NULL && (rc = io_hints_merge(fh, info)) !=
-                                     MPI_SUCCESS)
+    if (info != MPI_INFO_NULL && (rc = io_hints_merge(fh, info)) != MPI_SUCCESS)
         return io_error(fh, rc, fn, "no memory for the hints");
     if ((rc = io_hints_apply(fh)) != MPI_SUCCESS)
         return io_error(fh, rc, fn, "lost the other ranks");
@@ -326,8 +326,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
         return io_error(fh, rc, fn, "could not copy the etype");
     if (fh->view.ftype->flags & MPI_DT_PREDEF) {
         *filetype = fh->view.ftype;
-    } else if ((rc = PMPI_Type_dup(fh->view.ftype, filetype)) !=
-               MPI_SUCCESS) {
+    } else if ((rc = PMPI_Type_dup(fh->view.ftype, filetype)) != MPI_SUCCESS) {
         if (!(fh->view.etype->flags & MPI_DT_PREDEF))
             PMPI_Type_free(etype);
         return io_error(fh, rc, fn, "could not copy the filetype");
@@ -354,3 +353,15 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_get_type_extent)
+
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype,
+                                MPI_Count *extent)
+{
+    MPI_Aint e = 0;
+    int rc = PMPI_File_get_type_extent(fh, datatype, extent ? &e : NULL);
+
+    if (rc == MPI_SUCCESS)
+        *extent = e;
+    return rc;
+}
+SHOAL_MPI_WEAK(File_get_type_extent_c)

@@ -34,8 +34,8 @@ static int run(const char *path, int atomic)
     static unsigned char out[BLOCKS * BLEN], in[BLOCKS * BLEN];
     int torn = 0, torn_reads = 0;
 
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     MT_OK(MPI_File_set_atomicity(fh, atomic));
     MT_OK(MPI_Type_vector(BLOCKS, BLEN, 2 * BLEN, MPI_BYTE, &ft0));
     MT_OK(MPI_Type_create_resized(ft0, 0, 2 * BLOCKS * BLEN, &ft));

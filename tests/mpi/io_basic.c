@@ -31,41 +31,38 @@ static void open_errors(void)
     io_path(missing, sizeof(missing), "no/such/dir.dat");
     /* Missing file, read only: every rank fails with the same class. */
     MT_ERR(MPI_ERR_NO_SUCH_FILE,
-           MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
-                         MPI_INFO_NULL, &fh));
+           MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                         &fh));
     MT_CHECK(fh == MPI_FILE_NULL, "fh not MPI_FILE_NULL after a failure");
     /* amode rules */
-    MT_ERR(MPI_ERR_AMODE, MPI_File_open(MPI_COMM_WORLD, path, 0,
-                                        MPI_INFO_NULL, &fh));
+    MT_ERR(MPI_ERR_AMODE,
+           MPI_File_open(MPI_COMM_WORLD, path, 0, MPI_INFO_NULL, &fh));
     MT_ERR(MPI_ERR_AMODE,
            MPI_File_open(MPI_COMM_WORLD, path,
                          MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_CREATE,
                          MPI_INFO_NULL, &fh));
+    MT_ERR(MPI_ERR_AMODE, MPI_File_open(MPI_COMM_WORLD, path,
+                                        MPI_MODE_RDONLY | MPI_MODE_CREATE,
+                                        MPI_INFO_NULL, &fh));
     MT_ERR(MPI_ERR_AMODE,
-           MPI_File_open(MPI_COMM_WORLD, path,
-                         MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                         &fh));
-    MT_ERR(MPI_ERR_AMODE,
-           MPI_File_open(MPI_COMM_WORLD, path,
-                         MPI_MODE_RDONLY | MPI_MODE_EXCL, MPI_INFO_NULL,
-                         &fh));
-    MT_ERR(MPI_ERR_AMODE,
-           MPI_File_open(MPI_COMM_WORLD, path,
-                         MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL,
-                         &fh));
+           MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_EXCL,
+                         MPI_INFO_NULL, &fh));
+    MT_ERR(MPI_ERR_AMODE, MPI_File_open(MPI_COMM_WORLD, path,
+                                        MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL,
+                                        MPI_INFO_NULL, &fh));
     MT_ERR(MPI_ERR_AMODE,
            MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | (1 << 20),
                          MPI_INFO_NULL, &fh));
     /* One rank's bad amode fails every rank (nobody is left waiting). */
-    MT_ERR(MPI_ERR_AMODE,
-           MPI_File_open(MPI_COMM_WORLD, path,
-                         rank == nprocs - 1 ? 0
-                                            : MPI_MODE_RDWR | MPI_MODE_CREATE,
-                         MPI_INFO_NULL, &fh));
+    MT_ERR(
+        MPI_ERR_AMODE,
+        MPI_File_open(MPI_COMM_WORLD, path,
+                      rank == nprocs - 1 ? 0 : MPI_MODE_RDWR | MPI_MODE_CREATE,
+                      MPI_INFO_NULL, &fh));
     MT_CHECK(access(path, F_OK) != 0, "a failed open created %s", path);
-    MT_ERR(MPI_ERR_BAD_FILE, MPI_File_open(MPI_COMM_WORLD, NULL,
-                                           MPI_MODE_RDONLY, MPI_INFO_NULL,
-                                           &fh));
+    MT_ERR(MPI_ERR_BAD_FILE,
+           MPI_File_open(MPI_COMM_WORLD, NULL, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                         &fh));
     MT_ERR(MPI_ERR_COMM, MPI_File_open(MPI_COMM_NULL, path, MPI_MODE_RDONLY,
                                        MPI_INFO_NULL, &fh));
     MT_ERR(MPI_ERR_ARG, MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
@@ -79,11 +76,10 @@ static void open_errors(void)
                              MPI_INFO_NULL, &fh));
         /* The last rank cannot open: all fail, and the file rank 0
          * created is gone again. */
-        MT_ERR(MPI_ERR_NO_SUCH_FILE,
-               MPI_File_open(MPI_COMM_WORLD,
-                             rank == nprocs - 1 ? missing : path,
-                             MPI_MODE_RDWR | MPI_MODE_CREATE,
-                             MPI_INFO_NULL, &fh));
+        MT_ERR(
+            MPI_ERR_NO_SUCH_FILE,
+            MPI_File_open(MPI_COMM_WORLD, rank == nprocs - 1 ? missing : path,
+                          MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
         MT_OK(MPI_Barrier(MPI_COMM_WORLD));
         MT_CHECK(access(path, F_OK) != 0,
                  "the file created by a failed open stays");
@@ -104,18 +100,18 @@ static void open_errors(void)
         if (rank == 0)
             MT_CHECK(chmod(path, 0) == 0, "chmod");
         MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-        MT_ERR(MPI_ERR_ACCESS, MPI_File_open(MPI_COMM_WORLD, path,
-                                             MPI_MODE_RDONLY, MPI_INFO_NULL,
-                                             &fh));
+        MT_ERR(MPI_ERR_ACCESS,
+               MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
+                             MPI_INFO_NULL, &fh));
         MT_OK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 0)
             MT_CHECK(chmod(path, 0644) == 0, "chmod");
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     /* A directory is no file. */
-    MT_ERR(MPI_ERR_BAD_FILE, MPI_File_open(MPI_COMM_WORLD, io_dir,
-                                           MPI_MODE_RDONLY, MPI_INFO_NULL,
-                                           &fh));
+    MT_ERR(MPI_ERR_BAD_FILE,
+           MPI_File_open(MPI_COMM_WORLD, io_dir, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                         &fh));
     /* Delete, then delete again; a prefix such as ROMIO's "ufs:" works. */
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
@@ -141,10 +137,9 @@ static void sizes_and_queries(void)
     MT_OK(MPI_Info_create(&info));
     MT_OK(MPI_Info_set(info, "cb_buffer_size", "1048576"));
     MT_OK(MPI_Info_set(info, "no_such_hint_anywhere", "7"));
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE |
-                            MPI_MODE_DELETE_ON_CLOSE,
-                        info, &fh));
+    MT_OK(MPI_File_open(
+        MPI_COMM_WORLD, path,
+        MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, info, &fh));
     MT_OK(MPI_Info_free(&info));
     MT_OK(MPI_File_get_info(fh, &used));
     MT_OK(MPI_Info_get(used, "cb_buffer_size", sizeof(val) - 1, val, &flag));
@@ -162,8 +157,8 @@ static void sizes_and_queries(void)
     MT_OK(MPI_Info_free(&used));
 
     MT_OK(MPI_File_get_amode(fh, &amode));
-    MT_CHECK(amode == (MPI_MODE_RDWR | MPI_MODE_CREATE |
-                       MPI_MODE_DELETE_ON_CLOSE),
+    MT_CHECK(amode ==
+                 (MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE),
              "amode %d", amode);
     MT_OK(MPI_File_get_group(fh, &g));
     MT_OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
@@ -211,21 +206,19 @@ static void access_errors(void)
     MPI_Request req;
 
     io_path(path, sizeof(path), "c.dat");
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                        &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     MT_ERR(MPI_ERR_ACCESS, MPI_File_read_at(fh, 0, buf, 1, MPI_INT, &st));
     MT_ERR(MPI_ERR_COUNT, MPI_File_write_at(fh, 0, buf, -1, MPI_INT, &st));
-    MT_ERR(MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL,
-                                           &st));
+    MT_ERR(MPI_ERR_TYPE,
+           MPI_File_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL, &st));
     MT_OK(MPI_Type_contiguous(2, MPI_INT, &loose));
     MT_ERR(MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, loose, &st));
     MT_ERR(MPI_ERR_ARG, MPI_File_write_at(fh, -4, buf, 1, MPI_INT, &st));
     MT_ERR(MPI_ERR_ARG, MPI_File_iwrite_at(fh, 0, buf, 1, MPI_INT, NULL));
     MT_ERR(MPI_ERR_ARG, MPI_File_seek(fh, 0, 12345));
     MT_ERR(MPI_ERR_ARG, MPI_File_seek(fh, -1, MPI_SEEK_SET));
-    MT_ERR(MPI_ERR_FILE, MPI_File_write(MPI_FILE_NULL, buf, 1, MPI_INT,
-                                        &st));
+    MT_ERR(MPI_ERR_FILE, MPI_File_write(MPI_FILE_NULL, buf, 1, MPI_INT, &st));
     MT_ERR(MPI_ERR_FILE, MPI_File_get_size(MPI_FILE_NULL, &off));
     /* Split collectives: one at a time, and an end needs its begin. */
     MT_ERR(MPI_ERR_OTHER, MPI_File_write_all_end(fh, buf, &st));
@@ -242,14 +235,14 @@ static void access_errors(void)
                              MPI_INFO_NULL));
     MT_ERR(MPI_ERR_ARG, MPI_File_set_view(fh, -8, MPI_INT, MPI_INT, "native",
                                           MPI_INFO_NULL));
-    MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT,
-                                           "native", MPI_INFO_NULL));
+    MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT, "native",
+                                           MPI_INFO_NULL));
     {
         int bl[2] = {1, 1}, d[2] = {4, 0};
         MT_OK(MPI_Type_indexed(2, bl, d, MPI_INT, &bad));
         MT_OK(MPI_Type_commit(&bad));
-        MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_INT, bad, "native",
-                                               MPI_INFO_NULL));
+        MT_ERR(MPI_ERR_TYPE,
+               MPI_File_set_view(fh, 0, MPI_INT, bad, "native", MPI_INFO_NULL));
         MT_OK(MPI_Type_free(&bad));
     }
     if (nprocs > 1)
@@ -258,8 +251,8 @@ static void access_errors(void)
                                  rank == 0 ? MPI_INT : MPI_SHORT, "native",
                                  MPI_INFO_NULL));
     /* "internal" is "native"; an access of part of an etype is refused. */
-    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal",
-                            MPI_INFO_NULL));
+    MT_OK(
+        MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL));
     MT_ERR(MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, MPI_SHORT, &st));
     MT_OK(MPI_File_close(&fh));
     MT_OK(MPI_Type_free(&loose));
@@ -295,8 +288,8 @@ static void handlers(void)
     /* The default: MPI_ERRORS_RETURN, on MPI_FILE_NULL and on new files. */
     MT_OK(MPI_File_get_errhandler(MPI_FILE_NULL, &got));
     MT_CHECK(got == MPI_ERRORS_RETURN, "MPI_FILE_NULL's default handler");
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     MT_OK(MPI_File_get_errhandler(fh, &got));
     MT_CHECK(got == MPI_ERRORS_RETURN, "a new file's default handler");
     /* The error string names the call and says what was wrong. */
@@ -315,8 +308,7 @@ static void handlers(void)
              "file handler: %d calls, code %d", handler_calls, handler_code);
     MT_OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     MT_CHECK(handler_calls == 2 && handler_code == MPI_ERR_IO,
-             "call_errhandler: %d calls, code %d", handler_calls,
-             handler_code);
+             "call_errhandler: %d calls, code %d", handler_calls, handler_code);
     MT_OK(MPI_File_get_errhandler(fh, &got));
     MT_CHECK(got == eh, "get_errhandler");
     MT_OK(MPI_Errhandler_free(&got));
@@ -356,9 +348,8 @@ static void positions(void)
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     /* APPEND: the pointers start at the end. */
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_WRONLY | MPI_MODE_APPEND, MPI_INFO_NULL,
-                        &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_APPEND,
+                        MPI_INFO_NULL, &fh));
     MT_OK(MPI_File_get_position(fh, &pos));
     MT_CHECK(pos == 100, "APPEND: position %lld", pos);
     MT_OK(MPI_File_get_position_shared(fh, &pos));
@@ -386,13 +377,56 @@ static void positions(void)
     {
         MPI_Aint lb, ext;
         MT_OK(MPI_Type_get_extent(ft, &lb, &ext));
-        MT_CHECK(ext == 8, "the view's filetype has extent %ld",
-                 (long)ext);
+        MT_CHECK(ext == 8, "the view's filetype has extent %ld", (long)ext);
         MT_OK(MPI_File_get_type_extent(fh, ft, &ext));
         MT_CHECK(ext == 8, "get_type_extent %ld", (long)ext);
     }
     MT_OK(MPI_Type_free(&ft));
     MT_OK(MPI_Type_free(&ft2));
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
+/* The large-count forms and Fortran handles. */
+static void large_count_forms(void)
+{
+    char path[512];
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Request req;
+    MPI_Count got = -1, ext = 0;
+    int out[8], in[8];
+
+    io_path(path, sizeof(path), "f.dat");
+    for (int i = 0; i < 8; i++)
+        out[i] = rank * 8 + i;
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_CHECK(MPI_File_f2c(MPI_File_c2f(fh)) == fh, "File_c2f/f2c");
+    MT_CHECK(MPI_File_c2f(MPI_FILE_NULL) == 0, "File_c2f of MPI_FILE_NULL");
+    MT_OK(MPI_File_write_at_c(fh, (MPI_Offset)rank * 32, out, 4, MPI_INT,
+                              &st));
+    MT_OK(MPI_Get_count_c(&st, MPI_INT, &got));
+    MT_CHECK(got == 4, "write_at_c count %lld", got);
+    MT_OK(MPI_File_seek(fh, (MPI_Offset)rank * 32 + 16, MPI_SEEK_SET));
+    MT_OK(MPI_File_write_all_c(fh, out + 4, 4, MPI_INT, &st));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_File_iread_at_c(fh, (MPI_Offset)rank * 32, in, 8, MPI_INT,
+                              &req));
+    MT_OK(MPI_Wait(&req, &st));
+    MT_OK(MPI_Get_count_c(&st, MPI_INT, &got));
+    MT_CHECK(got == 8, "iread_at_c count %lld", got);
+    for (int i = 0; i < 8; i++)
+        MT_CHECK(in[i] == out[i], "int %d: %d", i, in[i]);
+    MT_OK(MPI_File_read_at_all_begin_c(fh, (MPI_Offset)rank * 32, in, 2,
+                                       MPI_INT));
+    MT_OK(MPI_File_read_at_all_end(fh, in, &st));
+    MT_OK(MPI_Get_count_c(&st, MPI_INT, &got));
+    MT_CHECK(got == 2, "read_at_all_begin_c count %lld", got);
+    MT_OK(MPI_File_get_type_extent_c(fh, MPI_DOUBLE, &ext));
+    MT_CHECK(ext == 8, "get_type_extent_c %lld", ext);
     MT_OK(MPI_File_close(&fh));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
@@ -411,6 +445,7 @@ int main(int argc, char **argv)
     access_errors();
     handlers();
     positions();
+    large_count_forms();
     io_dir_remove();
     if (rank == 0)
         printf("io_basic at %d ranks: ok\n", nprocs);

@@ -20,12 +20,21 @@ static const char *const pat_name[] = {"contig",   "tiled",   "vector",
                                        "subarray", "indexed", "struct"};
 
 enum {
-    F_AT, F_INDIV, F_ALL, F_AT_ALL, F_IAT, F_I, F_IALL, F_IAT_ALL,
-    F_AT_ALL_SPLIT, F_ALL_SPLIT, NFAM
+    F_AT,
+    F_INDIV,
+    F_ALL,
+    F_AT_ALL,
+    F_IAT,
+    F_I,
+    F_IALL,
+    F_IAT_ALL,
+    F_AT_ALL_SPLIT,
+    F_ALL_SPLIT,
+    NFAM
 };
 static const char *const fam_name[] = {
-    "at",  "indiv", "all",  "at_all",       "iat",
-    "i",   "iall",  "iat_all", "at_all_split", "all_split"};
+    "at", "indiv", "all",     "at_all",       "iat",
+    "i",  "iall",  "iat_all", "at_all_split", "all_split"};
 
 static int rank, nprocs;
 
@@ -237,8 +246,8 @@ static void access_half(MPI_File fh, int wr, int f, int h, int noncontig,
     }
 #undef RW
     MT_OK(MPI_Get_count(&st, mt, &got));
-    MT_CHECK(got == want, "%s half %d: count %d, want %d", fam_name[f], h,
-             got, want);
+    MT_CHECK(got == want, "%s half %d: count %d, want %d", fam_name[f], h, got,
+             want);
     if (noncontig)
         MT_OK(MPI_Type_free(&vt));
 }
@@ -262,8 +271,8 @@ static void one_write(int p, int f, int noncontig)
 
     io_path(path, sizeof(path), "w.dat");
     fill(buf, noncontig, 0);
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_CREATE | MPI_MODE_WRONLY, open_info, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                        open_info, &fh));
     set_view(fh, p);
     access_half(fh, 1, f, 0, noncontig, buf, esize);
     access_half(fh, 1, f, 1, noncontig, buf, esize);
@@ -271,14 +280,12 @@ static void one_write(int p, int f, int noncontig)
     if (rank == 0) {
         size_t n, m;
         unsigned char *want = image(p, &n), *got = io_slurp(path, &m);
-        MT_CHECK(m == n, "%s/%s/%s: file of %zu bytes, want %zu",
-                 pat_name[p], fam_name[f], noncontig ? "noncontig" : "contig",
-                 m, n);
+        MT_CHECK(m == n, "%s/%s/%s: file of %zu bytes, want %zu", pat_name[p],
+                 fam_name[f], noncontig ? "noncontig" : "contig", m, n);
         for (size_t i = 0; i < n; i++)
-            MT_CHECK(got[i] == want[i],
-                     "%s/%s/%s: byte %zu is %u, want %u", pat_name[p],
-                     fam_name[f], noncontig ? "noncontig" : "contig", i,
-                     got[i], want[i]);
+            MT_CHECK(got[i] == want[i], "%s/%s/%s: byte %zu is %u, want %u",
+                     pat_name[p], fam_name[f],
+                     noncontig ? "noncontig" : "contig", i, got[i], want[i]);
         free(want);
         free(got);
         MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
@@ -302,8 +309,7 @@ static void one_read(int p, int f, int noncontig)
     }
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     fill(buf, noncontig, -7);
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, open_info,
-                        &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, open_info, &fh));
     set_view(fh, p);
     access_half(fh, 0, f, 0, noncontig, buf, esize);
     access_half(fh, 0, f, 1, noncontig, buf, esize);
@@ -311,12 +317,11 @@ static void one_read(int p, int f, int noncontig)
     for (int i = 0; i < N; i++) {
         int at = noncontig ? 2 * i : i;
         MT_CHECK(buf[at] == value(rank, i), "%s/%s/%s: int %d is %d, want %d",
-                 pat_name[p], fam_name[f],
-                 noncontig ? "noncontig" : "contig", i, buf[at],
-                 value(rank, i));
+                 pat_name[p], fam_name[f], noncontig ? "noncontig" : "contig",
+                 i, buf[at], value(rank, i));
         if (noncontig)
-            MT_CHECK(buf[at + 1] == -7, "%s/%s: gap %d written",
-                     pat_name[p], fam_name[f], at + 1);
+            MT_CHECK(buf[at + 1] == -7, "%s/%s: gap %d written", pat_name[p],
+                     fam_name[f], at + 1);
     }
     if (!noncontig)
         for (int i = N; i < 2 * N; i++)

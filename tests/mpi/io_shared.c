@@ -29,8 +29,8 @@ static void contention(const char *path)
 
     MT_OK(MPI_Type_contiguous(sizeof(rec_t), MPI_BYTE, &rt));
     MT_OK(MPI_Type_commit(&rt));
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     for (int s = 0; s < K; s++) {
         r.rank = rank;
         r.seq = s;
@@ -60,10 +60,9 @@ static void contention(const char *path)
             MT_CHECK(q->rank >= 0 && q->rank < nprocs && q->seq >= 0 &&
                          q->seq < K && q->check[0] == q->rank * 7 + q->seq &&
                          q->check[1] == ~(q->rank * 7 + q->seq),
-                     "record %d torn or foreign (%d %d)", i, q->rank,
-                     q->seq);
-            MT_CHECK(seen[q->rank * K + q->seq]++ == 0,
-                     "record %d/%d twice", q->rank, q->seq);
+                     "record %d torn or foreign (%d %d)", i, q->rank, q->seq);
+            MT_CHECK(seen[q->rank * K + q->seq]++ == 0, "record %d/%d twice",
+                     q->rank, q->seq);
         }
         free(seen);
         free(all);
@@ -94,16 +93,15 @@ static void contention(const char *path)
                     displs[i] = tot;
                     tot += counts[i];
                 }
-                MT_CHECK(tot == nprocs * K, "read_shared gave %d records",
-                         tot);
+                MT_CHECK(tot == nprocs * K, "read_shared gave %d records", tot);
             }
-            MT_OK(MPI_Gatherv(mine, n, MPI_INT, every, counts, displs,
-                              MPI_INT, 0, MPI_COMM_WORLD));
+            MT_OK(MPI_Gatherv(mine, n, MPI_INT, every, counts, displs, MPI_INT,
+                              0, MPI_COMM_WORLD));
             if (rank == 0) {
                 int *seen2 = calloc((size_t)(nprocs * K), sizeof(int));
                 for (int i = 0; i < tot; i++)
-                    MT_CHECK(seen2[every[i]]++ == 0,
-                             "record %d read twice", every[i]);
+                    MT_CHECK(seen2[every[i]]++ == 0, "record %d read twice",
+                             every[i]);
                 free(seen2);
                 free(displs);
             }
@@ -126,10 +124,9 @@ static void ordered(const char *path)
     MPI_Offset pos;
     int buf[64], got, total = nprocs * (nprocs + 1) / 2;
 
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
-    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native",
-                            MPI_INFO_NULL));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i <= rank; i++)
             buf[i] = 100 * round + rank;
@@ -143,8 +140,7 @@ static void ordered(const char *path)
         MT_CHECK(got == rank + 1, "write_ordered count %d", got);
     }
     MT_OK(MPI_File_get_position_shared(fh, &pos));
-    MT_CHECK(pos == 3 * total, "pointer at %lld after 3 ordered writes",
-             pos);
+    MT_CHECK(pos == 3 * total, "pointer at %lld after 3 ordered writes", pos);
     MT_OK(MPI_File_sync(fh));
     if (rank == 0) {
         size_t n;
@@ -153,9 +149,8 @@ static void ordered(const char *path)
         for (int round = 0; round < 3; round++)
             for (int r = 0; r < nprocs; r++)
                 for (int i = 0; i <= r; i++, at++)
-                    MT_CHECK(f[at] == 100 * round + r,
-                             "int %d is %d, want %d", at, f[at],
-                             100 * round + r);
+                    MT_CHECK(f[at] == 100 * round + r, "int %d is %d, want %d",
+                             at, f[at], 100 * round + r);
         free(f);
     }
     /* Back to the start for everyone; read in rank order. */

@@ -18,7 +18,8 @@ typedef struct handle_table {
     int hcap;    /* power of two, >= 4 * n */
 } handle_table_t;
 
-enum { H_COMM, H_TYPE, H_GROUP, H_REQUEST, H_OP, H_INFO, H_ERRH, H_KINDS };
+enum { H_COMM, H_TYPE, H_GROUP, H_REQUEST, H_OP, H_INFO, H_ERRH, H_FILE,
+       H_KINDS };
 
 static handle_table_t tables[H_KINDS];
 static int tables_ready;
@@ -167,3 +168,4 @@ HANDLE_PAIR(Request, MPI_Request, H_REQUEST)
 HANDLE_PAIR(Op, MPI_Op, H_OP)
 HANDLE_PAIR(Info, MPI_Info, H_INFO)
 HANDLE_PAIR(Errhandler, MPI_Errhandler, H_ERRH)
+HANDLE_PAIR(File, MPI_File, H_FILE)

@@ -54,6 +54,9 @@ typedef struct io_view {
     mpi_dt_seg_t *segs;        /* displacement (from disp), length */
     MPI_Count *start;          /* stream byte where segs[i] begins */
     int dense;                 /* one block filling the extent: no holes */
+    int ext32;                 /* datarep "external32": the file holds the
+                                  external32 encoding (sizes and positions
+                                  above are of that encoding) */
     char datarep[MPI_MAX_DATAREP_STRING];
 } io_view_t;
 

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/io.h"
@@ -78,9 +79,11 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
               MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
               MPI_Count *bytes_p)
 {
-    MPI_Count bytes, done = 0;
+    MPI_Count bytes, done = 0, esz, iocount = count;
     MPI_Offset pos = 0, lo = 0, hi = 0;
-    int rc, err = 0, locked = 0;
+    int rc, err = 0, locked = 0, conv = MPI_SUCCESS;
+    void *iobuf = buf, *tmp = NULL;
+    MPI_Datatype iodt = dt;
 
     *bytes_p = 0;
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
@@ -101,10 +104,12 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
                         "%s was opened MPI_MODE_SEQUENTIAL: only the shared "
                         "file pointer may be used",
                         fh->path);
-    if (__builtin_mul_overflow(count, dt->size, &bytes))
+    /* Stream bytes: of the external32 encoding when the file holds it. */
+    esz = fh->view.ext32 ? mpi_dt_ext32_size(dt) : dt->size;
+    if (__builtin_mul_overflow(count, esz, &bytes))
         return io_error(fh, MPI_ERR_COUNT, fn,
                         "count %lld of %lld-byte elements overflows", count,
-                        dt->size);
+                        esz);
     if (bytes % fh->view.esize != 0)
         return io_error(fh, MPI_ERR_TYPE, fn,
                         "%lld bytes are not a whole number of etypes "
@@ -142,6 +147,21 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
         break;
     }
 
+    if (fh->view.ext32 && bytes > 0) {
+        /* external32: encoded into (decoded from) a staging buffer, which
+         * then moves as bytes.  A value that does not fit still takes part
+         * in a collective call, with nothing to move. */
+        tmp = malloc((size_t)bytes);
+        if (tmp == NULL)
+            return io_error(fh, MPI_ERR_NO_MEM, fn,
+                            "no memory to stage %lld bytes of external32",
+                            bytes);
+        if (wr)
+            conv = mpi_dt_ext32_pack(buf, count, dt, tmp);
+        iobuf = tmp;
+        iocount = conv == MPI_SUCCESS ? bytes : 0;
+        iodt = MPI_BYTE;
+    }
     if (fh->atomic && bytes > 0 && fh->view.fsize > 0) {
         lo = io_view_offset(&fh->view, pos);
         hi = io_view_offset(&fh->view, pos + bytes - 1) + 1;
@@ -153,9 +173,9 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
         locked = 1;
     }
     if (coll && (where == IO_AT || where == IO_INDIV) && io_twophase_on(fh, wr))
-        rc = io_twophase_rw(fh, wr, pos, buf, count, dt, &done, &err);
+        rc = io_twophase_rw(fh, wr, pos, iobuf, iocount, iodt, &done, &err);
     else
-        rc = io_list_rw(fh, wr, pos, buf, count, dt, &done, &err);
+        rc = io_list_rw(fh, wr, pos, iobuf, iocount, iodt, &done, &err);
     if (locked)
         io_unlock(fh->fd, lo, hi);
     if (wr && done > 0)
@@ -163,6 +183,18 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
     if (where == IO_INDIV)
         fh->pos = pos + done;
     *bytes_p = done;
+    if (tmp != NULL) {
+        /* Whole elements count, in the memory type's native bytes. */
+        MPI_Count elems = esz > 0 ? done / esz : 0;
+        if (!wr && elems > 0)
+            mpi_dt_ext32_unpack(tmp, buf, elems, dt);
+        *bytes_p = elems * dt->size;
+        free(tmp);
+    }
+    if (conv != MPI_SUCCESS)
+        return io_error(fh, conv, fn,
+                        "a value of the datatype does not fit the size "
+                        "external32 gives it (a long beyond 32 bits?)");
     if (rc != MPI_SUCCESS)
         return io_error(fh, rc, fn, "%s: %s %lld bytes at stream byte %lld: %s",
                         fh->path, wr ? "writing" : "reading", bytes, pos,

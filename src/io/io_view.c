@@ -96,6 +96,32 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
     v->esize = etype->size;
     v->fsize = ftype->size;
     v->fext = ftype->extent;
+    if (strcmp(datarep, "external32") == 0) {
+        /* The file holds external32: where a type's external32 size is
+         * its native one, its layout is the same; otherwise only a view
+         * without holes can be laid out (one block of the external32
+         * size), which is what external32 is mostly used for. */
+        MPI_Count e32 = mpi_dt_ext32_size(etype);
+        MPI_Count f32 = mpi_dt_ext32_size(ftype);
+        v->ext32 = 1;
+        if (e32 != etype->size || f32 != ftype->size) {
+            if (!v->dense || e32 <= 0 || f32 % e32 != 0) {
+                free(v->segs);
+                free(v->start);
+                v->segs = NULL;
+                v->start = NULL;
+                *why = "external32 with a filetype that has holes and a type "
+                       "whose external32 size differs from its native size "
+                       "(long, unsigned long, wchar_t...) is not supported "
+                       "yet";
+                return MPI_ERR_UNSUPPORTED_DATAREP;
+            }
+            v->esize = e32;
+            v->fsize = f32;
+            v->fext = (MPI_Aint)f32;
+            v->segs[0].len = f32;
+        }
+    }
     mpi_dt_retain(etype);
     mpi_dt_retain(ftype);
     v->etype = etype;
@@ -217,13 +243,12 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
         lc = MPI_ERR_ARG;
         why = "datarep is NULL";
     } else if (strcmp(datarep, "native") != 0 &&
-               strcmp(datarep, "internal") != 0) {
+               strcmp(datarep, "internal") != 0 &&
+               strcmp(datarep, "external32") != 0) {
         lc = MPI_ERR_UNSUPPORTED_DATAREP;
-        why = strcmp(datarep, "external32") == 0
-                  ? "data representation \"external32\" is not supported "
-                    "by files yet (only \"native\" and \"internal\")"
-                  : "unknown data representation (\"native\" and "
-                    "\"internal\" are supported)";
+        why = "unknown data representation (\"native\", \"internal\" and "
+              "\"external32\" are supported; MPI_Register_datarep is not "
+              "there yet)";
     } else if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO) {
         lc = MPI_ERR_INFO;
         why = "invalid info object";
@@ -348,8 +373,12 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
         return io_error(fh, MPI_ERR_TYPE, fn, "invalid datatype");
     if (extent == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "extent is NULL");
-    /* "native" and "internal" store the memory layout. */
+    /* "native" and "internal" store the memory layout, and so does
+     * "external32" for types whose sizes do not change; a type that
+     * shrinks is stored without holes. */
     *extent = datatype->extent;
+    if (fh->view.ext32 && mpi_dt_ext32_size(datatype) != datatype->size)
+        *extent = (MPI_Aint)mpi_dt_ext32_size(datatype);
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_get_type_extent)

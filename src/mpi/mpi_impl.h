@@ -346,6 +346,16 @@ MPI_Count mpi_dt_elements(MPI_Datatype dt, MPI_Count bytes);
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
                  void *dst);
 
+/* external32 for files (dt_external.c; src/io): bytes of one element in
+ * external32; count elements of (buf, dt) encoded into out (MPI_SUCCESS,
+ * or MPI_ERR_CONVERSION for a value external32 cannot hold, not
+ * reported); and decoded back. */
+MPI_Count mpi_dt_ext32_size(MPI_Datatype dt);
+int mpi_dt_ext32_pack(const void *buf, MPI_Count count, MPI_Datatype dt,
+                      void *out);
+void mpi_dt_ext32_unpack(const void *in, void *buf, MPI_Count count,
+                         MPI_Datatype dt);
+
 /* The predefined type of index i (1..SHOAL_MPI_NPREDEF_TYPES-1). */
 #define MPI_DT_PREDEF_AT(i) (&shoal_mpi_dt_predef[(i)])
 

@@ -14,3 +14,5 @@ shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 1 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 4 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb2 PROGRAM mpi_io_rw NP 2 ARGS cb 2 64 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 LABELS mpi)
+# external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
+shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4)

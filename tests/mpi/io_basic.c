@@ -228,9 +228,6 @@ static void access_errors(void)
     MT_OK(MPI_File_write_all_end(fh, buf, &st));
     /* Views: datareps, etype sizes, decreasing filetypes. */
     MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
-           MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32",
-                             MPI_INFO_NULL));
-    MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
            MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep",
                              MPI_INFO_NULL));
     MT_ERR(MPI_ERR_ARG, MPI_File_set_view(fh, -8, MPI_INT, MPI_INT, "native",

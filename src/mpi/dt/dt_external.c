@@ -364,7 +364,9 @@ static int ext_pack(const char *fn, const void *inbuf, MPI_Count count,
         mpi_dt_cursor_pack(&c, tmp, k * bi->native);
         ok = dt_ext_encode(basic, tmp, out, k);
         if (ok < k)
-            return ext_refuse(fn, basic, tmp + ok * bi->native, items + ok);
+            return fn == NULL ? MPI_ERR_CONVERSION
+                              : ext_refuse(fn, basic, tmp + ok * bi->native,
+                                           items + ok);
         out += k * bi->ext;
         items += k;
         walk_advance(&w, k);
@@ -388,6 +390,25 @@ static void ext_unpack(const unsigned char *in, void *outbuf, MPI_Count count,
         in += k * bi->ext;
         walk_advance(&w, k);
     }
+}
+
+/* ---- for files (src/io): nothing reported, the caller does that ------- */
+
+MPI_Count mpi_dt_ext32_size(MPI_Datatype dt)
+{
+    return dt_map(dt)->ext32_size;
+}
+
+int mpi_dt_ext32_pack(const void *buf, MPI_Count count, MPI_Datatype dt,
+                      void *out)
+{
+    return ext_pack(NULL, buf, count, dt, out);
+}
+
+void mpi_dt_ext32_unpack(const void *in, void *buf, MPI_Count count,
+                         MPI_Datatype dt)
+{
+    ext_unpack(in, buf, count, dt);
 }
 
 /* ---- the calls

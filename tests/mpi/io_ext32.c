@@ -1,0 +1,185 @@
+/*
+ * Files in the "external32" data representation: ints and doubles
+ * (external32 size = native size: the view's layout is the native one,
+ * here a strided vector of doubles) and longs (4 bytes in external32, 8
+ * here: a view without holes); the bytes of the file are checked against
+ * big-endian encodings the test makes itself, and read back through the
+ * view.  A long beyond 32 bits fails with MPI_ERR_CONVERSION; a filetype
+ * with holes of a type whose size changes is refused.
+ */
+#include "io_test.h"
+
+static int rank, nprocs;
+
+/* Big-endian bytes of the n-byte value v. */
+static void be(unsigned char *out, unsigned long long v, int n)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+static void check_bytes(const unsigned char *f, size_t fsize, long long at,
+                        unsigned long long v, int n, const char *what)
+{
+    unsigned char want[8];
+
+    be(want, v, n);
+    MT_CHECK(at + n <= (long long)fsize, "%s: file of %zu bytes", what,
+             fsize);
+    MT_CHECK(memcmp(f + at, want, (size_t)n) == 0,
+             "%s at %lld: %02x%02x%02x%02x..., want %02x%02x%02x%02x...",
+             what, at, f[at], f[at + 1], f[at + 2], f[at + 3], want[0],
+             want[1], want[2], want[3]);
+}
+
+static void ints_and_doubles(const char *path)
+{
+    MPI_File fh;
+    MPI_Datatype vt, ft;
+    MPI_Status st;
+    int iv[4], ir[4];
+    double dv[2], dr[2];
+    char rep[MPI_MAX_DATAREP_STRING];
+    MPI_Offset disp;
+    MPI_Datatype et, ft2;
+
+    for (int i = 0; i < 4; i++)
+        iv[i] = 0x01020304 + rank * 16 + i;
+    dv[0] = 1.5 + rank;
+    dv[1] = -2.25 * (rank + 1);
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    /* Ints: rank r's four at etype 4 r. */
+    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32",
+                            MPI_INFO_NULL));
+    MT_OK(MPI_File_get_view(fh, &disp, &et, &ft2, rep));
+    MT_CHECK(strcmp(rep, "external32") == 0, "datarep %s", rep);
+    MT_OK(MPI_File_write_at_all(fh, 4 * rank, iv, 4, MPI_INT, &st));
+    /* Doubles after all the ints: a vector, rank r's at slots r and r+P. */
+    MT_OK(MPI_Type_vector(2, 1, nprocs, MPI_DOUBLE, &vt));
+    MT_OK(MPI_Type_create_resized(vt, 0, 2 * nprocs * 8, &ft));
+    MT_OK(MPI_Type_free(&vt));
+    MT_OK(MPI_Type_commit(&ft));
+    MT_OK(MPI_File_set_view(fh, 16 * nprocs + 8 * rank, MPI_DOUBLE, ft,
+                            "external32", MPI_INFO_NULL));
+    MT_OK(MPI_File_write_all(fh, dv, 2, MPI_DOUBLE, &st));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        for (int r = 0; r < nprocs; r++) {
+            double d0 = 1.5 + r, d1 = -2.25 * (r + 1);
+            unsigned long long b0, b1;
+            memcpy(&b0, &d0, 8);
+            memcpy(&b1, &d1, 8);
+            for (int i = 0; i < 4; i++)
+                check_bytes(f, n, 16LL * r + 4 * i,
+                            (unsigned)(0x01020304 + r * 16 + i), 4, "int");
+            check_bytes(f, n, 16LL * nprocs + 8 * r, b0, 8, "double 0");
+            check_bytes(f, n, 16LL * nprocs + 8 * (nprocs + r), b1, 8,
+                        "double 1");
+        }
+        free(f);
+    }
+    /* Read back through the same views. */
+    MT_OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    MT_OK(MPI_File_read(fh, dr, 2, MPI_DOUBLE, &st));
+    MT_CHECK(dr[0] == dv[0] && dr[1] == dv[1], "doubles read %g %g", dr[0],
+             dr[1]);
+    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32",
+                            MPI_INFO_NULL));
+    MT_OK(MPI_File_read_at(fh, 4 * rank, ir, 4, MPI_INT, &st));
+    for (int i = 0; i < 4; i++)
+        MT_CHECK(ir[i] == iv[i], "int %d read %x", i, ir[i]);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&ft));
+    if (ft2 != MPI_INT)
+        MT_OK(MPI_Type_free(&ft2));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
+static void longs(const char *path)
+{
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Aint ext;
+    MPI_Offset pos, disp;
+    MPI_Datatype vt;
+    long lv[3] = {-5 - rank, 7 + rank, (1L << 20) + rank}, lr[3], big;
+    int got;
+
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32",
+                            MPI_INFO_NULL));
+    MT_OK(MPI_File_get_type_extent(fh, MPI_LONG, &ext));
+    MT_CHECK(ext == 4, "external32 extent of MPI_LONG: %ld", (long)ext);
+    MT_OK(MPI_File_get_byte_offset(fh, 3, &disp));
+    MT_CHECK(disp == 12, "byte offset of long 3: %lld", disp);
+    MT_OK(MPI_File_seek(fh, 3 * rank, MPI_SEEK_SET));
+    MT_OK(MPI_File_write(fh, lv, 3, MPI_LONG, &st));
+    MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+    MT_CHECK(got == 3, "write count %d", got);
+    MT_OK(MPI_File_get_position(fh, &pos));
+    MT_CHECK(pos == 3 * rank + 3, "position %lld", pos);
+    /* Beyond 32 bits: refused. */
+    big = sizeof(long) > 4 ? (long)(1LL << 40) : 0;
+    if (big != 0)
+        MT_ERR(MPI_ERR_CONVERSION,
+               MPI_File_write_at(fh, 1000, &big, 1, MPI_LONG, &st));
+    /* Holes and a type whose size changes: not yet. */
+    MT_OK(MPI_Type_vector(2, 1, 2, MPI_LONG, &vt));
+    MT_OK(MPI_Type_commit(&vt));
+    MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
+           MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32",
+                             MPI_INFO_NULL));
+    MT_OK(MPI_Type_free(&vt));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == (size_t)nprocs * 12, "file of %zu bytes", n);
+        for (int r = 0; r < nprocs; r++) {
+            long w[3] = {-5 - r, 7 + r, (1L << 20) + r};
+            for (int k = 0; k < 3; k++)
+                check_bytes(f, n, 12LL * r + 4 * k,
+                            (unsigned long long)(unsigned)(int)w[k], 4,
+                            "long");
+        }
+        free(f);
+    }
+    MT_OK(MPI_File_read_at(fh, 3 * rank, lr, 3, MPI_LONG, &st));
+    MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+    MT_CHECK(got == 3, "read count %d", got);
+    for (int k = 0; k < 3; k++)
+        MT_CHECK(lr[k] == lv[k], "long %d read %ld, want %ld", k, lr[k],
+                 lv[k]);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
+int main(int argc, char **argv)
+{
+    char path[512];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    io_dir_make("ext32");
+    io_path(path, sizeof(path), "e.dat");
+    ints_and_doubles(path);
+    longs(path);
+    io_dir_remove();
+    if (rank == 0)
+        printf("io_ext32 at %d ranks: ok\n", nprocs);
+    MPI_Finalize();
+    return 0;
+}

@@ -44,9 +44,12 @@ static MPI_Info open_info = MPI_INFO_NULL;
 /* Byte offset in the file of int i of rank r's stream, for pattern p. */
 static long long offs[NPAT][64][N];
 
+/* Every byte of a value varies with rank and index, so a byte left out
+ * or put in the wrong place shows. */
 static int value(int r, int i)
 {
-    return r * 100000 + i + 1;
+    unsigned v = (unsigned)(r + 1) * 2654435761u ^ (unsigned)(i + 1) * 40503u;
+    return (int)(v == (unsigned)-7 ? v + 1 : v);
 }
 
 /* The expected file offsets, from each pattern's geometry alone. */
@@ -368,6 +371,57 @@ static void short_read(void)
         MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* Memory blocks large enough to go to the kernel as one iovec each (small
+ * ones are staged): 8 blocks of 2 KiB, every other 2 KiB of a buffer,
+ * into one contiguous file region per rank, and back. */
+static void big_blocks(void)
+{
+    enum { B = 2048, NB = 8 };
+    static unsigned char mem[2 * NB * B], back[2 * NB * B];
+    char path[512];
+    MPI_Datatype vt;
+    MPI_File fh;
+    MPI_Status st;
+    int got;
+
+    io_path(path, sizeof(path), "big.dat");
+    for (int i = 0; i < 2 * NB * B; i++)
+        mem[i] = (unsigned char)(i * 7 + rank * 31 + 1);
+    memset(back, 0xee, sizeof(back));
+    MT_OK(MPI_Type_vector(NB, B, 2 * B, MPI_BYTE, &vt));
+    MT_OK(MPI_Type_commit(&vt));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                        MPI_MODE_RDWR | MPI_MODE_CREATE, open_info, &fh));
+    MT_OK(MPI_File_write_at(fh, (MPI_Offset)rank * NB * B, mem, 1, vt, &st));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == (size_t)nprocs * NB * B, "file of %zu bytes", n);
+        for (int r = 0; r < nprocs; r++)
+            for (int k = 0; k < NB * B; k++) {
+                int i = (k / B) * 2 * B + k % B;
+                MT_CHECK(f[(size_t)r * NB * B + k] ==
+                             (unsigned char)(i * 7 + r * 31 + 1),
+                         "big blocks: byte %d of rank %d", k, r);
+            }
+        free(f);
+    }
+    MT_OK(MPI_File_read_at(fh, (MPI_Offset)rank * NB * B, back, 1, vt, &st));
+    MT_OK(MPI_Get_count(&st, vt, &got));
+    MT_CHECK(got == 1, "big blocks: count %d", got);
+    for (int i = 0; i < 2 * NB * B; i++)
+        MT_CHECK(back[i] == ((i / B) % 2 ? 0xee : mem[i]),
+                 "big blocks: read byte %d is %u", i, back[i]);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&vt));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -398,6 +452,7 @@ int main(int argc, char **argv)
                 one_read(p, f, nc);
             }
     short_read();
+    big_blocks();
     io_dir_remove();
     if (open_info != MPI_INFO_NULL)
         MT_OK(MPI_Info_free(&open_info));

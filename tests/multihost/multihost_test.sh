@@ -858,6 +858,20 @@ am_tcp2|am_tcp4|am_mixed)
     layout "${case_name#am_}"
     case $case_name in am_tcp2) am_suite 2 ;; *) am_suite 4 ;; esac
     ;;
+mpi_io)
+    # MPI-IO across two hosts sharing a directory (the namespaces share
+    # /tmp): byte-checked access families, two-phase collective buffering
+    # with one aggregator per host, the shared pointer's locked side file
+    # under contention, atomic mode's byte-range locks, external32.
+    need_wire
+    layout mixed
+    job io_rw "$MH_MPIBIN/mpi_io_rw"
+    job io_rw_cb "$MH_MPIBIN/mpi_io_rw" cb
+    job io_shared "$MH_MPIBIN/mpi_io_shared"
+    job io_atomic "$MH_MPIBIN/mpi_io_atomic"
+    job io_ext32 "$MH_MPIBIN/mpi_io_ext32"
+    nothing_left
+    ;;
 mpi_2x2|mpi_4x1)
     need_wire
     case $case_name in mpi_2x2) layout mixed ;; *) layout h4x1 ;; esac

@@ -17,7 +17,8 @@
  *                      the datatype given to MPI_File_write_at, or packed
  *                      by MPI_Pack first and written as bytes
  *
- * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write.
+ * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
+ * IOBENCH_DS=enable|disable romio_ds_read.
  * Output: "# library: ...", then "<size> <MB/s>" lines.
  */
 #include <mpi.h>
@@ -131,7 +132,7 @@ static double run(const char *op, const char *path, long long size,
 int main(int argc, char **argv)
 {
     const char *op = "write", *dir = "/tmp", *sizes = "65536,1048576,4194304";
-    const char *cb = getenv("IOBENCH_CB");
+    const char *cb = getenv("IOBENCH_CB"), *ds = getenv("IOBENCH_DS");
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
     int iters = 20, len;
     MPI_Info info = MPI_INFO_NULL;
@@ -153,11 +154,14 @@ int main(int argc, char **argv)
     }
     if (iters < 1)
         iters = 1;
-    if (cb != NULL) {
+    if (cb != NULL || ds != NULL)
         MPI_Info_create(&info);
+    if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
         MPI_Info_set(info, "romio_cb_write", cb);
     }
+    if (ds != NULL)
+        MPI_Info_set(info, "romio_ds_read", ds);
     MPI_Get_library_version(lib, &len);
     if (rank == 0)
         printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "

@@ -83,6 +83,8 @@ struct shoal_mpi_file {
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
+    /* data sieving of reads (io_list.c): 0 disable, 1 enable, 2 automatic */
+    int ds_read;
     /* split collective in progress (io_coll.c) */
     int split; /* 0, or 1 + the kind of access begun */
     int split_rc;

@@ -5,8 +5,9 @@
  * Hints are kept as given, unknown ones included, and handed back by
  * MPI_File_get_info.  Those that change behaviour (romio_cb_read,
  * romio_cb_write, cb_nodes, striping_unit: collective buffering,
- * io_twophase.c) are read from rank 0's copy and broadcast, so hints that
- * differ between ranks are reconciled, never a cause of a hang.
+ * io_twophase.c; romio_ds_read: data sieving, io_list.c) are read from rank 0's
+ * copy and broadcast, so hints that differ between ranks are reconciled, never
+ * a cause of a hang.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -47,7 +48,7 @@ static int hint_enabled(MPI_Info info, const char *key)
 
 int io_hints_apply(MPI_File fh)
 {
-    long long v[4] = {0, 0, 0, 0};
+    long long v[5] = {0, 0, 0, 0, 2};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
@@ -56,15 +57,23 @@ int io_hints_apply(MPI_File fh)
         v[1] = hint_enabled(fh->hints, "romio_cb_write");
         v[2] = hint_count(fh->hints, "cb_nodes");
         v[3] = hint_count(fh->hints, "striping_unit");
+        {
+            const char *ds = mpi_info_lookup(fh->hints, "romio_ds_read");
+            v[4] = ds == NULL                   ? 2
+                   : strcmp(ds, "enable") == 0  ? 1
+                   : strcmp(ds, "disable") == 0 ? 0
+                                                : 2;
+        }
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 4, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 5, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
     fh->cb_read = (int)v[0];
     fh->cb_write = (int)v[1];
     fh->cb_nodes = v[2] > INT_MAX ? INT_MAX : (int)v[2];
     fh->cb_align = v[3];
+    fh->ds_read = (int)v[4];
     return MPI_SUCCESS;
 }
 

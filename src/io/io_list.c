@@ -70,9 +70,8 @@ static int rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
 #define IO_SMALL_BLOCK 1024
 
 /* Staged transfer of iov[0..n) (got bytes, < IOV_MAX * IO_SMALL_BLOCK). */
-static int staged(int fd, int wr, const struct iovec *iov, int n,
-                  MPI_Count got, MPI_Offset off, char *stage,
-                  MPI_Count *moved, int *eof)
+static int staged(int fd, int wr, const struct iovec *iov, int n, MPI_Count got,
+                  MPI_Offset off, char *stage, MPI_Count *moved, int *eof)
 {
     MPI_Count done = 0;
 
@@ -105,8 +104,8 @@ static int staged(int fd, int wr, const struct iovec *iov, int n,
         MPI_Count left = done;
         const char *p = stage;
         for (int i = 0; i < n && left > 0; i++) {
-            size_t k = iov[i].iov_len < (size_t)left ? iov[i].iov_len
-                                                      : (size_t)left;
+            size_t k =
+                iov[i].iov_len < (size_t)left ? iov[i].iov_len : (size_t)left;
             memcpy(iov[i].iov_base, p, k);
             p += k;
             left -= (MPI_Count)k;
@@ -146,6 +145,90 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
     return 0;
 }
 
+/*
+ * Data sieving for reads (Thakur, Gropp and Lusk's, as in ROMIO): a view
+ * with many small blocks is read in windows of up to IO_SIEVE_BUF bytes of
+ * the file, one pread each, and the view's blocks in a window are copied
+ * out of it; the holes are read and dropped.  Used for independent reads
+ * through a view with holes whose blocks average under IO_SIEVE_SMALL
+ * bytes (romio_ds_read=automatic, the default), always with enable, never
+ * with disable.
+ */
+#define IO_SIEVE_BUF (4 << 20)
+#define IO_SIEVE_SMALL (64 << 10)
+
+static int sieve_read(MPI_File fh, MPI_Offset pos, mpi_dt_cursor_t *c,
+                      MPI_Count total, MPI_Count *moved)
+{
+    io_walk_t w, w0;
+    char *ds = NULL;
+    MPI_Count left = total;
+    int rc = 0;
+
+    io_walk_init(&w, &fh->view, pos);
+    while (left > 0) {
+        MPI_Offset start, off, end;
+        MPI_Count len, wbytes, l2, got = 0, rem;
+
+        w0 = w;
+        len =
+            io_walk_next(&w, left < IO_SIEVE_BUF ? left : IO_SIEVE_BUF, &start);
+        if (len == 0)
+            break; /* a view without data */
+        end = start + len;
+        wbytes = len;
+        l2 = left - len;
+        while (l2 > 0) { /* whole blocks while the window holds them */
+            io_walk_t w1 = w;
+            len = io_walk_next(&w1, l2, &off);
+            if (len == 0 || off + len - start > IO_SIEVE_BUF)
+                break;
+            w = w1;
+            end = off + len;
+            wbytes += len;
+            l2 -= len;
+        }
+        if (ds == NULL && (ds = malloc(IO_SIEVE_BUF)) == NULL) {
+            rc = ENOMEM;
+            break;
+        }
+        while (got < end - start) {
+            ssize_t r = pread(fh->fd, ds + got, (size_t)(end - start - got),
+                              (off_t)(start + got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                rc = errno;
+                break;
+            }
+            if (r == 0)
+                break; /* end of file */
+            got += r;
+        }
+        if (rc != 0)
+            break;
+        /* The window's blocks, in stream order, out of the buffer. */
+        for (rem = wbytes; rem > 0;) {
+            MPI_Count take;
+            len = io_walk_next(&w0, rem, &off);
+            take = start + got - off;
+            if (take <= 0)
+                goto out; /* end of file */
+            if (take > len)
+                take = len;
+            mpi_dt_cursor_unpack(c, ds + (off - start), take);
+            *moved += take;
+            if (take < len)
+                goto out;
+            rem -= len;
+        }
+        left -= wbytes;
+    }
+out:
+    free(ds);
+    return rc;
+}
+
 int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
                MPI_Datatype dt, MPI_Count *done_p, int *err_p)
 {
@@ -165,6 +248,15 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     if (total == 0)
         return MPI_SUCCESS;
     mpi_dt_cursor_init(&c, dt, count, buf, 0);
+    if (!wr && !fh->view.dense && fh->view.nsegs > 0 &&
+        (fh->ds_read == 1 ||
+         (fh->ds_read == 2 &&
+          fh->view.fsize / fh->view.nsegs < IO_SIEVE_SMALL))) {
+        rc = sieve_read(fh, pos, &c, total, &moved);
+        *done_p = moved;
+        *err_p = rc;
+        return rc != 0 ? io_errno_class(rc) : MPI_SUCCESS;
+    }
     io_walk_init(&w, &fh->view, pos);
     left = total;
     while (left > 0 && !eof) {
@@ -177,9 +269,8 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
             run_len += len;
             continue;
         }
-        if (run_len > 0 &&
-            (rc = run(fh->fd, wr, &c, run_off, run_len, &moved, &eof,
-                      &stage)) != 0)
+        if (run_len > 0 && (rc = run(fh->fd, wr, &c, run_off, run_len, &moved,
+                                     &eof, &stage)) != 0)
             break;
         run_off = off;
         run_len = len;

@@ -280,6 +280,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     /* MPI_MODE_APPEND: both pointers start at the end of the file. */
     f->pos = (amode & MPI_MODE_APPEND) ? size : 0;
     f->shfd = -1;
+    f->ds_read = 2;
     io_shared_open(f, f->pos);
     /* Collective buffering: the aggregators, and rank 0's hints. */
     lc = io_twophase_setup(f);

@@ -48,7 +48,7 @@ static int hint_enabled(MPI_Info info, const char *key)
 
 int io_hints_apply(MPI_File fh)
 {
-    long long v[5] = {0, 0, 0, 0, 2};
+    long long v[6] = {0, 0, 0, 0, 2, 16 << 20};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
@@ -57,6 +57,8 @@ int io_hints_apply(MPI_File fh)
         v[1] = hint_enabled(fh->hints, "romio_cb_write");
         v[2] = hint_count(fh->hints, "cb_nodes");
         v[3] = hint_count(fh->hints, "striping_unit");
+        if (hint_count(fh->hints, "cb_buffer_size") > 0)
+            v[5] = hint_count(fh->hints, "cb_buffer_size");
         {
             const char *ds = mpi_info_lookup(fh->hints, "romio_ds_read");
             v[4] = ds == NULL                   ? 2
@@ -67,13 +69,14 @@ int io_hints_apply(MPI_File fh)
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 5, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 6, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
     fh->cb_read = (int)v[0];
     fh->cb_write = (int)v[1];
     fh->cb_nodes = v[2] > INT_MAX ? INT_MAX : (int)v[2];
     fh->cb_align = v[3];
     fh->ds_read = (int)v[4];
+    fh->cb_bufsize = v[5];
     return MPI_SUCCESS;
 }
 

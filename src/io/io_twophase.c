@@ -21,8 +21,9 @@
  * Off by default until measured (docs/IO.md): `romio_cb_write=enable`
  * and `romio_cb_read=enable` turn it on; rank 0's hints decide for all,
  * so hints that differ between ranks cannot split a collective call.
- * A domain is handled in one piece: an aggregator holds its whole
- * domain's data at once (`cb_buffer_size` is not applied yet).
+ * A domain is handled in rounds of `cb_buffer_size` bytes of file (16 MiB
+ * by default), one exchange and one IO pass each, so an aggregator holds
+ * at most that much data at once (plus overlapping writes).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -179,22 +180,29 @@ static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf)
     return 0;
 }
 
+/* A piece of my stream for one aggregator in one round. */
+typedef struct spiece {
+    long long off, len, at; /* file offset, length, stream offset */
+    int dest, round;
+} spiece_t;
+
 int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
                    int *err_p)
 {
     int P, me, rc = MPI_SUCCESS, err = 0, lc, all, A;
-    MPI_Count bytes = count * dt->size, nblk = 0;
+    MPI_Count bytes = count * dt->size, nblk = 0, nsp = 0;
     blk_t *mine = NULL;
-    long long range[2], grange[2], fd_size, gmin;
+    long long range[2], grange[2], fd_size, gmin, sub, nrounds;
     long long *scnt = NULL, *rcnt = NULL; /* per rank: blocks, bytes */
     int *sbc = NULL, *sbd = NULL, *rbc = NULL, *rbd = NULL;
     MPI_Count *sdc = NULL, *rdc = NULL;
     MPI_Aint *sdd = NULL, *rdd = NULL;
+    spiece_t *sp = NULL;
     blk_t *sdesc = NULL, *rdesc = NULL;
     char *stream = NULL, *rbuf = NULL;
     piece_t *pieces = NULL;
-    long long nrblk = 0, nrbytes = 0;
+    long long rcap_blk = 0, rcap_bytes = 0;
     int *agg_of = NULL; /* aggregator index of each rank, or -1 */
     int *aggs = NULL;   /* rank of each aggregator */
 
@@ -209,9 +217,6 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     aggs = malloc((size_t)P * sizeof(int));
     agg_of = malloc((size_t)P * sizeof(int));
     if (aggs == NULL || agg_of == NULL) {
-        free(aggs);
-        free(agg_of);
-        aggs = agg_of = NULL;
         A = 0;
     } else {
         int n = 0;
@@ -234,8 +239,16 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     stream = malloc(bytes > 0 ? (size_t)bytes : 1);
     scnt = calloc((size_t)P, 2 * sizeof(long long));
     rcnt = calloc((size_t)P, 2 * sizeof(long long));
+    sbc = malloc((size_t)P * sizeof(int));
+    sbd = malloc((size_t)P * sizeof(int));
+    rbc = malloc((size_t)P * sizeof(int));
+    rbd = malloc((size_t)P * sizeof(int));
+    sdc = malloc((size_t)P * sizeof(MPI_Count));
+    rdc = malloc((size_t)P * sizeof(MPI_Count));
+    sdd = malloc((size_t)P * sizeof(MPI_Aint));
+    rdd = malloc((size_t)P * sizeof(MPI_Aint));
     if (mine == NULL || stream == NULL || scnt == NULL || rcnt == NULL ||
-        A == 0)
+        A == 0 || !(sbc && sbd && rbc && rbd && sdc && rdc && sdd && rdd))
         lc = MPI_ERR_NO_MEM;
     if (lc == MPI_SUCCESS && wr && bytes > 0) {
         mpi_dt_cursor_t c;
@@ -271,45 +284,55 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         while (gmin + fd_size * A < grange[1])
             fd_size += a;
     }
-    /* Split my blocks at domain boundaries; count per aggregator. */
+    /* Each domain in rounds of at most cb_buffer_size bytes of file. */
+    sub = fh->cb_bufsize > 0 && fh->cb_bufsize < fd_size ? fh->cb_bufsize
+                                                         : fd_size;
+    nrounds = (fd_size + sub - 1) / sub;
+
+    /* Split my blocks at domain and round boundaries. */
     {
-        MPI_Count cap = nblk + A, n = 0;
-        sdesc = malloc((size_t)cap * sizeof(*sdesc));
-        if (sdesc == NULL) {
+        MPI_Count cap = nblk + A + 8;
+        long long at = 0;
+        sp = malloc((size_t)cap * sizeof(*sp));
+        if (sp == NULL)
             lc = MPI_ERR_NO_MEM;
-        } else {
-            for (MPI_Count i = 0; i < nblk; i++) {
-                long long off = mine[i].off, len = mine[i].len;
-                while (len > 0) {
-                    long long d = (off - gmin) / fd_size;
-                    long long dend = gmin + (d + 1) * fd_size;
-                    long long take = off + len <= dend ? len : dend - off;
-                    int dest;
-                    if (d >= A)
-                        d = A - 1, take = len;
-                    if (n == cap) {
-                        blk_t *t;
-                        cap *= 2;
-                        t = realloc(sdesc, (size_t)cap * sizeof(*t));
-                        if (t == NULL) {
-                            lc = MPI_ERR_NO_MEM;
-                            break;
-                        }
-                        sdesc = t;
+        for (MPI_Count i = 0; i < nblk && lc == MPI_SUCCESS; i++) {
+            long long off = mine[i].off, len = mine[i].len;
+            while (len > 0) {
+                long long d = (off - gmin) / fd_size, k, kend, take;
+                if (d >= A)
+                    d = A - 1;
+                k = (off - gmin - d * fd_size) / sub;
+                if (k >= nrounds)
+                    k = nrounds - 1;
+                kend = gmin + d * fd_size + (k + 1) * sub;
+                take = (d == A - 1 && k == nrounds - 1) || off + len <= kend
+                           ? len
+                           : kend - off;
+                if (nsp == cap) {
+                    spiece_t *t;
+                    cap *= 2;
+                    t = realloc(sp, (size_t)cap * sizeof(*t));
+                    if (t == NULL) {
+                        lc = MPI_ERR_NO_MEM;
+                        break;
                     }
-                    dest = aggs[d];
-                    sdesc[n].off = off;
-                    sdesc[n].len = take;
-                    n++;
-                    scnt[2 * dest]++;
-                    scnt[2 * dest + 1] += take;
-                    off += take;
-                    len -= take;
+                    sp = t;
                 }
-                if (lc != MPI_SUCCESS)
-                    break;
+                sp[nsp].off = off;
+                sp[nsp].len = take;
+                sp[nsp].at = at;
+                sp[nsp].dest = aggs[d];
+                sp[nsp].round = (int)k;
+                nsp++;
+                at += take;
+                off += take;
+                len -= take;
             }
         }
+        if (lc == MPI_SUCCESS && (sdesc = malloc((size_t)(nsp > 0 ? nsp : 1) *
+                                                 sizeof(*sdesc))) == NULL)
+            lc = MPI_ERR_NO_MEM;
     }
     if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
         MPI_SUCCESS)
@@ -318,30 +341,36 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         rc = all;
         goto out;
     }
-    if ((rc = PMPI_Alltoall(scnt, 2, MPI_LONG_LONG, rcnt, 2, MPI_LONG_LONG,
-                            fh->comm)) != MPI_SUCCESS)
-        goto out;
 
-    /* Descriptors (as pairs of long long) and data, to the aggregators. */
-    sbc = malloc((size_t)P * sizeof(int));
-    sbd = malloc((size_t)P * sizeof(int));
-    rbc = malloc((size_t)P * sizeof(int));
-    rbd = malloc((size_t)P * sizeof(int));
-    sdc = malloc((size_t)P * sizeof(MPI_Count));
-    rdc = malloc((size_t)P * sizeof(MPI_Count));
-    sdd = malloc((size_t)P * sizeof(MPI_Aint));
-    rdd = malloc((size_t)P * sizeof(MPI_Aint));
-    lc = sbc && sbd && rbc && rbd && sdc && rdc && sdd && rdd ? MPI_SUCCESS
-                                                              : MPI_ERR_NO_MEM;
-    if (lc == MPI_SUCCESS) {
-        long long sb = 0, sd = 0, rb = 0, rd = 0;
+    for (long long k = 0; k < nrounds; k++) {
+        long long rb = 0, rd = 0, nrblk, nd = 0;
+        /* This round's pieces, grouped by aggregator (file order is
+         * aggregator order), as descriptors; data stay in the stream. */
+        for (int r = 0; r < P; r++) {
+            scnt[2 * r] = scnt[2 * r + 1] = 0;
+            sbd[r] = 0;
+            sdd[r] = 0;
+        }
+        for (MPI_Count i = 0; i < nsp; i++) {
+            int r = sp[i].dest;
+            if (sp[i].round != k)
+                continue;
+            if (scnt[2 * r] == 0) {
+                sbd[r] = (int)(2 * nd);
+                sdd[r] = (MPI_Aint)sp[i].at;
+            }
+            sdesc[nd].off = sp[i].off;
+            sdesc[nd].len = sp[i].len;
+            nd++;
+            scnt[2 * r]++;
+            scnt[2 * r + 1] += sp[i].len;
+        }
+        if ((rc = PMPI_Alltoall(scnt, 2, MPI_LONG_LONG, rcnt, 2, MPI_LONG_LONG,
+                                fh->comm)) != MPI_SUCCESS)
+            goto out;
         for (int r = 0; r < P; r++) {
             sbc[r] = (int)(2 * scnt[2 * r]);
-            sbd[r] = (int)sb;
-            sb += sbc[r];
             sdc[r] = scnt[2 * r + 1];
-            sdd[r] = (MPI_Aint)sd;
-            sd += sdc[r];
             rbc[r] = (int)(2 * rcnt[2 * r]);
             rbd[r] = (int)rb;
             rb += rbc[r];
@@ -350,38 +379,64 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
             rd += rdc[r];
         }
         nrblk = rb / 2;
-        nrbytes = rd;
-        rdesc = malloc((size_t)(nrblk > 0 ? nrblk : 1) * sizeof(*rdesc));
-        rbuf = calloc(1, (size_t)(nrbytes > 0 ? nrbytes : 1));
-        pieces = malloc((size_t)(nrblk > 0 ? nrblk : 1) * sizeof(*pieces));
-        if (rdesc == NULL || rbuf == NULL || pieces == NULL)
-            lc = MPI_ERR_NO_MEM;
-    }
-    if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
-        MPI_SUCCESS)
-        goto out;
-    if (all != MPI_SUCCESS) {
-        rc = all;
-        goto out;
-    }
-    if ((rc = PMPI_Alltoallv(sdesc, sbc, sbd, MPI_LONG_LONG, rdesc, rbc, rbd,
-                             MPI_LONG_LONG, fh->comm)) != MPI_SUCCESS)
-        goto out;
-    if (wr && (rc = PMPI_Alltoallv_c(stream, sdc, sdd, MPI_BYTE, rbuf, rdc, rdd,
-                                     MPI_BYTE, fh->comm)) != MPI_SUCCESS)
-        goto out;
-
-    /* Phase two: the aggregator's own IO. */
-    if (agg_of[me] >= 0 && nrblk > 0) {
-        long long at = 0;
-        for (long long i = 0; i < nrblk; i++) {
-            pieces[i].off = rdesc[i].off;
-            pieces[i].len = rdesc[i].len;
-            pieces[i].at = at;
-            at += rdesc[i].len;
+        lc = MPI_SUCCESS;
+        if (nrblk > rcap_blk) {
+            blk_t *t1 = realloc(rdesc, (size_t)nrblk * sizeof(*rdesc));
+            piece_t *t2 =
+                t1 ? realloc(pieces, (size_t)nrblk * sizeof(*pieces)) : NULL;
+            if (t1)
+                rdesc = t1;
+            if (t2)
+                pieces = t2;
+            if (t1 && t2)
+                rcap_blk = nrblk;
+            else
+                lc = MPI_ERR_NO_MEM;
         }
-        qsort(pieces, (size_t)nrblk, sizeof(*pieces), by_offset);
-        err = domain_io(fh->fd, wr, pieces, nrblk, rbuf);
+        if (rd > rcap_bytes && lc == MPI_SUCCESS) {
+            char *t = realloc(rbuf, (size_t)rd);
+            if (t) {
+                rbuf = t;
+                rcap_bytes = rd;
+            } else {
+                lc = MPI_ERR_NO_MEM;
+            }
+        }
+        if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
+            MPI_SUCCESS)
+            goto out;
+        if (all != MPI_SUCCESS) {
+            rc = all;
+            goto out;
+        }
+        if ((rc = PMPI_Alltoallv(sdesc, sbc, sbd, MPI_LONG_LONG, rdesc, rbc,
+                                 rbd, MPI_LONG_LONG, fh->comm)) != MPI_SUCCESS)
+            goto out;
+        if (wr &&
+            (rc = PMPI_Alltoallv_c(stream, sdc, sdd, MPI_BYTE, rbuf, rdc, rdd,
+                                   MPI_BYTE, fh->comm)) != MPI_SUCCESS)
+            goto out;
+        /* Phase two: the aggregator's own IO for this round (after a
+         * failure the rounds go on, to keep the ranks together, with
+         * nothing more done). */
+        if (agg_of[me] >= 0 && nrblk > 0 && err == 0) {
+            long long at = 0;
+            if (!wr)
+                memset(rbuf, 0, (size_t)rd);
+            for (long long i = 0; i < nrblk; i++) {
+                pieces[i].off = rdesc[i].off;
+                pieces[i].len = rdesc[i].len;
+                pieces[i].at = at;
+                at += rdesc[i].len;
+            }
+            qsort(pieces, (size_t)nrblk, sizeof(*pieces), by_offset);
+            err = domain_io(fh->fd, wr, pieces, nrblk, rbuf);
+        }
+        /* Reads: the data go back the way the descriptors came. */
+        if (!wr &&
+            (rc = PMPI_Alltoallv_c(rbuf, rdc, rdd, MPI_BYTE, stream, sdc, sdd,
+                                   MPI_BYTE, fh->comm)) != MPI_SUCCESS)
+            goto out;
     }
     lc = err ? io_errno_class(err) : MPI_SUCCESS;
     if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
@@ -396,10 +451,6 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         *done_p = bytes;
         goto out;
     }
-    /* Reads: the data go back the way the descriptors came. */
-    if ((rc = PMPI_Alltoallv_c(rbuf, rdc, rdd, MPI_BYTE, stream, sdc, sdd,
-                               MPI_BYTE, fh->comm)) != MPI_SUCCESS)
-        goto out;
     {
         /* What exists: the stream bytes before the end of the file. */
         struct stat st;
@@ -428,6 +479,7 @@ out:
     free(rcnt);
     free(agg_of);
     free(aggs);
+    free(sp);
     free(sdesc);
     free(rdesc);
     free(rbuf);

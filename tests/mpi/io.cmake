@@ -9,10 +9,14 @@ shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4)
 shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4)
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
-# file domains aligned to a small striping_unit.
+# file domains aligned to a small striping_unit; rounds bounded by
+# cb_buffer_size.
 shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 1 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 4 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb2 PROGRAM mpi_io_rw NP 2 ARGS cb 2 64 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 LABELS mpi)
+# ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
+shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
+shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
 # external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4)

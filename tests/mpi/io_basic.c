@@ -399,19 +399,17 @@ static void large_count_forms(void)
     io_path(path, sizeof(path), "f.dat");
     for (int i = 0; i < 8; i++)
         out[i] = rank * 8 + i;
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     MT_CHECK(MPI_File_f2c(MPI_File_c2f(fh)) == fh, "File_c2f/f2c");
     MT_CHECK(MPI_File_c2f(MPI_FILE_NULL) == 0, "File_c2f of MPI_FILE_NULL");
-    MT_OK(MPI_File_write_at_c(fh, (MPI_Offset)rank * 32, out, 4, MPI_INT,
-                              &st));
+    MT_OK(MPI_File_write_at_c(fh, (MPI_Offset)rank * 32, out, 4, MPI_INT, &st));
     MT_OK(MPI_Get_count_c(&st, MPI_INT, &got));
     MT_CHECK(got == 4, "write_at_c count %lld", got);
     MT_OK(MPI_File_seek(fh, (MPI_Offset)rank * 32 + 16, MPI_SEEK_SET));
     MT_OK(MPI_File_write_all_c(fh, out + 4, 4, MPI_INT, &st));
     MT_OK(MPI_File_sync(fh));
-    MT_OK(MPI_File_iread_at_c(fh, (MPI_Offset)rank * 32, in, 8, MPI_INT,
-                              &req));
+    MT_OK(MPI_File_iread_at_c(fh, (MPI_Offset)rank * 32, in, 8, MPI_INT, &req));
     MT_OK(MPI_Wait(&req, &st));
     MT_OK(MPI_Get_count_c(&st, MPI_INT, &got));
     MT_CHECK(got == 8, "iread_at_c count %lld", got);

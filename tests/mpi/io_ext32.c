@@ -24,12 +24,11 @@ static void check_bytes(const unsigned char *f, size_t fsize, long long at,
     unsigned char want[8];
 
     be(want, v, n);
-    MT_CHECK(at + n <= (long long)fsize, "%s: file of %zu bytes", what,
-             fsize);
+    MT_CHECK(at + n <= (long long)fsize, "%s: file of %zu bytes", what, fsize);
     MT_CHECK(memcmp(f + at, want, (size_t)n) == 0,
-             "%s at %lld: %02x%02x%02x%02x..., want %02x%02x%02x%02x...",
-             what, at, f[at], f[at + 1], f[at + 2], f[at + 3], want[0],
-             want[1], want[2], want[3]);
+             "%s at %lld: %02x%02x%02x%02x..., want %02x%02x%02x%02x...", what,
+             at, f[at], f[at + 1], f[at + 2], f[at + 3], want[0], want[1],
+             want[2], want[3]);
 }
 
 static void ints_and_doubles(const char *path)
@@ -47,8 +46,8 @@ static void ints_and_doubles(const char *path)
         iv[i] = 0x01020304 + rank * 16 + i;
     dv[0] = 1.5 + rank;
     dv[1] = -2.25 * (rank + 1);
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     /* Ints: rank r's four at etype 4 r. */
     MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32",
                             MPI_INFO_NULL));
@@ -112,8 +111,8 @@ static void longs(const char *path)
     long lv[3] = {-5 - rank, 7 + rank, (1L << 20) + rank}, lr[3], big;
     int got;
 
-    MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
-                        MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
     MT_OK(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32",
                             MPI_INFO_NULL));
     MT_OK(MPI_File_get_type_extent(fh, MPI_LONG, &ext));
@@ -135,8 +134,7 @@ static void longs(const char *path)
     MT_OK(MPI_Type_vector(2, 1, 2, MPI_LONG, &vt));
     MT_OK(MPI_Type_commit(&vt));
     MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
-           MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32",
-                             MPI_INFO_NULL));
+           MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32", MPI_INFO_NULL));
     MT_OK(MPI_Type_free(&vt));
     MT_OK(MPI_File_sync(fh));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -149,8 +147,7 @@ static void longs(const char *path)
             long w[3] = {-5 - r, 7 + r, (1L << 20) + r};
             for (int k = 0; k < 3; k++)
                 check_bytes(f, n, 12LL * r + 4 * k,
-                            (unsigned long long)(unsigned)(int)w[k], 4,
-                            "long");
+                            (unsigned long long)(unsigned)(int)w[k], 4, "long");
         }
         free(f);
     }
@@ -158,8 +155,7 @@ static void longs(const char *path)
     MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
     MT_CHECK(got == 3, "read count %d", got);
     for (int k = 0; k < 3; k++)
-        MT_CHECK(lr[k] == lv[k], "long %d read %ld, want %ld", k, lr[k],
-                 lv[k]);
+        MT_CHECK(lr[k] == lv[k], "long %d read %ld, want %ld", k, lr[k], lv[k]);
     MT_OK(MPI_File_close(&fh));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)

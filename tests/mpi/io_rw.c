@@ -378,8 +378,8 @@ static void short_read(void)
         MT_OK(MPI_Get_count(&st, MPI_INT, &got));
         MT_CHECK(got == 3 && buf[0] == 1 && buf[1] == 3 && buf[2] == 5 &&
                      buf[3] == 0,
-                 "strided read at the end: count %d (%d %d %d %d)", got,
-                 buf[0], buf[1], buf[2], buf[3]);
+                 "strided read at the end: count %d (%d %d %d %d)", got, buf[0],
+                 buf[1], buf[2], buf[3]);
         MT_OK(MPI_Type_free(&t0));
         MT_OK(MPI_Type_free(&t));
     }
@@ -463,6 +463,8 @@ int main(int argc, char **argv)
             MT_OK(MPI_Info_set(open_info, "cb_nodes", argv[2]));
         if (argc > 3)
             MT_OK(MPI_Info_set(open_info, "striping_unit", argv[3]));
+        if (argc > 4)
+            MT_OK(MPI_Info_set(open_info, "cb_buffer_size", argv[4]));
     }
     io_dir_make("rw");
     make_offsets();

@@ -20,3 +20,12 @@ shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
 # external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4)
+# A rank killed during a collective write: the bytes an earlier
+# MPI_File_sync covered stay (two jobs: the crash, then the check).
+shoal_mp_program(mpi_io_crash SOURCES io_crash.c)
+target_include_directories(mpi_io_crash PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME mp.mpi.io_crash.np2
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_crash.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash>)
+set_tests_properties(mp.mpi.io_crash.np2 PROPERTIES LABELS "mp;mpi"
+                     RUN_SERIAL TRUE TIMEOUT 150)

@@ -157,6 +157,7 @@ void mpi_errh_release(MPI_Errhandler eh);
  * MPI_Error_string of the code appends it; and end the job as the
  * predefined fatal (abort = 0) or abort (abort = 1) handler does.
  */
+BASE_PRINTF(3, 0)
 void mpi_error_record(int errclass, const char *fn, const char *fmt,
                       va_list ap);
 BASE_NORETURN void mpi_error_die(int errclass, int abort);

@@ -40,6 +40,7 @@ typedef struct w_copy {
     uint32_t runs; /* of its process, this one included */
     int absent;    /* its pages come on demand: the process may be reused */
     int shut;      /* finished and told to exit */
+    int stopped;   /* SIGSTOP sent, no SIGCONT since */
     uint32_t waits; /* block + 1 while it waits at it (TM_BLOCK sent,
                        TM_RESULTS not yet passed on): its memory is the
                        block's children's start, still */
@@ -394,6 +395,7 @@ static void signal_copy(uint32_t copy, int sig)
         return; /* (a finished copy's process may run the next job) */
     if (sig == SIGKILL)
         c->killed = 1;
+    c->stopped = sig == SIGSTOP;
     kill(c->pid, sig);
     if (sig == SIGKILL)
         kill(c->pid, SIGCONT);
@@ -555,6 +557,10 @@ static void retire(void)
             i++;
             continue;
         }
+        /* A suspend order that crossed its TM_DONE stopped it after it
+         * finished: it must read its next run, or its end, running. */
+        if (c->stopped)
+            kill(c->pid, SIGCONT);
         if (c->absent && c->runs < (uint32_t)base_cfg.TASK_REUSE &&
             wk.nidle < IDLE_MAX) {
             wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};

@@ -3,9 +3,10 @@
  * times and add one to a shared counter; whatever runs twice, is stopped
  * or killed, the counter must end at exactly k * n.  A second lock guards
  * a second counter that every other section also adds to, so that two
- * locks interleave.
+ * locks interleave.  With r rounds the block runs r times in a row (each
+ * round's jobs may run in the processes of the round before: warm copies).
  *
- *     task_locks [k [n]]        (default 4 jobs x 1000 sections)
+ *     task_locks [k [n [r]]]    (default 4 jobs x 1000 sections, 1 round)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,17 @@ static int task_main(int argc, char **argv)
 {
     int k = argc > 1 ? atoi(argv[1]) : 4;
     int n = argc > 2 ? atoi(argv[2]) : 1000;
+    int r = argc > 3 ? atoi(argv[3]) : 1;
     long c, e;
 
-    SHOAL_PARBEGIN
-        SHOAL_ROUTINE(k, adder, &n, sizeof n);
-    SHOAL_PAREND;
+    for (int round = 0; round < r; round++) {
+        SHOAL_PARBEGIN
+            SHOAL_ROUTINE(k, adder, &n, sizeof n);
+        SHOAL_PAREND;
+    }
     SHOAL_CRITICAL(&counter_lock) { c = counter; }
     SHOAL_CRITICAL(&evens_lock) { e = evens; }
-    long want = (long)k * n, want_e = (long)k * ((n + 1) / 2);
+    long want = (long)k * n * r, want_e = (long)k * ((n + 1) / 2) * r;
     printf("%s: counter %ld (expected %ld), evens %ld (expected %ld)\n",
            c == want && e == want_e ? "ok" : "FAIL", c, want, e, want_e);
     return c == want && e == want_e ? 0 : 1;

@@ -97,9 +97,9 @@ static int handle(int src, const uint8_t *msg, size_t len);
  * take rank 0's exit for its loss. */
 static void broadcast_end(void)
 {
-    for (int r = 1; r < task_rt.size; r++) {
+    for (int r = 0; r < task_rt.size; r++) {
         task_buf_t b = {0};
-        if (co.lost[r])
+        if (r == task_rt.rank || co.lost[r])
             continue;
         task_msg_start(&b, TM_END, (uint32_t)r);
         if (!b.err)
@@ -109,8 +109,9 @@ static void broadcast_end(void)
 
 int task_coord_all_bye(void)
 {
-    for (int r = 1; r < task_rt.size; r++)
-        if (!co.bye[r] && !co.lost[r] && !task_msg_dead(r))
+    for (int r = 0; r < task_rt.size; r++)
+        if (r != task_rt.rank && !co.bye[r] && !co.lost[r] &&
+            !task_msg_dead(r))
             return 0;
     return 1;
 }
@@ -119,11 +120,14 @@ int task_coord_exit(void)
 {
     int finalize = !co.any_lost;
 
-    for (int r = 1; r < task_rt.size; r++)
-        finalize &= co.bye[r] && !co.lost[r] && !task_msg_dead(r);
-    for (int r = 1; r < task_rt.size; r++) {
+    /* (A rank that died, a coordinator before this one say, cannot take
+     * part in a collective finalize.) */
+    for (int r = 0; r < task_rt.size; r++)
+        finalize &= r == task_rt.rank ||
+                    (co.bye[r] && !co.lost[r] && !task_msg_dead(r));
+    for (int r = 0; r < task_rt.size; r++) {
         task_buf_t b = {0};
-        if (co.lost[r] || task_msg_dead(r))
+        if (r == task_rt.rank || co.lost[r] || task_msg_dead(r))
             continue;
         task_msg_start(&b, TM_EXIT, (uint32_t)r);
         task_buf_u32(&b, 0);
@@ -461,9 +465,9 @@ int task_coord_tick(int *done_p, int *status_p)
         tell_stall();
     }
 
-    for (int r = 1; r < task_rt.size && s == SHOAL_OK && !co.done; r++) {
+    for (int r = 0; r < task_rt.size && s == SHOAL_OK && !co.done; r++) {
         uint32_t w = co.worker_of[r];
-        if (w == TASK_NONE || co.lost[r])
+        if (r == task_rt.rank || w == TASK_NONE || co.lost[r])
             continue;
         if (task_msg_dead(r)) {
             co.lost[r] = 1;
@@ -918,13 +922,17 @@ static int handle(int src, const uint8_t *msg, size_t len)
     if (type == TM_HELLO) {
         uint64_t layout = task_rd_u64(&rd);
         if (layout != co.layout)
-            return fatal("rank %d has another address layout than rank 0 "
+            return fatal("rank %d has another address layout than rank %d "
                          "(%#llx, not %#llx): every worker must run the "
                          "same program without address randomization",
-                         src, (unsigned long long)layout,
+                         src, task_rt.rank, (unsigned long long)layout,
                          (unsigned long long)co.layout);
         return co.worker_of[src] == TASK_NONE ? join(src) : SHOAL_OK;
     }
+    /* A worker speaks to this coordinator only after its hello: what
+     * came before it was meant for a coordinator that died (failover). */
+    if (co.worker_of[src] == TASK_NONE)
+        return SHOAL_OK;
     if (type == TM_BEAT)
         return SHOAL_OK;
     if (type == TM_PAGE_COORD)
@@ -977,7 +985,7 @@ int task_coord_init(void)
     co.jobs[0].fn = TASK_ROOT_FN;
     co.njobs = 1;
     s = task_sched_add_jobs(co.s, TASK_NONE, 1, TASK_NONE, &root);
-    return s == SHOAL_OK ? join(0) : s;
+    return s == SHOAL_OK ? join(task_rt.rank) : s;
 }
 
 void task_coord_fini(void)

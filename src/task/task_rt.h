@@ -85,6 +85,9 @@ typedef struct task_rt {
     int argc;
     char **argv;
     int rank, size;
+    /* The coordinator's rank: 0, then, each time it dies, the lowest
+     * rank still alive (task_run.c, failover). */
+    int coord;
     task_region_t region;
     uint32_t nlocks;
     uint64_t seed;

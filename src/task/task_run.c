@@ -3,8 +3,19 @@
  * the coordinator, and all run one loop: sleep in the active-message wait
  * until a message, a copy's news (the doorbell, task_ring) or a timer;
  * hand messages to the coordinator or the worker; send what they queued.
- * Rank 0 ends the run with a handshake (end_run) so that no worker is
- * left behind.
+ * The coordinator ends the run with a handshake (end_run) so that no
+ * worker is left behind.
+ *
+ * Failover.  When the coordinator's rank dies before the run is over,
+ * every worker kills its copies and takes the lowest rank still alive for
+ * the coordinator (ranks only ever die, so all agree once they have seen
+ * the same deaths; the coordinator's rank only grows).  That rank starts a
+ * coordinator afresh and runs the program's root job again from its
+ * start: the others join it with a hello, as at the start.  Jobs are
+ * idempotent and their memory is the parent's snapshot, so running the
+ * tree again gives the same result; what was done before the failure is
+ * done again.  A worker that sees a hello before it has seen the
+ * coordinator's death keeps it for when it has (early[]).
  *
  * Routines travel as offsets from the program's main function, so the
  * program may be loaded anywhere; the shared heap is at one fixed
@@ -55,6 +66,20 @@ uint64_t task_layout(void)
     return v;
 }
 
+/* early[r]: rank r said hello to a coordinator that is not this rank
+ * yet (failover). */
+static uint8_t *early;
+
+/* This worker's hello to the coordinator. */
+static int hello(void)
+{
+    task_buf_t b = {0};
+
+    task_msg_start(&b, TM_HELLO, (uint32_t)task_rt.rank);
+    task_buf_u64(&b, task_layout());
+    return b.err ? b.err : task_msg_send(task_rt.coord, b.p, b.len);
+}
+
 static int setup(int argc, char **argv, const shoal_task_program_t *prog)
 {
     memset(&task_rt, 0, sizeof(task_rt));
@@ -97,14 +122,48 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
         s = task_msg_init();
     if (s == SHOAL_OK)
         s = task_worker_init();
-    if (s == SHOAL_OK && task_rt.rank == 0)
+    if (s == SHOAL_OK && task_rt.rank == task_rt.coord)
         s = task_coord_init();
-    if (s == SHOAL_OK && task_rt.rank != 0) {
-        task_buf_t b = {0};
-        task_msg_start(&b, TM_HELLO, (uint32_t)task_rt.rank);
-        task_buf_u64(&b, task_layout());
-        s = b.err ? b.err : task_msg_send(0, b.p, b.len);
+    if (s == SHOAL_OK && task_rt.rank != task_rt.coord)
+        s = hello();
+    return s;
+}
+
+static int coord_msg(uint32_t type)
+{
+    return (type >= TM_HELLO && type <= TM_FAIL) || type == TM_PAGE_COORD ||
+           type == TM_BYE;
+}
+
+/* The coordinator died before the run was over: the lowest rank alive
+ * coordinates now, from the start of the program (see the top). */
+static int failover(void)
+{
+    int old = task_rt.coord, next = old + 1, s = SHOAL_OK;
+
+    while (next < task_rt.rank && task_msg_dead(next))
+        next++;
+    task_worker_kill_all();
+    task_rt.coord = next;
+    if (next != task_rt.rank) {
+        base_info("task", "rank %d: the coordinator (rank %d) is gone; "
+                  "joining rank %d, the next", task_rt.rank, old, next);
+        return hello();
     }
+    base_warn("task", "the coordinator (rank %d) is gone: rank %d "
+              "coordinates now and runs the program again from its start",
+              old, next);
+    s = task_coord_init();
+    for (int r = 0; s == SHOAL_OK && r < task_rt.size; r++) {
+        if (!early[r] || task_msg_dead(r))
+            continue;
+        task_buf_t b = {0};
+        task_msg_start(&b, TM_HELLO, (uint32_t)r);
+        task_buf_u64(&b, task_layout());
+        s = b.err ? b.err : task_coord_handle(r, b.p, b.len);
+        free(b.p);
+    }
+    memset(early, 0, (size_t)task_rt.size);
     return s;
 }
 
@@ -130,36 +189,40 @@ static int turn(int *exit_p, int *status_p)
 
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
         uint32_t type = len >= 4 ? msg[0] : 0;
-        if (task_rt.rank == 0 &&
-            ((type >= TM_HELLO && type <= TM_FAIL) ||
-             type == TM_PAGE_COORD || type == TM_BYE))
+        if (coord_msg(type) && task_rt.rank == task_rt.coord)
             s = task_coord_handle(src, msg, len);
+        else if (coord_msg(type))
+            early[src] |= type == TM_HELLO; /* for a coordinator to come */
         else
             s = task_worker_handle(msg, len, exit_p, status_p);
         free(msg);
     }
     if (s == SHOAL_OK && !*exit_p)
         s = task_worker_tick();
-    if (s == SHOAL_OK && task_rt.rank == 0 && !*exit_p) {
+    if (s == SHOAL_OK && task_rt.rank == task_rt.coord && !*exit_p) {
         int done;
         s = task_coord_tick(&done, status_p);
         if (s == SHOAL_OK && done)
             *exit_p = 2; /* end_run says whether to finalize */
-    } else if (s == SHOAL_OK && !*exit_p && task_msg_dead(0) &&
+    } else if (s == SHOAL_OK && !*exit_p && task_msg_dead(task_rt.coord) &&
                !task_msg_waiting()) {
-        /* (A message that came meanwhile, rank 0's last, is read first.)
-         * Told the run is over, the worker only missed its exit order:
-         * rank 0 left without waiting for it any longer. */
-        if (task_worker_over())
-            base_info("task", "rank %d: rank 0 left after the run",
-                      task_rt.rank);
-        else
-            fprintf(stderr, "shoal task: rank %d: the coordinator (rank 0) "
-                            "is gone; the run cannot go on (the "
-                            "coordinator is not replaced yet)\n",
-                    task_rt.rank);
-        *exit_p = 2;
-        *status_p = !task_worker_over();
+        /* (A message that came meanwhile, the coordinator's last, is read
+         * first.)  Told the run is over, the worker only missed its exit
+         * order: the coordinator left without waiting for it any longer. */
+        if (task_worker_over()) {
+            base_info("task", "rank %d: the coordinator (rank %d) left "
+                      "after the run", task_rt.rank, task_rt.coord);
+            *exit_p = 2;
+        } else if (base_cfg.TASK_FAILOVER) {
+            s = failover();
+        } else {
+            fprintf(stderr, "shoal task: rank %d: the coordinator (rank %d) "
+                            "is gone; the run cannot go on "
+                            "(SHOAL_TASK_FAILOVER=0)\n",
+                    task_rt.rank, task_rt.coord);
+            *exit_p = 2;
+            *status_p = 1;
+        }
     }
     if (s == SHOAL_OK)
         s = task_msg_flush();
@@ -219,7 +282,9 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
         fprintf(stderr, "shoal task: %s\n", shoal_error_detail());
         return 1;
     }
-    s = setup(argc, argv, prog);
+    early = calloc((size_t)shoal_size(), 1);
+    s = early != NULL ? setup(argc, argv, prog)
+                      : base_err(SHOAL_ERR_NOMEM, "task: set-up");
     while (s == SHOAL_OK && !exit)
         s = turn(&exit, &status);
     if (s != SHOAL_OK) {
@@ -229,10 +294,12 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
         exit = 2;
     }
     task_worker_fini();
-    if (task_rt.rank == 0 && s == SHOAL_OK)
+    if (task_rt.rank == task_rt.coord && s == SHOAL_OK)
         exit = end_run() ? 1 : 2;
-    if (task_rt.rank == 0)
+    if (task_rt.rank == task_rt.coord)
         task_coord_fini();
+    free(early);
+    early = NULL;
     task_msg_fini();
     task_region_fini(&task_rt.region);
     fflush(stdout);

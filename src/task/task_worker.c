@@ -211,7 +211,7 @@ static int page_from_coord(uint32_t copy, uint32_t rank, uint32_t area,
     task_buf_u64(&b, page);
     if (b.err)
         return b.err;
-    return task_msg_send(0, b.p, b.len);
+    return task_msg_send(task_rt.coord, b.p, b.len);
 }
 
 static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
@@ -416,11 +416,11 @@ static void to_copy(uint32_t copy, const uint8_t *msg, size_t len)
     }
 }
 
-static int send_rank0(task_buf_t *b)
+static int send_coord(task_buf_t *b)
 {
     if (b->err)
         return b->err;
-    int s = task_msg_send(0, b->p, b->len);
+    int s = task_msg_send(task_rt.coord, b->p, b->len);
     memset(b, 0, sizeof(*b));
     return s;
 }
@@ -465,7 +465,7 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         task_worker_kill_all();
         wk.over = 1;
         task_msg_start(&b, TM_BYE, (uint32_t)task_rt.rank);
-        return send_rank0(&b);
+        return send_coord(&b);
     }
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
@@ -505,7 +505,7 @@ static int drain(w_copy_t *c)
                 return s;
             continue;
         }
-        s = task_msg_send(0, msg, len);
+        s = task_msg_send(task_rt.coord, msg, len);
         if (s != SHOAL_OK)
             return s;
     }
@@ -539,7 +539,7 @@ static int reap(void)
             task_msg_start(&b, TM_LOST, c.copy);
             task_buf_u32(&b, (uint32_t)st);
             task_buf_u32(&b, (uint32_t)task_rt.rank);
-            s = send_rank0(&b);
+            s = send_coord(&b);
         }
         if (s != SHOAL_OK)
             return s;
@@ -586,10 +586,11 @@ int task_worker_tick(void)
     uint64_t now = base_time_ns();
     if (s == SHOAL_OK)
         s = page_timeouts(now);
-    if (s == SHOAL_OK && task_rt.rank != 0 && now >= wk.next_beat) {
+    if (s == SHOAL_OK && task_rt.rank != task_rt.coord &&
+        now >= wk.next_beat) {
         task_buf_t b = {0};
         task_msg_start(&b, TM_BEAT, (uint32_t)task_rt.rank);
-        s = send_rank0(&b);
+        s = send_coord(&b);
         wk.next_beat = now + task_rt.beat_ns;
     }
     return s;

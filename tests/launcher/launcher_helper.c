@@ -31,8 +31,7 @@
  *                         rank runs a normal put/fence/get
  *   finalize-early        rank 1 finalizes; the others enter a barrier
  *   expendable R S        every rank but R puts the task runtime's PMI key
- *                         task-expendable (as shoal_task_run does; rank 0
- *                         too, which shoalrun must ignore), enters a
+ *                         task-expendable (as shoal_task_run does), enters a
  *                         fence, prints "ready rank N" and sleeps S s
  *   affinity              print how many CPUs this rank may use
  *   stdin                 print what was read from stdin

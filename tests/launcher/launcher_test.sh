@@ -115,8 +115,9 @@ rank_pid() {
 
 case_expendable() {
     # The task runtime's rule (job.c): a rank that put task-expendable and
-    # is killed is let go with a line, and the job goes on; but not rank 0,
-    # the coordinator, whatever it put.
+    # is killed is let go with a line, and the job goes on, rank 0 (the
+    # coordinator, which the next rank replaces) too; the last rank's
+    # death ends the job.
     start -n 3 "$HELPER" "$M" expendable -1 30
     wait_for "^ready rank" 3 "$tmp/out"
     kill -9 "$(rank_pid 2)"
@@ -124,6 +125,19 @@ case_expendable() {
     expect_err "^shoalrun: rank 2 \(pid [0-9]+\) was killed by signal 9 \(Killed\); it is an expendable task worker: the job goes on$"
     sleep 0.3
     kill -0 "$pid" 2>/dev/null || fail "the job ended with rank 2"
+    kill -9 "$(rank_pid 0)"
+    wait_for "rank 0 .* expendable" 1 "$tmp/err"
+    expect_err "^shoalrun: rank 0 \(pid [0-9]+\) was killed by signal 9 \(Killed\); it is an expendable task worker: the job goes on$"
+    sleep 0.3
+    kill -0 "$pid" 2>/dev/null || fail "the job ended with rank 0"
+    kill -9 "$(rank_pid 1)"
+    finish
+    expect_rc 137
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) was killed by signal 9 \(Killed\)$"
+    nothing_left
+    # A rank that did not put it (here rank 0) ends the job as always.
+    start -n 2 "$HELPER" "$M" expendable 0 30
+    wait_for "^ready rank" 2 "$tmp/out"
     kill -9 "$(rank_pid 0)"
     finish
     expect_rc 137

@@ -5,6 +5,9 @@
 #   mode  none      no fault (the run itself is the test)
 #         kill      SIGKILL one worker (not rank 0) at a random moment
 #         killall   SIGKILL every worker but rank 0, one after another
+#         coord     SIGKILL rank 0, the coordinator, at a random moment
+#         coords    SIGKILL rank 0, then rank 1 (its successor) a moment
+#                   after it took over
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
@@ -122,6 +125,18 @@ kill)
     victim=$(pick "$(ranks | awk '$1 != 0')")
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank ${victim% *}" >>"$log"
+    ;;
+coord | coords)
+    nap $((200 + RANDOM % 600))
+    victim=$(ranks | awk '$1 == 0')
+    [ -n "$victim" ] && kill -KILL "${victim#* }" &&
+        echo "fault: killed rank 0, the coordinator" >>"$log"
+    if [ "$mode" = coords ]; then
+        nap $((300 + RANDOM % 300))
+        victim=$(ranks | awk '$1 == 1')
+        [ -n "$victim" ] && kill -KILL "${victim#* }" &&
+            echo "fault: killed rank 1, the second coordinator" >>"$log"
+    fi
     ;;
 killall)
     for v in $(ranks | awk '$1 != 0 {print $2}'); do

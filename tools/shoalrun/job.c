@@ -18,9 +18,10 @@
  *   - but a rank that declared itself expendable (the task runtime's
  *     workers, SHOALRUN_PMI_EXPENDABLE) may die or exit early: a line when
  *     it was killed, and the job goes on without it (the runtime reruns
- *     its work); a non-zero exit code of its own still fails the job, and
- *     so does rank 0 killed (the coordinator, which nothing replaces);
- *     across hosts, so may a host whose ranks all are (job_hosts.c);
+ *     its work, and a new coordinator replaces rank 0); a non-zero exit
+ *     code of its own still fails the job, and so does the death of the
+ *     last rank alive; across hosts, so may a host whose ranks all are,
+ *     unless it is rank 0's (job_hosts.c);
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.
@@ -224,9 +225,11 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
             : job_others(job->nalive, buf, sizeof(buf));
 
     job_on_host(job, r->rank, host, sizeof(host));
-    /* The coordinator (rank 0) killed: no worker can go on without it. */
+    /* Any expendable rank may die while another is left (the task
+     * runtime's coordinator too: the lowest rank alive takes over); the
+     * last one's death ends the job as any rank's would. */
     if ((pmi & SHOALRUN_PMI_EXPENDABLE) && !job->stopping &&
-        !job->failed && ((sig != 0 && r->rank != 0) || early)) {
+        !job->failed && ((sig != 0 && job->nalive > 0) || early)) {
         if (sig != 0)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "it is an expendable task worker: the job goes on",

@@ -426,11 +426,11 @@ if [ "$case_name" = bad_args ]; then
     rc=$?
     expect_rc 2
     expect_err "hf2:1: unknown word 'slot=2'"
-    "$SHOALRUN" --host localhost:2 --noise rank=0,busy true \
+    "$SHOALRUN" --host localhost:2 --noise rank=2,busy true \
         >"$tmp/out" 2>"$tmp/err"
     rc=$?
     expect_rc 2
-    expect_err "one host only"
+    expect_err "rank 2 is out of range: the job has ranks 0 to 1"
     # A host list of this machine only runs here, without any daemon.
     "$SHOALRUN" --host localhost:2 --oversubscribe -n 3 sh -c \
         'echo "r=$PMI_RANK s=$PMI_SIZE l=$MPI_LOCALRANKID/$MPI_LOCALNRANKS"' \
@@ -753,6 +753,29 @@ mpi_host_lost)
     expect_rc 125
     expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(2 ranks\); stopping the other 2 ranks$"
     nothing_left 8000
+    ;;
+task_noise)
+    # --noise across hosts: the launcher sends every rank's plan with the
+    # job, and each daemon disturbs its own ranks.  The ray tracer on two
+    # hosts x 2 workers, rank 3 (on the second host) stopped 40 ms of every
+    # 200 ms and rank 1 (the launcher's host) sharing its CPU with a busy
+    # process: the sequential checksum, status 0, and --noise-report's
+    # lines for both, rank 3's from the daemon.
+    need_wire
+    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
+        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
+    targs=(--width 320 --height 240 --samples 8 --depth 3 --seed 5 --jobs 32)
+    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
+    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    make_hosts 2
+    run "$P-h0" --timeout 60 --host "localhost:2,$(host 1 2)" \
+        --noise rank=3,stop=40ms,every=200ms --noise rank=1,busy \
+        --noise-report "$MH_TASK" "${targs[@]}"
+    expect_rc 0
+    expect_out "^checksum $want\$"
+    expect_err "noise: rank 3: stopped [1-9][0-9]* times?, "
+    expect_err "noise: rank 1: 1 busy process"
+    nothing_left
     ;;
 task_host_lost)
     # The task runtime across two hosts, MH_TASK_PER workers each (2): the

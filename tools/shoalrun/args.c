@@ -482,19 +482,19 @@ static int parse_noise(shoalrun_args_t *a, int *exit_p)
     return 0;
 }
 
-/* With --host or --hostfile: place the ranks; --noise stays on one host. */
+/* With --host or --hostfile: place the ranks (then --noise, whose plans
+ * the daemons get with the job: daemon.c). */
 static int parse_hosts(shoalrun_args_t *a, int argc, char **argv, int i,
                        int *exit_p)
 {
     if (i >= argc)
         return usage_error(exit_p, "no program to run");
-    if (a->nnoise_specs > 0 || base_cfg.NOISE[0] != '\0')
-        return usage_error(exit_p, "--noise and SHOAL_NOISE work on one host "
-                                   "only, not with --host or --hostfile");
     if (shoalrun_hosts_place(&a->hosts, a->host_specs, a->nhost_specs,
                              a->hostfile, a->ppn, &a->nranks,
                              a->oversubscribe) != SHOAL_OK)
         return usage_error(exit_p, "%s", shoal_error_detail());
+    if (parse_noise(a, exit_p))
+        return 1;
     a->argv = argv + i;
     return resolve_program(a, exit_p);
 }

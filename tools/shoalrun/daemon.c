@@ -22,7 +22,7 @@
 
 #include "shoalrun.h"
 
-#define JOB_VERSION 1
+#define JOB_VERSION 2
 #define DAEMON_FRAME_MAX (64u << 20)
 
 extern char **environ;
@@ -103,6 +103,19 @@ int shoalrun_daemon_job(const shoalrun_args_t *args, const char *kvsname,
         shoalrun_msg_u32(m, (uint32_t)h->node);
         shoalrun_msg_u32(m, (uint32_t)h->local);
     }
+    /* --noise: every rank's plan (each daemon acts on its own ranks). */
+    shoalrun_msg_u32(m, args->noise != NULL);
+    for (int r = 0; args->noise != NULL && r < args->nranks; r++) {
+        const shoalrun_noise_plan_t *pl = &args->noise[r];
+        shoalrun_msg_u64(m, pl->stop_ns);
+        shoalrun_msg_u64(m, pl->every_ns);
+        shoalrun_msg_u64(m, pl->start_ns);
+        shoalrun_msg_u32(m, (uint32_t)pl->random);
+        shoalrun_msg_u32(m, (uint32_t)pl->busy);
+        shoalrun_msg_u32(m, (uint32_t)pl->duty);
+        shoalrun_msg_u32(m, (uint32_t)pl->sched_rr);
+    }
+    shoalrun_msg_u32(m, (uint32_t)args->noise_report);
     return m->nomem ? base_err(SHOAL_ERR_NOMEM, "out of memory") : SHOAL_OK;
 }
 
@@ -290,6 +303,38 @@ static char **parse_words(shoalrun_rd_t *r, int *n_p)
     return r->bad ? NULL : v;
 }
 
+/* --noise's plans, one per rank, when the launcher had any. */
+static int parse_noise(daemon_t *d, shoalrun_rd_t *r)
+{
+    uint32_t any = shoalrun_rd_u32(r);
+
+    if (r->bad || any > 1)
+        return -1;
+    if (any) {
+        d->args.noise = calloc((size_t)d->args.nranks, sizeof(*d->args.noise));
+        if (d->args.noise == NULL)
+            return -1;
+    }
+    for (int k = 0; any && k < d->args.nranks; k++) {
+        shoalrun_noise_plan_t *pl = &d->args.noise[k];
+        pl->stop_ns = shoalrun_rd_u64(r);
+        pl->every_ns = shoalrun_rd_u64(r);
+        pl->start_ns = shoalrun_rd_u64(r);
+        pl->random = (int)shoalrun_rd_u32(r);
+        pl->busy = (int)shoalrun_rd_u32(r);
+        pl->duty = (int)shoalrun_rd_u32(r);
+        pl->sched_rr = (int)shoalrun_rd_u32(r);
+        /* (The launcher checked them; a bad one is a bad message.) */
+        if (pl->busy < 0 || pl->busy > SHOALRUN_NOISE_MAX_BUSY ||
+            pl->duty < 0 || pl->duty > 100 || (unsigned)pl->random > 1 ||
+            (unsigned)pl->sched_rr > 1 ||
+            (pl->stop_ns != 0 && pl->stop_ns >= pl->every_ns))
+            return -1;
+    }
+    d->args.noise_report = (int)shoalrun_rd_u32(r);
+    return r->bad ? -1 : 0;
+}
+
 static int parse_job(daemon_t *d, const char *p, uint32_t len)
 {
     shoalrun_rd_t r = {p, len, 0};
@@ -321,7 +366,7 @@ static int parse_job(daemon_t *d, const char *p, uint32_t len)
     d->self = (char *)shoalrun_rd_str(&r);
     if (r.bad || d->argv == NULL || d->rsh == NULL || d->args.nranks <= 0 ||
         d->args.nranks > SHOALRUN_MAX_RANKS || d->args.fanout < 1 ||
-        parse_hosts(d, &r) != 0)
+        parse_hosts(d, &r) != 0 || parse_noise(d, &r) != 0)
         return base_err(SHOAL_ERR_PROTOCOL, "malformed job description");
     if (cwd[0] != '\0' && chdir(cwd) != 0)
         base_debug("shoalrun", "cannot enter %s here; staying in $HOME", cwd);

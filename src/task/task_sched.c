@@ -48,10 +48,12 @@ struct task_sched {
     uint64_t maxkey; /* worst key handed out, for penalties */
     cand_t *cands;
     size_t cap_cands;
-    /* Every job below lo_job is done and every copy below lo_copy gone:
-     * neither is ever a candidate again, so gather starts there (a run
-     * of thousands of jobs would otherwise scan them all per event). */
-    size_t lo_job, lo_copy;
+    /* Jobs not known done and copies not known gone, in no order: gather
+     * scans these alone and drops what it finds done or gone (neither is
+     * ever a candidate again), so an event costs what is open, not the
+     * whole run (thousands of jobs, and the root never done). */
+    uint32_t *open_jobs, *open_copies;
+    size_t nopen_jobs, nopen_copies, cap_open_jobs, cap_open_copies;
 };
 
 #define GROW(s, arr, cap, need)                                              \
@@ -79,6 +81,8 @@ void task_sched_destroy(task_sched_t *s)
     free(s->workers);
     free(s->orders);
     free(s->cands);
+    free(s->open_jobs);
+    free(s->open_copies);
     free(s);
 }
 
@@ -185,23 +189,32 @@ static int gather(task_sched_t *s, size_t *n)
 {
     size_t k = 0, best = 0;
 
-    if (GROW(s, cands, cap_cands, s->njobs + s->ncopies + 1) != SHOAL_OK)
+    if (GROW(s, cands, cap_cands, s->nopen_jobs + s->nopen_copies + 1) !=
+        SHOAL_OK)
         return SHOAL_ERR_NOMEM;
-    while (s->lo_job < s->njobs && s->jobs[s->lo_job].done)
-        s->lo_job++;
-    while (s->lo_copy < s->ncopies &&
-           s->copies[s->lo_copy].state == TASK_COPY_GONE)
-        s->lo_copy++;
-    for (uint32_t c = (uint32_t)s->lo_copy; c < s->ncopies; c++) {
+    for (size_t i = 0; i < s->nopen_copies;) {
+        uint32_t c = s->open_copies[i];
         const copy_t *cp = &s->copies[c];
+        if (cp->state == TASK_COPY_GONE) {
+            s->open_copies[i] = s->open_copies[--s->nopen_copies];
+            continue;
+        }
         if (cp->state == TASK_COPY_SUSPENDED ||
             (cp->state == TASK_COPY_WAITING && !s->jobs[cp->job].waiting))
             s->cands[k++] = (cand_t){key_of(cp), 0, cp->job, c};
+        i++;
     }
-    for (uint32_t j = (uint32_t)s->lo_job; j < s->njobs; j++)
+    for (size_t i = 0; i < s->nopen_jobs;) {
+        uint32_t j = s->open_jobs[i];
+        if (s->jobs[j].done) {
+            s->open_jobs[i] = s->open_jobs[--s->nopen_jobs];
+            continue;
+        }
         if (needs_copy(s, &s->jobs[j]))
             s->cands[k++] = (cand_t){next_ordinal(s, &s->jobs[j]), 1, j,
                                      TASK_NONE};
+        i++;
+    }
     for (size_t i = 1; i < k; i++)
         if (by_rank(&s->cands[i], &s->cands[best]) < 0)
             best = i;
@@ -273,9 +286,12 @@ static uint32_t pick_worker(const task_sched_t *s, const job_t *j)
 
 static int new_copy(task_sched_t *s, uint32_t j, uint32_t w, uint64_t key)
 {
-    if (GROW(s, copies, cap_copies, s->ncopies + 1) != SHOAL_OK)
+    if (GROW(s, copies, cap_copies, s->ncopies + 1) != SHOAL_OK ||
+        GROW(s, open_copies, cap_open_copies, s->nopen_copies + 1) !=
+            SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     uint32_t c = (uint32_t)s->ncopies++;
+    s->open_copies[s->nopen_copies++] = c;
     job_t *jb = &s->jobs[j];
     s->copies[c] = (copy_t){.job = j, .worker = w, .ordinal = (uint32_t)key,
                             .next_in_job = jb->first_copy,
@@ -418,13 +434,16 @@ int task_sched_add_jobs(task_sched_t *s, uint32_t parent, uint32_t n,
         return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: no job %u",
                         parent);
     if (GROW(s, jobs, cap_jobs, s->njobs + n) != SHOAL_OK ||
+        GROW(s, open_jobs, cap_open_jobs, s->nopen_jobs + n) != SHOAL_OK ||
         reserve(s) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     *first = (uint32_t)s->njobs;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        s->open_jobs[s->nopen_jobs++] = (uint32_t)s->njobs;
         s->jobs[s->njobs++] = (job_t){.parent = parent,
                                       .hint = i == 0 ? hint : TASK_NONE,
                                       .first_copy = TASK_NONE};
+    }
     return schedule(s);
 }
 

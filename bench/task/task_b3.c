@@ -8,7 +8,13 @@
  * puts it: with -n 1 on the root's worker (same host, same worker), with
  * more workers usually on another one.
  *
- *     task_b3 [pages]        (default 1000)
+ *     task_b3 [pages [width]]   (default 1000 pages, width 1)
+ *
+ * With width W the block has W reader jobs and only the last (id W - 1)
+ * touches and times the pages, the others return at once: on W workers
+ * with SHOAL_TASK_COPIES=1 the first stays on the root's worker and the
+ * last goes to another, on another host when the workers are spread
+ * (docs/PERFORMANCE.md: B3 across namespace hosts).
  *
  * Under SHOAL_TASK_PAGES=off the child gets the root's whole state with it
  * (the first runtime's way) and the touches cost no fetch.
@@ -39,10 +45,10 @@ static double now_ns(void)
 SHOAL_TASK_ROUTINE(reader)
 {
     long sum = 0;
-    (void)width;
-    (void)id;
     (void)arg;
     (void)len;
+    if (id != width - 1)
+        return;
     for (int i = 0; i < g.n; i++) {
         double t0 = now_ns();
         sum += *(volatile int *)(void *)(g.pages + (size_t)i * PAGE);
@@ -62,7 +68,8 @@ static int cmp(const void *x, const void *y)
 static int task_main(int argc, char **argv)
 {
     g.n = argc > 1 ? atoi(argv[1]) : 1000;
-    if (g.n < 1 ||
+    int width = argc > 2 ? atoi(argv[2]) : 1;
+    if (g.n < 1 || width < 1 ||
         shoal_task_alloc((size_t)g.n * PAGE, (void **)&g.pages) != SHOAL_OK ||
         shoal_task_alloc((size_t)g.n * sizeof(double), (void **)&g.ns) !=
             SHOAL_OK) {
@@ -73,7 +80,7 @@ static int task_main(int argc, char **argv)
         *(int *)(void *)(g.pages + (size_t)i * PAGE) = i;
     double t0 = now_ns();
     SHOAL_PARBEGIN
-        SHOAL_ROUTINE(1, reader, NULL, 0);
+        SHOAL_ROUTINE(width, reader, NULL, 0);
     SHOAL_PAREND;
     double block = now_ns() - t0;
     double *ns = malloc((size_t)g.n * sizeof(double)), sum = 0;

@@ -551,6 +551,7 @@ void task_copy_main(int fd, uint32_t copy, const task_path_t *path,
         task_path_t p;
         if (next_run(&msg, &m, &copy, &p) != 0)
             break;
+        task_page_source(m.src_rank, m.src_copy, m.src_block);
         rearm(copy, &p, m.flags);
         task_path_free(&p);
         run_job(m.fn, m.width, m.id, m.arg, m.arglen);

@@ -8,7 +8,10 @@
  * in SHOAL_PAREND (task_page_serve), or, when the page is absent in it
  * too, passes the request up to its own source (TM_PAGE_UP), so a miss
  * climbs the job tree to the first ancestor that has the page.  The
- * answer goes straight to the requester's worker.
+ * answer goes straight to the requester's worker.  When the source is a
+ * copy of the same worker that waits at the block, the child reads the
+ * page from its memory itself (own_read: no message, no other process
+ * woken), as the worker would.
  *
  * Everything here runs in a signal handler or next to one: no allocation,
  * fixed buffers, only system calls that are async-signal-safe.
@@ -26,6 +29,7 @@
 static struct {
     int fd;
     uint32_t copy;
+    uint32_t src_rank, src_copy, src_block; /* the run's source */
     uint8_t in[TASK_PAGE_HDR + PAGE_MAX + 64];  /* fetch's answers */
     uint8_t out[TASK_PAGE_HDR + PAGE_MAX];      /* what serve sends */
 } pg;
@@ -61,12 +65,49 @@ static void say(const char *s)
     (void)r;
 }
 
+/* The page read from the source's memory by this copy itself, when the
+ * source is a copy of this worker that waits at the block (task_rt.h,
+ * task_src_slot_t); 0 when it cannot be. */
+static int own_read(uint32_t area, size_t page, void *dst)
+{
+    if (pg.src_rank != (uint32_t)task_rt.rank || pg.src_copy == UINT32_MAX ||
+        task_rt.srcs == NULL)
+        return 0;
+    for (size_t i = 0; i < TASK_SRC_SLOTS; i++) {
+        task_src_slot_t *s = &task_rt.srcs[i];
+        uint32_t seq = atomic_load(&s->seq);
+        if ((seq & 1) || atomic_load(&s->copy) != pg.src_copy)
+            continue;
+        if (atomic_load(&s->waits) != pg.src_block + 1)
+            return 0;
+        pid_t pid = (pid_t)atomic_load(&s->pid);
+        if (!task_region_page_of(&task_rt.region, pid, (int)area, page, dst))
+            return 0; /* absent there too, or gone: the worker's way */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&s->seq) != seq)
+            return 0;
+        atomic_fetch_add(task_rt.self_reads, 1);
+        return 1;
+    }
+    return 0;
+}
+
+void task_page_source(uint32_t rank, uint32_t copy, uint32_t block)
+{
+    pg.src_rank = rank;
+    pg.src_copy = copy;
+    pg.src_block = block;
+}
+
 /* The fault handler's part: page of area ctx into dst. */
 static int fetch(void *ctx, task_track_t *t, size_t page, void *dst)
 {
     uint32_t area = (uint32_t)(uintptr_t)ctx;
     size_t psize = task_track_page_size(t);
     uint8_t req[20];
+
+    if (area < TASK_AREAS && own_read(area, page, dst))
+        return 0;
 
     put32(req, TM_PAGE_REQ);
     put32(req + 4, pg.copy);

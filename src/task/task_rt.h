@@ -95,7 +95,31 @@ typedef struct task_rt {
     uint64_t suspect_ns, beat_ns;
     _Atomic uint32_t *bell; /* shared with copies: a copy has news */
     int pages;              /* SHOAL_TASK_PAGES: children fetch pages */
+    /* In the page the bell is in: this worker's copies that wait at a
+     * block, and how many pages children read from them themselves. */
+    struct task_src_slot *srcs;
+    _Atomic uint64_t *self_reads;
 } task_rt_t;
+
+/*
+ * A copy of this worker that waits at a block (TM_BLOCK passed on,
+ * TM_RESULTS not yet), as its worker publishes it in the page it shares
+ * with its copies (task_worker.c): a child on the same worker whose pages
+ * come from that copy reads them from its memory itself (task_page.c,
+ * process_vm_readv) while waits says the child's block; the slot's seq
+ * (a seqlock: the worker makes it odd, changes the slot, makes it even)
+ * must not have moved over the read, and the worker clears waits before
+ * it passes the results on, so a page read that way is the block's
+ * start.
+ */
+typedef struct task_src_slot {
+    _Atomic uint32_t seq;   /* odd while the worker changes the slot */
+    _Atomic uint32_t copy;  /* UINT32_MAX: a free slot */
+    _Atomic uint32_t waits; /* block + 1; 0 while it does not wait */
+    _Atomic int32_t pid;
+} task_src_slot_t;
+#define TASK_SRC_OFFSET 64
+#define TASK_SRC_SLOTS ((4096 - TASK_SRC_OFFSET) / sizeof(task_src_slot_t))
 
 extern task_rt_t task_rt;
 
@@ -195,6 +219,8 @@ void task_spawn_gone(void);
 
 /* Makes the copy's (tracked) areas absent: pages come from the source. */
 int task_page_absent(int fd, uint32_t copy);
+/* The run's source of pages (TM_RUN's rank, copy and block). */
+void task_page_source(uint32_t rank, uint32_t copy, uint32_t block);
 /* The next run in this process (a warm copy): every page absent again,
  * or, for a sibling of the last run (same parent, same block: it starts
  * from the same memory), the pages it read kept and those it wrote

@@ -115,6 +115,7 @@ static void template_run(int sock, uint32_t copy, task_rd_t *rd)
     if (pid == 0) {
         close(fds[0]);
         close(sock);
+        task_page_source(m.src_rank, m.src_copy, m.src_block);
         task_copy_main(fds[1], copy, &path, m.fn, m.width, m.id, m.arg,
                        m.arglen, m.state, m.statelen, m.flags);
     }

@@ -94,6 +94,10 @@ int task_worker_init(void)
     if (bell == MAP_FAILED)
         return base_err(SHOAL_ERR_NOMEM, "task: doorbell page");
     task_rt.bell = bell;
+    task_rt.self_reads = (_Atomic uint64_t *)((char *)bell + 8);
+    task_rt.srcs = (task_src_slot_t *)((char *)bell + TASK_SRC_OFFSET);
+    for (size_t i = 0; i < TASK_SRC_SLOTS; i++)
+        atomic_store(&task_rt.srcs[i].copy, UINT32_MAX);
     /* The template of copies, before this worker writes anything. */
     int s = task_spawn_init();
     if (s != SHOAL_OK)
@@ -110,10 +114,13 @@ int task_worker_init(void)
 
 void task_worker_fini(void)
 {
+    uint64_t own = atomic_load(task_rt.self_reads);
     base_info("task", "rank %d: %llu runs of jobs in %llu processes; "
-                      "%llu pages read from waiting parents",
+                      "%llu pages read from waiting parents (%llu by the "
+                      "children themselves)",
               task_rt.rank, (unsigned long long)wk.runs,
-              (unsigned long long)wk.procs, (unsigned long long)wk.direct);
+              (unsigned long long)wk.procs,
+              (unsigned long long)(wk.direct + own), (unsigned long long)own);
     task_worker_kill_all();
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
@@ -127,6 +134,60 @@ static w_copy_t *find(uint32_t copy)
         if (wk.c[i].copy == copy)
             return &wk.c[i];
     return NULL;
+}
+
+/* ---- sources in the shared page (task_rt.h) ---------------------------- */
+
+static void src_set(task_src_slot_t *s, uint32_t copy, uint32_t waits,
+                    pid_t pid)
+{
+    atomic_fetch_add(&s->seq, 1);
+    atomic_store(&s->copy, copy);
+    atomic_store(&s->waits, waits);
+    atomic_store(&s->pid, (int32_t)pid);
+    atomic_fetch_add(&s->seq, 1);
+}
+
+static task_src_slot_t *src_find(uint32_t copy, int make)
+{
+    task_src_slot_t *free_slot = NULL;
+
+    for (size_t i = 0; i < TASK_SRC_SLOTS; i++) {
+        task_src_slot_t *s = &task_rt.srcs[i];
+        uint32_t k = atomic_load_explicit(&s->copy, memory_order_relaxed);
+        if (k == copy)
+            return s;
+        if (k == UINT32_MAX && free_slot == NULL)
+            free_slot = s;
+    }
+    return make ? free_slot : NULL; /* full: its children ask the worker */
+}
+
+/* c's waits (block + 1, or 0) as its children see it. */
+static void src_publish(const w_copy_t *c)
+{
+    task_src_slot_t *s = src_find(c->copy, c->waits != 0);
+
+    if (s != NULL)
+        src_set(s, c->copy, c->waits, c->pid);
+}
+
+static void src_forget_pid(pid_t pid)
+{
+    for (size_t i = 0; i < TASK_SRC_SLOTS; i++) {
+        task_src_slot_t *s = &task_rt.srcs[i];
+        if (atomic_load(&s->copy) != UINT32_MAX &&
+            atomic_load(&s->pid) == (int32_t)pid)
+            src_set(s, UINT32_MAX, 0, 0);
+    }
+}
+
+static void src_forget(uint32_t copy)
+{
+    task_src_slot_t *s = src_find(copy, 0);
+
+    if (s != NULL)
+        src_set(s, UINT32_MAX, 0, 0);
 }
 
 static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
@@ -176,6 +237,7 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
         for (size_t i = 0; i < wk.n; i++)
             close(wk.c[i].fd);
         sigaction(SIGCHLD, &wk.old_chld, NULL);
+        task_page_source(m.src_rank, m.src_copy, m.src_block);
         task_copy_main(fds[1], copy, &path, m.fn, m.width, m.id, m.arg,
                        m.arglen, m.state, m.statelen, m.flags);
     }
@@ -393,8 +455,10 @@ static void signal_copy(uint32_t copy, int sig)
 
     if (c == NULL || (c->done && sig != SIGKILL))
         return; /* (a finished copy's process may run the next job) */
-    if (sig == SIGKILL)
+    if (sig == SIGKILL) {
         c->killed = 1;
+        src_forget(copy);
+    }
     c->stopped = sig == SIGSTOP;
     kill(c->pid, sig);
     if (sig == SIGKILL)
@@ -446,8 +510,10 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         return SHOAL_OK;
     case TM_RESULTS: {
         w_copy_t *c = find(copy);
-        if (c != NULL)
+        if (c != NULL) {
             c->waits = 0; /* it merges them: its memory changes */
+            src_publish(c); /* (before they go: the seqlock's point) */
+        }
         to_copy(copy, msg, len);
         return SHOAL_OK;
     }
@@ -494,6 +560,8 @@ static int drain(w_copy_t *c)
             (void)task_rd_u32(&rd);
             (void)task_rd_u32(&rd);
             c->waits = task_rd_u32(&rd) + 1;
+            if (!c->killed)
+                src_publish(c);
         }
         if (c->killed) {
             free(msg);
@@ -515,8 +583,20 @@ static int reap(void)
 {
     int st;
     pid_t pid;
+    siginfo_t si;
 
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    /* Each exited process is looked at before it is reaped: its pid,
+     * which a child may be about to read from, is forgotten while no
+     * other process can have it. */
+    for (;;) {
+        si.si_pid = 0;
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            si.si_pid == 0)
+            break;
+        src_forget_pid(si.si_pid);
+        pid = waitpid(si.si_pid, &st, 0);
+        if (pid <= 0)
+            break;
         size_t i = 0;
         if (pid == task_spawn_pid())
             task_spawn_gone();
@@ -532,6 +612,7 @@ static int reap(void)
             continue;
         w_copy_t c = wk.c[i];
         int s = drain(&c);
+        src_forget(c.copy);
         close(c.fd);
         wk.c[i] = wk.c[--wk.n];
         if (s == SHOAL_OK && !c.done && !c.killed) {
@@ -561,6 +642,7 @@ static void retire(void)
          * finished: it must read its next run, or its end, running. */
         if (c->stopped)
             kill(c->pid, SIGCONT);
+        src_forget(c->copy);
         if (c->absent && c->runs < (uint32_t)base_cfg.TASK_REUSE &&
             wk.nidle < IDLE_MAX) {
             wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};
@@ -603,6 +685,9 @@ int task_worker_over(void)
 
 void task_worker_kill_all(void)
 {
+    for (size_t i = 0; task_rt.srcs != NULL && i < TASK_SRC_SLOTS; i++)
+        if (atomic_load(&task_rt.srcs[i].copy) != UINT32_MAX)
+            src_set(&task_rt.srcs[i], UINT32_MAX, 0, 0);
     for (size_t i = 0; i < wk.nidle; i++) {
         kill(wk.idle[i].pid, SIGKILL);
         waitpid(wk.idle[i].pid, NULL, 0);

@@ -777,6 +777,46 @@ task_noise)
     expect_err "noise: rank 1: 1 busy process"
     nothing_left
     ;;
+task_coord_killed)
+    # The task runtime's coordinator (rank 0, on the launcher's host)
+    # killed mid-run while workers run on a second host: the wire tells
+    # them it is dead, rank 1 coordinates and runs the program again, and
+    # the job prints the sequential checksum with status 0.
+    need_wire
+    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
+        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
+    targs=(--width 640 --height 480 --samples 16 --depth 3 --seed 5 --jobs 64)
+    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
+    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    make_hosts 2
+    SHOAL_TASK_SUSPECT=700ms start "$P-h0" --timeout 80 \
+        --host "localhost:1,$(host 1 2)" "$MH_TASK" "${targs[@]}"
+    t0=$(now_ns)
+    until [ "$(ns_exe_count "$P-h1" "$MH_TASK")" -ge 2 ]; do
+        [ "$(ms_since "$t0")" -lt 30000 ] ||
+            fail "the workers of $P-h1 did not start within 30 s"
+        kill -0 "$pid" 2>/dev/null || fail "the job ended before the kill"
+        sleep 0.1
+    done
+    sleep 0.5
+    victim=
+    for p in $(pgrep -f "$MH_TASK"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+            grep -qx "PMI_RANK=0"; then
+            victim=$p
+            break
+        fi
+    done
+    [ -n "$victim" ] || fail "no process of rank 0"
+    kill -KILL "$victim"
+    wait "$pid"
+    rc=$?
+    expect_rc 0
+    expect_out "^checksum $want\$"
+    expect_err "rank 0 .*expendable task worker: the job goes on"
+    expect_err "the coordinator \(rank 0\) is gone: rank 1 coordinates now"
+    nothing_left
+    ;;
 task_host_lost)
     # The task runtime across two hosts, MH_TASK_PER workers each (2): the
     # link to the second is cut while the ray tracer runs.  The root's jobs

@@ -94,7 +94,7 @@ define show_skips
 	fi;
 endef
 
-.PHONY: all build demo check test check-sanitize build-sanitize check-thread fuzz install clean help
+.PHONY: all build demo check test check-sanitize build-sanitize check-thread check-clients fuzz install clean help
 
 all: build
 
@@ -133,6 +133,19 @@ check-thread:
 	$(CMAKE) --build $(THREAD_DIR) -j $(JOBS)
 	cd $(THREAD_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	    $(CTEST) --output-on-failure -j $(JOBS) -L '^(unit|thread)$$' $(CTEST_ARGS)
+
+# Real MPI-IO clients (docs/IO.md, "Real clients"): PnetCDF and parallel
+# HDF5 from their Debian source packages (apt-get source, which needs a
+# deb-src line), built with Shoal's mpicc and tested with their own suites
+# at 4 ranks under shoalrun.  Sources, builds and logs go in
+# $(BUILD_DIR)/clients/.  A client whose source cannot be fetched is
+# SKIPPED; any failing client test fails the target.  Both run even when the
+# first fails.
+check-clients: build
+	@rc=0; \
+	CLIENT_JOBS=$(JOBS) tests/clients/pnetcdf.sh $(BUILD_DIR) || rc=1; \
+	if [ $$rc -ne 0 ]; then echo "FAILED: check-clients (the summaries above say which client)"; fi; \
+	exit $$rc
 
 # Fuzz targets are the executables of the fuzz build that link libFuzzer
 # (they define LLVMFuzzerTestOneInput and LLVMFuzzerRunDriver).  Each runs
@@ -195,6 +208,7 @@ help:
 	@echo "  make check           build, then run the test suite (make test: the same)"
 	@echo "  make check-sanitize  the test suite built with $(SANITIZERS) sanitizers, in $(SANITIZE_DIR)/"
 	@echo "  make check-thread    the unit tests under ThreadSanitizer, in $(THREAD_DIR)/"
+	@echo "  make check-clients   build PnetCDF and parallel HDF5 (Debian sources) on Shoal, run their tests"
 	@echo "  make fuzz            build with $(FUZZ_CC) in $(FUZZ_DIR)/, run each fuzz target $(FUZZ_SECONDS) s"
 	@echo "  make install         install into PREFIX (now $(PREFIX))"
 	@echo "  make clean           remove $(BUILD_DIR)/ $(SANITIZE_DIR)/ $(FUZZ_DIR)/"

@@ -144,6 +144,7 @@ check-thread:
 check-clients: build
 	@rc=0; \
 	CLIENT_JOBS=$(JOBS) tests/clients/pnetcdf.sh $(BUILD_DIR) || rc=1; \
+	CLIENT_JOBS=$(JOBS) tests/clients/hdf5.sh $(BUILD_DIR) || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "FAILED: check-clients (the summaries above say which client)"; fi; \
 	exit $$rc
 

@@ -83,7 +83,7 @@ static int own_read(uint32_t area, size_t page, void *dst)
         pid_t pid = (pid_t)atomic_load(&s->pid);
         if (!task_region_page_of(&task_rt.region, pid, (int)area, page, dst))
             return 0; /* absent there too, or gone: the worker's way */
-        atomic_thread_fence(memory_order_seq_cst);
+        base_fence_full(); /* the read before the second look */
         if (atomic_load(&s->seq) != seq)
             return 0;
         atomic_fetch_add(task_rt.self_reads, 1);

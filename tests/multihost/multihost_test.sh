@@ -199,6 +199,31 @@ nothing_left() {
     done
 }
 
+# ---- the task runtime across hosts ----------------------------------------------
+
+# task_want ARGS...: skip without bench/task's ray tracers (MH_TASK,
+# MH_SEQ); else $want, the sequential program's checksum for ARGS.
+task_want() {
+    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
+        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
+    want=$("$MH_SEQ" "$@" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
+    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+}
+
+# task_workers_up N WHAT: wait until N task workers run in host 1 (the job
+# started by start() must not end first: WHAT is what it must not end
+# before).
+task_workers_up() {
+    local t0
+    t0=$(now_ns)
+    until [ "$(ns_exe_count "$P-h1" "$MH_TASK")" -ge "$1" ]; do
+        [ "$(ms_since "$t0")" -lt 30000 ] ||
+            fail "the workers of $P-h1 did not start within 30 s"
+        kill -0 "$pid" 2>/dev/null || fail "the job ended before $2"
+        sleep 0.1
+    done
+}
+
 # ---- real programs across hosts (AM, MPI) ---------------------------------------
 
 # need_wire: skip unless this build has the network wire $wire (tcp: or
@@ -762,11 +787,8 @@ task_noise)
     # process: the sequential checksum, status 0, and --noise-report's
     # lines for both, rank 3's from the daemon.
     need_wire
-    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
-        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
     targs=(--width 320 --height 240 --samples 8 --depth 3 --seed 5 --jobs 32)
-    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
-    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    task_want "${targs[@]}"
     make_hosts 2
     run "$P-h0" --timeout 60 --host "localhost:2,$(host 1 2)" \
         --noise rank=3,stop=40ms,every=200ms --noise rank=1,busy \
@@ -783,21 +805,12 @@ task_coord_killed)
     # them it is dead, rank 1 coordinates and runs the program again, and
     # the job prints the sequential checksum with status 0.
     need_wire
-    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
-        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
     targs=(--width 640 --height 480 --samples 16 --depth 3 --seed 5 --jobs 64)
-    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
-    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    task_want "${targs[@]}"
     make_hosts 2
     SHOAL_TASK_SUSPECT=700ms start "$P-h0" --timeout 80 \
         --host "localhost:1,$(host 1 2)" "$MH_TASK" "${targs[@]}"
-    t0=$(now_ns)
-    until [ "$(ns_exe_count "$P-h1" "$MH_TASK")" -ge 2 ]; do
-        [ "$(ms_since "$t0")" -lt 30000 ] ||
-            fail "the workers of $P-h1 did not start within 30 s"
-        kill -0 "$pid" 2>/dev/null || fail "the job ended before the kill"
-        sleep 0.1
-    done
+    task_workers_up 2 "the kill"
     sleep 0.5
     victim=
     for p in $(pgrep -f "$MH_TASK"); do
@@ -828,25 +841,16 @@ task_host_lost)
     # from the workers' start to the cut (1), or "never": the same run
     # whole, to compare.
     need_wire
-    [ -x "${MH_TASK:-}" ] && [ -x "${MH_SEQ:-}" ] ||
-        skip "no task_raytrace or seq_raytrace (MH_TASK, MH_SEQ)"
     per=${MH_TASK_PER:-2}
     read -r -a targs <<<"${MH_TASK_ARGS:---width 640 --height 480 --samples 32 --depth 3 --seed 5 --jobs 64}"
-    want=$("$MH_SEQ" "${targs[@]}" | sed -n 's/^checksum \([0-9a-f]*\)$/\1/p')
-    [ -n "$want" ] || fail "seq_raytrace printed no checksum"
+    task_want "${targs[@]}"
     make_hosts 2
     ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
     SHOAL_TASK_SUSPECT=700ms SHOAL_HOST_TIMEOUT=3s start "$P-h0" \
         --timeout 80 --host "localhost:$per,$(host 1 "$per")" \
         "$MH_TASK" "${targs[@]}"
     # The second host's workers run (and, a moment later, trace rows).
-    t0=$(now_ns)
-    until [ "$(ns_exe_count "$P-h1" "$MH_TASK")" -ge "$per" ]; do
-        [ "$(ms_since "$t0")" -lt 30000 ] ||
-            fail "the workers of $P-h1 did not start within 30 s"
-        kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
-        sleep 0.1
-    done
+    task_workers_up "$per" "the cut"
     cut=${MH_CUT_AFTER:-1}
     if [ "$cut" = never ]; then
         wait "$pid"

@@ -63,6 +63,7 @@ typedef struct io_view {
 struct shoal_mpi_file {
     uint32_t magic;
     int fd;
+    base_list_t open_link; /* in this process's open files (io_open.c) */
     int amode;
     int atomic;          /* MPI_File_set_atomicity */
     int dirty;           /* written since the last sync */

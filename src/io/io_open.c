@@ -121,6 +121,28 @@ static int check_kind(int fd, MPI_Offset *size_p, int *err)
     return MPI_SUCCESS;
 }
 
+/* This process's open files, for MPI_File_delete (under mpi_obj_lock). */
+static base_list_t open_files = {&open_files, &open_files};
+
+/* 1 when path names a file this process has open with MPI_File_open. */
+static int open_here(const char *path)
+{
+    struct stat want, st;
+    int found = 0;
+
+    if (stat(path, &want) != 0)
+        return 0;
+    pthread_mutex_lock(&mpi_obj_lock);
+    for (base_list_t *e = open_files.next; e != &open_files && !found;
+         e = e->next) {
+        MPI_File f = BASE_CONTAINER_OF(e, struct shoal_mpi_file, open_link);
+        found = fstat(f->fd, &st) == 0 && st.st_dev == want.st_dev &&
+                st.st_ino == want.st_ino;
+    }
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return found;
+}
+
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
                    MPI_Info info, MPI_File *fh)
 {
@@ -292,6 +314,9 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
         f->aggs = NULL;
         f->naggs = 0;
     }
+    pthread_mutex_lock(&mpi_obj_lock);
+    base_list_push_back(&open_files, &f->open_link);
+    pthread_mutex_unlock(&mpi_obj_lock);
     *fh = f;
     return MPI_SUCCESS;
 }
@@ -315,6 +340,9 @@ int PMPI_File_close(MPI_File *fh)
         err = errno;
     /* Everyone is done with the file before it goes. */
     rc = PMPI_Barrier(f->comm);
+    pthread_mutex_lock(&mpi_obj_lock);
+    base_list_remove(&f->open_link);
+    pthread_mutex_unlock(&mpi_obj_lock);
     close(f->fd);
     io_shared_close(f);
     if (rank == 0 && (f->amode & MPI_MODE_DELETE_ON_CLOSE))
@@ -364,6 +392,12 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO)
         return io_error(MPI_FILE_NULL, MPI_ERR_INFO, fn, "invalid info object");
     path = io_strip_prefix(filename);
+    /* (Open in another process of the job is not seen: POSIX lets the
+     * file go, and the others keep reading it until they close.) */
+    if (open_here(path))
+        return io_error(MPI_FILE_NULL, MPI_ERR_FILE_IN_USE, fn,
+                        "%s is open in this process: MPI_File_close it "
+                        "first", path);
     if (unlink(path) != 0) {
         int err = errno;
         return io_error(MPI_FILE_NULL, io_errno_class(err), fn, "%s: %s", path,

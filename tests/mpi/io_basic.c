@@ -117,6 +117,13 @@ static void open_errors(void)
     if (rank == 0) {
         char pre[600];
         snprintf(pre, sizeof(pre), "ufs:%s", path);
+        MPI_File self;
+        /* Open here: refused, and the file stays. */
+        MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY,
+                            MPI_INFO_NULL, &self));
+        MT_ERR(MPI_ERR_FILE_IN_USE, MPI_File_delete(pre, MPI_INFO_NULL));
+        MT_CHECK(access(path, F_OK) == 0, "the file went while open");
+        MT_OK(MPI_File_close(&self));
         MT_OK(MPI_File_delete(pre, MPI_INFO_NULL));
         MT_ERR(MPI_ERR_NO_SUCH_FILE, MPI_File_delete(path, MPI_INFO_NULL));
     }

@@ -76,7 +76,6 @@ struct shoal_mpi_file {
     /* shared pointer (io_shared.c) */
     int shfd;   /* side file, -1 when it could not be made */
     int sh_err; /* why not: an MPI error class */
-    char *shpath;
     /* collective buffering (io_twophase.c), agreed at open, set_view and
      * set_info from rank 0's hints */
     int cb_read, cb_write; /* romio_cb_read / romio_cb_write enabled */

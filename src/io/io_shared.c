@@ -8,8 +8,11 @@
  *
  * The side file is `.<name>.shoal-shfp-<random>` in the data file's
  * directory, made by rank 0 at open (a fresh random part per open, so two
- * opens of one file never share a pointer) and removed at close.  When it
- * cannot be made (a read-only directory), the open still succeeds and the
+ * opens of one file never share a pointer) and removed by rank 0 as soon
+ * as every rank has it open: the ranks keep it through their descriptors
+ * (fcntl locks are on the file, not its name), and a job killed with
+ * SIGKILL leaves no name behind.  When it cannot be made (a read-only
+ * directory) or some rank cannot open it, the open still succeeds and the
  * shared-pointer calls fail with the reason.
  *
  * Ordered access (read_ordered, write_ordered) is collective: an exclusive
@@ -96,28 +99,30 @@ void io_shared_open(MPI_File fh, MPI_Offset init)
     if (PMPI_Bcast(&msg, (int)sizeof(msg), MPI_BYTE, 0, fh->comm) !=
         MPI_SUCCESS)
         msg.cls = MPI_ERR_OTHER;
-    if (rank != 0 && msg.cls == MPI_SUCCESS) {
+    int mine = msg.cls, all;
+    if (rank != 0 && mine == MPI_SUCCESS) {
         fh->shfd = open(msg.name, O_RDWR | O_CLOEXEC);
         if (fh->shfd < 0)
-            msg.cls = io_errno_class(errno);
+            mine = io_errno_class(errno);
     }
-    fh->sh_err = msg.cls;
-    if (msg.cls == MPI_SUCCESS)
-        fh->shpath = strdup(msg.name);
+    /* Every rank has it (or none keeps it); then its name can go. */
+    if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, fh->comm) !=
+        MPI_SUCCESS)
+        all = MPI_ERR_OTHER;
+    if (rank == 0 && msg.cls == MPI_SUCCESS)
+        unlink(msg.name);
+    if (all != MPI_SUCCESS && fh->shfd >= 0) {
+        close(fh->shfd);
+        fh->shfd = -1;
+    }
+    fh->sh_err = all;
 }
 
 void io_shared_close(MPI_File fh)
 {
-    int rank;
-
-    PMPI_Comm_rank(fh->comm, &rank);
     if (fh->shfd >= 0)
         close(fh->shfd);
     fh->shfd = -1;
-    if (rank == 0 && fh->shpath != NULL)
-        unlink(fh->shpath);
-    free(fh->shpath);
-    fh->shpath = NULL;
 }
 
 static int no_side_file(MPI_File fh, int *err_p)

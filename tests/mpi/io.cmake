@@ -2,11 +2,12 @@
 # removed at the end.  Every access family through every kind of view,
 # each byte of the file checked against the test's own image; opening,
 # sizes, hints, error handlers and error classes; the shared file pointer
-# and ordered access; atomic mode with overlapping writers.
-shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4)
-shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4)
-shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4)
-shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4)
+# and ordered access; atomic mode with overlapping writers; at 1 to 8
+# ranks.
+shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4 8)
+shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4 8)
+shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4 8)
+shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4 8)
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
 # file domains aligned to a small striping_unit; rounds bounded by
@@ -15,11 +16,12 @@ shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 1 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb PROGRAM mpi_io_rw NP 4 ARGS cb LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb2 PROGRAM mpi_io_rw NP 2 ARGS cb 2 64 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 LABELS mpi)
+shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
 # external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
-shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4)
+shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
 # A rank killed during a collective write: the bytes an earlier
 # MPI_File_sync covered stay (two jobs: the crash, then the check).
 shoal_mp_program(mpi_io_crash SOURCES io_crash.c)

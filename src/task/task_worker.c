@@ -114,7 +114,8 @@ int task_worker_init(void)
 
 void task_worker_fini(void)
 {
-    uint64_t own = atomic_load(task_rt.self_reads);
+    /* (No shared page when the set-up failed before it.) */
+    uint64_t own = task_rt.self_reads ? atomic_load(task_rt.self_reads) : 0;
     base_info("task", "rank %d: %llu runs of jobs in %llu processes; "
                       "%llu pages read from waiting parents (%llu by the "
                       "children themselves)",

@@ -120,10 +120,15 @@ typedef struct udp_peer {
                 socket sends with an address) */
     uint32_t epoch; /* its incarnation, from the key-value store */
 
-    /* Sending: frames in a byte ring (positions grow; cap a power of two):
-     * [q_head, q_sent) went out unacknowledged, [q_sent, q_tail) waits. */
+    /* Sending: frames in a ring of datagram records (positions grow; cap a
+     * power of two; udp_send.c): [q_head, q_sent) went out
+     * unacknowledged, [q_sent, q_tail) waits in q_recs records, the last
+     * starting at q_open. */
     uint8_t *q;
-    uint64_t q_head, q_sent, q_tail;
+    uint64_t q_head, q_sent, q_tail, q_open;
+    uint32_t q_recs;
+    uint32_t mss;           /* stream bytes per datagram to it: ours and
+                               its limit, the smaller */
     uint32_t q_need;        /* bytes the last refused send needed, 0: none */
     uint64_t last_frame_ns; /* when the last frame was queued (bursts) */
     udp_flight_t *flight;   /* by seq & (window_cap - 1) */
@@ -231,7 +236,8 @@ typedef struct udp_state {
     uint32_t epoch;
     udp_peer_t *peers; /* by rank */
     size_t dgram_max;  /* bytes of a datagram, header included */
-    size_t mss;        /* stream bytes a datagram we send carries */
+    size_t mss;        /* stream bytes a datagram we send carries at most
+                          (a peer's may take fewer: udp_peer_t.mss) */
     size_t mss_rx;     /* ... and one we receive may carry, at most */
     uint32_t ack_every; /* datagrams taken before an acknowledgement goes */
     uint32_t q_cap;    /* bytes of each sending ring */
@@ -262,13 +268,9 @@ typedef struct udp_state {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } rctl[UDP_RX_BATCH]; /* UDP_GRO: the size of coalesced datagrams */
-    /* sendmsg batch: headers and pieces of up to UDP_GSO_SEGS datagrams */
-    uint8_t shdr[UDP_GSO_SEGS][UDP_HDR];
-    struct iovec siov[3 * UDP_GSO_SEGS];
+    /* a batch of up to UDP_GSO_SEGS datagrams, each a record in a ring */
+    struct iovec siov[UDP_GSO_SEGS];
     uint32_t gso_max; /* datagrams per sendmsg: 1 without offload */
-    /* An offloaded batch laid out as the datagrams it becomes, so the
-     * kernel copies one piece (udp_send.c, xmit_gso). */
-    uint8_t stage[UDP_STAGE_MAX] __attribute__((aligned(64)));
     /* Watched fds (a doorbell socket, other wires). */
     int watch[8], watch_drain[8], nwatch;
     udp_faults_t faults;

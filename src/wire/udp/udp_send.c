@@ -6,7 +6,8 @@
  *
  * A frame is copied into the ring (the bytes must stay until the peer
  * acknowledges them) and, when the window allows, goes out at once in a
- * datagram of its own: one sendmsg of header and ring bytes.  Bytes that
+ * datagram of its own: one sendmsg of one piece, the datagram as it sits
+ * in the ring, header written in front of its bytes.  Bytes that
  * find the window closed wait and later leave in datagrams of a full MSS,
  * so a burst of small frames packs itself.
  *
@@ -31,28 +32,73 @@ static uint64_t q_used(const udp_peer_t *p)
     return p->q_tail - p->q_head;
 }
 
-static void q_put(udp_peer_t *p, const void *data, size_t len)
+/*
+ * The ring holds datagrams as they will go out: each a record of UDP_HDR
+ * bytes left for its header, then up to p->mss stream bytes.  A record
+ * never wraps: one that would is started at the ring's beginning and the
+ * bytes before it stay unused.  So a datagram is one piece for the kernel
+ * to copy, and so is a run of full records, which segmentation offload
+ * cuts into datagrams: the bytes are copied once in user space (into the
+ * ring) and once by the kernel, as TCP's are copied once by the kernel.
+ *
+ * [q_head, q_sent): records sent and not acknowledged;
+ * [q_sent, q_tail): q_recs records not sent yet, each full but the last,
+ * which starts at q_open and takes more bytes until it goes.
+ */
+static inline uint32_t rec_size(const udp_peer_t *p)
 {
-    wire_ring_put(p->q, udp_state.q_cap, &p->q_tail, data, len);
+    return UDP_HDR + p->mss;
 }
 
-/* The ring bytes [start, start + len) as at most two pieces. */
-static int q_iov(const udp_peer_t *p, uint64_t start, uint32_t len,
-                 struct iovec *iov)
+static inline uint8_t *q_at(const udp_peer_t *p, uint64_t pos)
 {
-    uint32_t mask = udp_state.q_cap - 1;
-    uint32_t at = (uint32_t)(start & mask);
-    size_t first = udp_state.q_cap - at;
+    return p->q + (pos & (udp_state.q_cap - 1));
+}
 
-    iov[0].iov_base = p->q + at;
-    if (first >= len) {
-        iov[0].iov_len = len;
-        return 1;
+/* Where a record after position pos starts. */
+static inline uint64_t rec_start(const udp_peer_t *p, uint64_t pos)
+{
+    uint32_t cap = udp_state.q_cap;
+    uint32_t left = cap - (uint32_t)(pos & (cap - 1));
+
+    return left < rec_size(p) ? pos + left : pos;
+}
+
+/* 1 when a record at position start lies right after position end in
+ * memory too (not at the ring's beginning): a run may hold both. */
+static inline int rec_follows(uint64_t end, uint64_t start)
+{
+    return start == end && (start & (udp_state.q_cap - 1)) != 0;
+}
+
+/* Ring bytes a frame of len bytes takes at most: the headers of the
+ * records it starts and one skip at the ring's end. */
+static inline uint64_t q_bound(const udp_peer_t *p, size_t len)
+{
+    return len + (len / p->mss + 2) * UDP_HDR + rec_size(p);
+}
+
+static void q_put(udp_peer_t *p, const void *data, size_t len)
+{
+    const uint8_t *d = data;
+
+    while (len > 0) {
+        uint32_t room = p->q_recs == 0
+                            ? 0
+                            : p->mss - (uint32_t)(p->q_tail - p->q_open -
+                                                  UDP_HDR);
+        if (room == 0) {
+            p->q_open = rec_start(p, p->q_tail);
+            p->q_tail = p->q_open + UDP_HDR;
+            p->q_recs++;
+            room = p->mss;
+        }
+        size_t n = len < room ? len : room;
+        memcpy(q_at(p, p->q_tail), d, n);
+        p->q_tail += n;
+        d += n;
+        len -= n;
     }
-    iov[0].iov_len = first;
-    iov[1].iov_base = p->q;
-    iov[1].iov_len = len - first;
-    return 2;
 }
 
 void udp_due(udp_peer_t *p)
@@ -240,7 +286,7 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
     udp_state_t *u = &udp_state;
     uint32_t mask = u->window_cap - 1;
     struct iovec *iov = u->siov;
-    int niov = 0, first[UDP_GSO_SEGS + 1];
+    size_t total = 0;
     udp_hdr_t h = {.type = UDP_T_DATA};
     union {
         char buf[CMSG_SPACE(sizeof(uint16_t))];
@@ -252,25 +298,24 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
     udp_ack_fields(p, &h);
     for (uint32_t i = 0; i < n; i++) {
         const udp_flight_t *f = &p->flight[(seq + i) & mask];
+        uint8_t *rec = q_at(p, f->start);
 
         h.seq = seq + i;
         h.len = (uint16_t)f->len;
         h.flags = h.seq == ack_now ? UDP_F_ACK_NOW : 0;
-        first[i] = niov;
-        udp_hdr_encode(&h, u->key, u->shdr[i]);
-        iov[niov].iov_base = u->shdr[i];
-        iov[niov++].iov_len = UDP_HDR;
-        niov += q_iov(p, f->start, f->len, iov + niov);
+        udp_hdr_encode(&h, u->key, rec);
+        iov[i].iov_base = rec;
+        iov[i].iov_len = UDP_HDR + f->len;
+        total += UDP_HDR + f->len;
     }
     if (n == 1)
-        return udp_xmit(p, &p->addr, p->addr_len, iov, niov);
+        return udp_xmit(p, &p->addr, p->addr_len, iov, 1);
     if (u->xdp && u->faults.held == NULL && udp_xdp_batch() &&
         udp_xdp_peer(p)) {
         /* AF_XDP: each datagram into the ring (udp_push left room), one
          * kick for them all. */
-        first[n] = niov;
         for (uint32_t i = 0; i < n; i++) {
-            int err = udp_xdp_put(p, iov + first[i], first[i + 1] - first[i]);
+            int err = udp_xdp_put(p, iov + i, 1);
             if (BASE_UNLIKELY(err != 0)) {
                 udp_xdp_kick();
                 return i == 0 ? err : 0; /* the rest go on their timer */
@@ -279,23 +324,16 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
         udp_xdp_kick();
         return 0;
     }
-    /* One piece: the kernel copies each iovec entry on its own, and
-     * 2n pieces of 48 and ~1450 bytes cost it 2.5 times what one copy of
-     * the whole batch does (perf on veth); this copy and the kernel's one
-     * of a single piece together beat the kernel's copy of the pieces by
-     * 40% in bandwidth (docs/PERFORMANCE.md). */
-    size_t len = 0;
-    for (int i = 0; i < niov; i++) {
-        memcpy(u->stage + len, iov[i].iov_base, iov[i].iov_len);
-        len += iov[i].iov_len;
-    }
-    struct iovec one = {u->stage, len};
+    /* The records are consecutive in the ring (callers see to it): one
+     * piece, which the kernel copies at once (2n pieces of 48 and ~1450
+     * bytes cost it 2.5 times as much, perf on veth). */
+    struct iovec one = {iov[0].iov_base, total};
     mh.msg_iov = &one;
     mh.msg_iovlen = 1;
     mh.msg_control = ctl.buf;
     mh.msg_controllen = sizeof(ctl.buf);
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    uint16_t seg = (uint16_t)(UDP_HDR + u->mss);
+    uint16_t seg = (uint16_t)rec_size(p);
     c->cmsg_level = SOL_UDP;
     c->cmsg_type = UDP_SEGMENT;
     c->cmsg_len = CMSG_LEN(sizeof(seg));
@@ -316,26 +354,33 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
     return errno;
 }
 
-/* New datagrams seq snd_nxt.. (n of them, each a full MSS but maybe the
- * last); the last the window lets out asks for an answer at once: the
- * ring will not move until one comes. */
-static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now)
+/* New datagrams seq snd_nxt.. (at most n of them: the records after
+ * q_sent, up to a skip at the ring's end, which starts another run); the
+ * last the window lets out asks for an answer at once: the ring will not
+ * move until one comes.  *sent_n: how many went (a run ends where the
+ * ring does). */
+static int xmit_new(udp_peer_t *p, uint32_t n, uint32_t limit, uint64_t now,
+                    uint32_t *sent_n)
 {
     udp_state_t *u = &udp_state;
-    uint32_t mask = u->window_cap - 1;
+    uint32_t mask = u->window_cap - 1, i;
     uint64_t at = p->q_sent;
 
-    for (uint32_t i = 0; i < n; i++) {
+    for (i = 0; i < n; i++) {
         udp_flight_t *f = &p->flight[(p->snd_nxt + i) & mask];
-        uint64_t left = p->q_tail - at;
+        uint64_t start = rec_start(p, at);
 
-        f->start = at;
-        f->len = (uint32_t)(left < u->mss ? left : u->mss);
+        if (i > 0 && !rec_follows(at, start))
+            break;
+        f->start = start;
+        f->len = start == p->q_open ? (uint32_t)(p->q_tail - start - UDP_HDR)
+                                    : p->mss;
         f->sacked = f->resent = f->lost = 0;
         f->sent_ns = now;
-        at += f->len;
+        at = start + UDP_HDR + f->len;
     }
-    return xmit_run(p, p->snd_nxt, n, p->snd_una + limit - 1);
+    *sent_n = i;
+    return xmit_run(p, p->snd_nxt, i, p->snd_una + limit - 1);
 }
 
 /*
@@ -368,8 +413,11 @@ static void resend_add(udp_peer_t *p, resend_run_t *r, uint32_t seq,
     if (r->n > 0) {
         const udp_flight_t *last =
             &p->flight[(r->seq + r->n - 1) & (u->window_cap - 1)];
-        /* A run carries full datagrams but for its last. */
-        if (seq != r->seq + r->n || r->n >= u->gso_max || last->len != u->mss)
+        /* A run carries full records, consecutive in the ring, but for
+         * its last. */
+        if (seq != r->seq + r->n || r->n >= u->gso_max ||
+            last->len != p->mss ||
+            !rec_follows(last->start + rec_size(p), f->start))
             resend_flush(p, r);
     }
     if (r->n == 0)
@@ -385,18 +433,16 @@ void udp_push(udp_peer_t *p, uint64_t now)
     if (p->snd_nxt == p->snd_una && p->q_sent < p->q_tail)
         p->wait_since = now; /* silence counts from now */
     while (p->q_sent < p->q_tail && p->snd_nxt - p->snd_una < limit) {
-        uint64_t left = p->q_tail - p->q_sent;
-        uint64_t want = (left + u->mss - 1) / u->mss;
         uint32_t room = limit - (p->snd_nxt - p->snd_una);
-        uint32_t n = u->gso_max;
+        uint32_t n = u->gso_max, sent_n = 0;
 
         if (n > room)
             n = room;
-        if (n > want)
-            n = (uint32_t)want;
+        if (n > p->q_recs)
+            n = p->q_recs;
         if (u->xdp && n > 1 && udp_xdp_batch() && n > udp_xdp_room())
             n = udp_xdp_room() > 0 ? udp_xdp_room() : 1;
-        int err = xmit_new(p, n, limit, now);
+        int err = xmit_new(p, n, limit, now, &sent_n);
         if (err == EAGAIN || err == ENOBUFS) {
             if (u->gso_max == 1 && n > 1)
                 continue; /* segmentation just turned off: again */
@@ -411,10 +457,11 @@ void udp_push(udp_peer_t *p, uint64_t now)
         if (BASE_UNLIKELY(err != 0))
             udp_errqueue(); /* an ICMP error was pending: the datagrams
                                went, or go again on their timer */
-        p->q_sent = p->flight[(p->snd_nxt + n - 1) &
-                              (u->window_cap - 1)].start +
-                    p->flight[(p->snd_nxt + n - 1) & (u->window_cap - 1)].len;
-        p->snd_nxt += n;
+        const udp_flight_t *last =
+            &p->flight[(p->snd_nxt + sent_n - 1) & (u->window_cap - 1)];
+        p->q_sent = last->start + UDP_HDR + last->len;
+        p->q_recs -= sent_n;
+        p->snd_nxt += sent_n;
     }
     if (p->snd_nxt != p->snd_una) {
         if (p->rto_at == 0)
@@ -431,8 +478,10 @@ void udp_push(udp_peer_t *p, uint64_t now)
 static int queue_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
                        const void *data, size_t dlen)
 {
-    if (BASE_UNLIKELY(hlen + dlen > udp_state.q_cap - q_used(p))) {
-        p->q_need = (uint32_t)(hlen + dlen);
+    uint64_t need = q_bound(p, hlen + dlen);
+
+    if (BASE_UNLIKELY(need > udp_state.q_cap - q_used(p))) {
+        p->q_need = (uint32_t)need;
         return SHOAL_ERR_AGAIN;
     }
     q_put(p, hdr, hlen);
@@ -468,7 +517,8 @@ static int put_frame(udp_peer_t *p, const uint8_t *hdr, size_t hlen,
     p->last_frame_ns = now;
     if (now - last < UDP_BURST_NS &&
         p->snd_nxt - p->snd_una >= UDP_HOLD_INFLIGHT &&
-        p->q_tail - p->q_sent < udp_state.mss && udp_state.gso_max > 1) {
+        p->q_recs == 1 && p->q_tail - p->q_open - UDP_HDR < p->mss &&
+        udp_state.gso_max > 1) {
         udp_due(p); /* the next poll sends it */
         return SHOAL_OK;
     }
@@ -589,7 +639,7 @@ void udp_on_ack(udp_peer_t *p, const udp_hdr_t *h, uint64_t now)
         udp_flight_t *f = &p->flight[p->snd_una & mask];
         if (!f->resent)
             sample = now - f->sent_ns;
-        p->q_head = f->start + f->len;
+        p->q_head = f->start + UDP_HDR + f->len;
         p->snd_una++;
         acked++;
     }

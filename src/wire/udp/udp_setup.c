@@ -614,8 +614,7 @@ static int peer_lookup(udp_peer_t *p)
     p->epoch = epoch;
     p->peer_window = window - 1;
     /* Datagrams to it no larger than either side's. */
-    if (dgram - UDP_HDR < u->mss)
-        u->mss = dgram - UDP_HDR;
+    p->mss = (uint32_t)(dgram - UDP_HDR < u->mss ? dgram - UDP_HDR : u->mss);
     p->reach = 1;
     return 1;
 }
@@ -967,6 +966,10 @@ static void goodbye(void)
 
 static void udp_fini(void)
 {
+    base_debug("udp", "datagrams resent %llu, refused %llu, dropped %llu",
+               (unsigned long long)wire_stats.retransmits,
+               (unsigned long long)wire_stats.rejected,
+               (unsigned long long)wire_stats.dropped);
     if (udp_state.peers != NULL && udp_state.fd >= 0)
         goodbye();
     state_free();

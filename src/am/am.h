@@ -29,10 +29,17 @@
 _Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
 _Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");
 
+/* Where a medium request's payload of len bytes for a handler is to be
+ * received (a buffer of the layer above, given to the handler as its
+ * payload), or NULL for a library buffer; args as the handler gets them. */
+typedef void *(*am_place_fn_t)(const uint64_t *args, unsigned nargs,
+                               size_t len);
+
 typedef struct am_handler {
     shoal_handler_fn_t fn;
     const char *name;
     unsigned flags; /* SHOAL_HANDLER_REQUEST | SHOAL_HANDLER_REPLY */
+    am_place_fn_t place; /* NULL: none (am_set_place) */
 } am_handler_t;
 
 struct shoal_ep {
@@ -133,6 +140,13 @@ void am_progress_net(void);
 
 /* The wires' deliver upcall: run the handler of one frame. */
 int am_deliver(void *arg, int src, const wire_msg_t *msg);
+/* The wires' place upcall: the handler's am_place_fn_t, if any. */
+void *am_place(void *arg, int src, const wire_msg_t *msg);
+/* Give the request handler of ep a place function (registering the
+ * handler again removes it): a wire that receives a medium payload in
+ * pieces (the datagram wire) may then put it straight where the handler
+ * would copy it. */
+void am_set_place(shoal_ep_t *ep, unsigned handler, am_place_fn_t fn);
 
 /*
  * Wait adaptively until ready(arg, handled) returns non-zero: 1 for done

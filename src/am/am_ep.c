@@ -38,12 +38,19 @@ static int install_handlers(shoal_ep_t *ep, const shoal_handler_entry_t *t,
         am_handler_t *h = &ep->handlers[t[i].index];
         h->fn = t[i].fn;
         h->name = t[i].name;
+        h->place = NULL;
         /* flags == 0 means "not registered": one test on the fast path. */
         h->flags = t[i].fn == NULL ? 0
                    : t[i].flags    ? t[i].flags
                                    : SHOAL_HANDLER_REQUEST | SHOAL_HANDLER_REPLY;
     }
     return SHOAL_OK;
+}
+
+void am_set_place(shoal_ep_t *ep, unsigned handler, am_place_fn_t fn)
+{
+    if (ep != NULL && handler < SHOAL_AM_MAX_HANDLERS)
+        ep->handlers[handler].place = fn;
 }
 
 static void unpublish(unsigned index)

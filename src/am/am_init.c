@@ -85,7 +85,8 @@ static int connect_all(void)
 
 static int am_start(void)
 {
-    wire_upcalls_t up = {am_deliver, am_peer_failed, am_segment, NULL};
+    wire_upcalls_t up = {am_deliver, am_peer_failed, am_segment, NULL,
+                         am_place};
     char wires[64];
     int status;
 

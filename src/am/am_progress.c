@@ -66,6 +66,23 @@ int am_deliver(void *arg, int src, const wire_msg_t *m)
                                          : WIRE_DELIVERED;
 }
 
+void *am_place(void *arg, int src, const wire_msg_t *m)
+{
+    shoal_ep_t *ep = m->ep < SHOAL_MAX_ENDPOINTS ? am.eps[m->ep] : NULL;
+    const am_handler_t *h;
+
+    (void)arg;
+    (void)src;
+    if ((m->kind & (WIRE_CAT_MASK | WIRE_F_REPLY | WIRE_F_SYSTEM |
+                    WIRE_F_FRAGMENT)) != WIRE_CAT_MEDIUM ||
+        ep == NULL)
+        return NULL;
+    h = &ep->handlers[m->handler];
+    if (h->place == NULL || !(h->flags & SHOAL_HANDLER_REQUEST))
+        return NULL;
+    return h->place(m->args, m->nargs, m->len);
+}
+
 /*
  * Polling several wires (multi-protocol AM-II): an epoll_wait costs
  * hundreds of times a look at the shared-memory rings (docs/TCP.md has

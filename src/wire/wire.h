@@ -67,6 +67,15 @@ typedef struct wire_upcalls {
     /* Where long frames for endpoint ep land; NULL base when none. */
     void (*segment)(void *arg, unsigned ep, void **base_p, size_t *size_p);
     void *arg;
+    /*
+     * Optional (NULL: none): where the payload of the medium frame msg
+     * (args known, payload NULL), whose bytes arrive in pieces, is to be
+     * received: a buffer of msg->len bytes of the layer above, which
+     * deliver is then given as the payload, or NULL for a library buffer.
+     * The wire writes only there, in any order and maybe more than once
+     * before deliver, and forgets it when the frame is dropped.
+     */
+    void *(*place)(void *arg, int src, const wire_msg_t *msg);
 } wire_upcalls_t;
 
 /* A connection to one peer; each wire embeds this as its first member. */

@@ -34,6 +34,22 @@ foreach(p p2p_basic p2p_order coll_basic)
 endforeach()
 shoal_mp_test(mpi.udp.faults.nocma.p2p_basic PROGRAM mpi_p2p_basic NP 2
               ENV ${udp_faults} SHOAL_SHM_CMA=off LABELS mpi)
+# An Ethernet MTU (datagrams of 1472 bytes): a rendezvous fragment spans
+# many datagrams, which the wire receives straight into the receive buffer
+# (am_set_place), in order, with faults, and alongside other traffic.
+set(udp_eth SHOAL_WIRES=udp SHOAL_UDP_MTU=1500 SHOAL_SHM_CMA=off SHOAL_LOG=info)
+foreach(np 2 4)
+    shoal_mp_test(mpi.udp.mtu1500.p2p_basic PROGRAM mpi_p2p_basic NP ${np}
+                  ENV ${udp_eth} LABELS mpi)
+    shoal_mp_test(mpi.udp.mtu1500.p2p_order PROGRAM mpi_p2p_order NP ${np}
+                  ENV ${udp_eth} LABELS mpi)
+    shoal_mp_test(mpi.udp.mtu1500.faults.p2p_basic PROGRAM mpi_p2p_basic NP ${np}
+                  ENV ${udp_eth} SHOAL_UDP_FAULTS=drop=20,dup=10,reorder=20 LABELS mpi)
+endforeach()
+shoal_mp_test(mpi.udp.mtu1500.p2p_basic_push PROGRAM mpi_p2p_basic NP 2
+              ENV ${udp_eth} SHOAL_MPI_RNDV=push LABELS mpi)
+shoal_mp_test(mpi.udp.mtu1500.coll_basic PROGRAM mpi_coll_basic NP 4
+              ENV ${udp_eth} LABELS mpi)
 # Two pretend hosts: shm within, TCP between, hierarchical collectives.
 set(mixed_env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_COLL_FAKE_HOSTS=2)
 foreach(p p2p_basic coll_basic coll_reduce nbc_coll)

@@ -21,7 +21,8 @@
  * same host the receiver reads it in one copy (process_vm_readv) straight
  * into the user buffer, then acks (FIN).  Otherwise, or for non-contiguous
  * senders, the receiver answers CTS and the sender pushes fragments from
- * its progress loop; the receiver unpacks each as it lands.
+ * its progress loop; the receiver unpacks each as it lands (or, into a
+ * contiguous buffer over the datagram wire, finds it there: place_data).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -307,7 +308,9 @@ static void recv_put(MPI_Request req, MPI_Count off, const void *data,
     if (n <= 0)
         return;
     if (BASE_LIKELY(mpi_dt_contig(req->dt))) {
-        base_copy((char *)req->buf + req->dt->true_lb + off, data, (size_t)n);
+        char *dst = (char *)req->buf + req->dt->true_lb + off;
+        if (dst != data) /* else a wire received it there (place_data) */
+            base_copy(dst, data, (size_t)n);
     } else {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, req->dt, req->count, req->buf, off);
@@ -802,6 +805,21 @@ static void h_part(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
         mpi_req_complete(req);
 }
 
+/* Where a wire may receive a pushed fragment itself: straight into a
+ * contiguous receive buffer (h_data then finds it in place). */
+static void *place_data(const uint64_t *a, unsigned n, size_t len)
+{
+    MPI_Request req;
+
+    if (n < 2)
+        return NULL;
+    req = (MPI_Request)(uintptr_t)a[0];
+    if (!mpi_dt_contig(req->dt) ||
+        a[1] + (uint64_t)len > (uint64_t)recv_capacity(req))
+        return NULL;
+    return (char *)req->buf + req->dt->true_lb + a[1];
+}
+
 static void h_data(shoal_token_t *t, const uint64_t *a, unsigned n,
                    void *payload, size_t len)
 {
@@ -1198,6 +1216,7 @@ int mpi_p2p_init(void)
     status = shoal_ep_create(&params, &mpi.ep);
     if (status != SHOAL_OK)
         return status;
+    am_set_place(mpi.ep, MPI_H_DATA, place_data);
     shoal_am_max_medium(mpi.ep, &max_medium);
     /* Every rank computes the same limits from the same settings. */
     if (mpi_p2p_cfg.eager_max > max_medium)

@@ -6,7 +6,9 @@
  * datagram is delivered from the datagram's buffer; only a frame split
  * across datagrams is gathered in the peer's rx buffer; long payloads are
  * copied straight into the destination segment, or, while one arrives,
- * received there by the kernel (direct_recv).
+ * received there by the kernel (direct_recv), and so are medium payloads
+ * split across datagrams whose handler says where they go (the place
+ * upcall: MPI's rendezvous fragments, into the receive buffer).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +59,23 @@ static char *long_dest(udp_peer_t *p, const wire_frame_t *f)
 {
     return wire_frame_long_dest(&udp_state.up, p->base.rank, f, "udp");
 }
+/* Where the layer above wants a medium frame's payload (f's args), or
+ * NULL. */
+static char *place(udp_peer_t *p, const wire_frame_t *f)
+{
+    const wire_upcalls_t *up = &udp_state.up;
+    wire_msg_t m = {
+        .kind = f->kind & WIRE_KIND_MASK,
+        .ep = f->ep,
+        .handler = f->handler,
+        .nargs = f->nargs,
+        .len = f->len,
+        .args = f->args,
+    };
+
+    return up->place != NULL ? up->place(up->arg, p->base.rank, &m) : NULL;
+}
+
 static void protocol_error(udp_peer_t *p, const char *why)
 {
     wire_stats.dropped++;
@@ -131,11 +150,20 @@ static ssize_t parse(udp_peer_t *p, const uint8_t *buf, size_t n)
         }
         data = wire_frame_data_len(&f);
         if ((f.kind & WIRE_CAT_MASK) != WIRE_CAT_LONG) {
-            if (avail < data)
-                break; /* the payload is in later datagrams */
-            off += (size_t)r + data;
-            deliver(p, &f, buf + off - data, 1);
-            continue;
+            if (avail >= data) {
+                off += (size_t)r + data;
+                deliver(p, &f, buf + off - data, 1);
+                continue;
+            }
+            /* The payload goes on in later datagrams: where the layer
+             * above wants it, received as a long frame's, or gathered. */
+            char *dst = place(p, &f);
+            if (dst == NULL)
+                break;
+            memmove(dst, buf + off + r, avail);
+            off += (size_t)r + avail;
+            cur_save(p, &f, dst + avail, data - avail);
+            break;
         }
         char *dst = long_dest(p, &f);
         size_t take = avail < data ? avail : data;

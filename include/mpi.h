@@ -442,6 +442,22 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
 typedef void MPI_File_errhandler_function(MPI_File *file, int *code, ...);
+/* User data representations (MPI_Register_datarep, src/io/io_datarep.c) */
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype,
+                                        MPI_Aint *file_extent,
+                                        void *extra_state);
+typedef int MPI_Datarep_conversion_function(void *userbuf,
+                                            MPI_Datatype datatype, int count,
+                                            void *filebuf,
+                                            MPI_Offset position,
+                                            void *extra_state);
+typedef int MPI_Datarep_conversion_function_c(void *userbuf,
+                                              MPI_Datatype datatype,
+                                              MPI_Count count, void *filebuf,
+                                              MPI_Offset position,
+                                              void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
 typedef void MPI_Session_errhandler_function(MPI_Session *s, int *code, ...);
 
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int keyval,
@@ -1646,6 +1662,18 @@ SHOAL_MPI_FN(int, File_set_view, (MPI_File fh, MPI_Offset disp,
 SHOAL_MPI_FN(int, File_get_view, (MPI_File fh, MPI_Offset *disp,
                                   MPI_Datatype *etype, MPI_Datatype *filetype,
                                   char *datarep))
+SHOAL_MPI_FN(int, Register_datarep,
+             (const char *datarep,
+              MPI_Datarep_conversion_function *read_conversion_fn,
+              MPI_Datarep_conversion_function *write_conversion_fn,
+              MPI_Datarep_extent_function *dtype_file_extent_fn,
+              void *extra_state))
+SHOAL_MPI_FN(int, Register_datarep_c,
+             (const char *datarep,
+              MPI_Datarep_conversion_function_c *read_conversion_fn,
+              MPI_Datarep_conversion_function_c *write_conversion_fn,
+              MPI_Datarep_extent_function *dtype_file_extent_fn,
+              void *extra_state))
 SHOAL_MPI_FN(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype,
                                          MPI_Aint *extent))
 SHOAL_MPI_FN(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset,

@@ -8,6 +8,8 @@
  *                delete
  *   io_size.c    get_size, set_size, preallocate, sync
  *   io_hints.c   info hints, amode, group, atomicity flag
+ *   io_datarep.c data representations: external32 and MPI_Register_datarep;
+ *                file layouts of types whose sizes change in the file
  *   io_view.c    file views: flattening a filetype into blocks, mapping a
  *                position of the view's data stream to file offsets
  *   io_list.c    list IO: one preadv/pwritev per contiguous file run over
@@ -43,6 +45,18 @@
      MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_EXCL |         \
      MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
 
+/* A data representation other than "native" (io_datarep.c): external32,
+ * or one registered by MPI_Register_datarep. */
+typedef struct io_rep {
+    char name[MPI_MAX_DATAREP_STRING];
+    int ext32; /* the built-in external32 (the datatype engine converts) */
+    MPI_Datarep_conversion_function *rd, *wr;       /* MPI_Register_datarep */
+    MPI_Datarep_conversion_function_c *rd_c, *wr_c; /* ..._c */
+    MPI_Datarep_extent_function *extent;
+    void *extra;
+    struct io_rep *next;
+} io_rep_t;
+
 /* A file view, flattened (io_view.c). */
 typedef struct io_view {
     MPI_Offset disp;           /* bytes from the start of the file */
@@ -54,9 +68,9 @@ typedef struct io_view {
     mpi_dt_seg_t *segs;        /* displacement (from disp), length */
     MPI_Count *start;          /* stream byte where segs[i] begins */
     int dense;                 /* one block filling the extent: no holes */
-    int ext32;                 /* datarep "external32": the file holds the
-                                  external32 encoding (sizes and positions
-                                  above are of that encoding) */
+    const io_rep_t *rep;       /* NULL for "native" and "internal"; else
+                                  the file holds that representation (sizes
+                                  and positions above are of it) */
     char datarep[MPI_MAX_DATAREP_STRING];
 } io_view_t;
 
@@ -148,6 +162,44 @@ static inline int io_twophase_on(MPI_File fh, int wr)
 int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
                    int *err_p);
+
+/* ---- data representations (io_datarep.c) ----------------------------------
+ */
+
+/* The representation called name: 0 with *rep (NULL for "native" and
+ * "internal"), or -1 when there is none of that name. */
+int io_rep_lookup(const char *name, const io_rep_t **rep);
+/* File extent of a predefined type (MPI_ERR_CONVERSION when the user's
+ * extent function fails). */
+int io_rep_fext(const io_rep_t *rep, MPI_Datatype dt, MPI_Aint *ext);
+/* Does some predefined type of dt have a file size other than its own? */
+int io_rep_differs(const io_rep_t *rep, MPI_Datatype dt, int *differs);
+/* Bytes in the file of one element of dt. */
+int io_rep_size(const io_rep_t *rep, MPI_Datatype dt, MPI_Count *size);
+
+/* The layout of one element of a datatype in the file. */
+typedef struct io_layout {
+    mpi_dt_seg_t *segs; /* blocks in typemap order, adjacent ones merged */
+    MPI_Count n, cap;
+    MPI_Count size;   /* bytes of data */
+    MPI_Aint lb, ub;  /* file lower and upper bounds */
+    int placed;
+} io_layout_t;
+
+/* Compute it from dt's constructors and the file extents of its
+ * predefined types: MPI_SUCCESS, or a class with *why set. */
+int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
+                  const char **why);
+void io_layout_free(io_layout_t *l);
+
+/* Does this direction move native bytes unconverted (no representation, or
+ * MPI_CONVERSION_FN_NULL)? */
+int io_rep_direct(const io_rep_t *rep, int wr);
+/* Convert count elements of dt at buf to (wr) or from the file
+ * representation at file (esz bytes each): MPI_SUCCESS, or
+ * MPI_ERR_CONVERSION with the user function's code in *ret. */
+int io_rep_convert(const io_rep_t *rep, int wr, void *buf, MPI_Count count,
+                   MPI_Datatype dt, void *file, MPI_Count esz, int *ret);
 
 /* ---- views (io_view.c) -----------------------------------------------------
  */

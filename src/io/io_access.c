@@ -81,13 +81,15 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
 {
     MPI_Count bytes, done = 0, esz, iocount = count;
     MPI_Offset pos = 0, lo = 0, hi = 0;
-    int rc, err = 0, locked = 0, conv = MPI_SUCCESS;
+    int rc, err = 0, locked = 0, conv = MPI_SUCCESS, convert, uret = 0;
+    const io_rep_t *rep;
     void *iobuf = buf, *tmp = NULL;
     MPI_Datatype iodt = dt;
 
     *bytes_p = 0;
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
         return rc;
+    rep = fh->view.rep;
     if (count < 0)
         return io_error(fh, MPI_ERR_COUNT, fn, "count %lld is negative", count);
     if ((rc = io_check_type(fh, dt, fn, "datatype")) != MPI_SUCCESS)
@@ -104,8 +106,23 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
                         "%s was opened MPI_MODE_SEQUENTIAL: only the shared "
                         "file pointer may be used",
                         fh->path);
-    /* Stream bytes: of the external32 encoding when the file holds it. */
-    esz = fh->view.ext32 ? mpi_dt_ext32_size(dt) : dt->size;
+    /* Stream bytes: of the file's representation. */
+    esz = dt->size;
+    if (rep != NULL &&
+        (rc = io_rep_size(rep, dt, &esz)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn,
+                        "the size of the datatype in data representation "
+                        "\"%s\" could not be computed",
+                        fh->view.datarep);
+    convert = !io_rep_direct(rep, wr);
+    if (!convert && esz != dt->size)
+        return io_error(fh, MPI_ERR_CONVERSION, fn,
+                        "data representation \"%s\" has no %s conversion "
+                        "function (MPI_CONVERSION_FN_NULL: native bytes) but "
+                        "the datatype's size in the file (%lld bytes) is not "
+                        "its native size (%lld)",
+                        fh->view.datarep, wr ? "write" : "read", esz,
+                        dt->size);
     if (__builtin_mul_overflow(count, esz, &bytes))
         return io_error(fh, MPI_ERR_COUNT, fn,
                         "count %lld of %lld-byte elements overflows", count,
@@ -147,17 +164,18 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
         break;
     }
 
-    if (fh->view.ext32 && bytes > 0) {
-        /* external32: encoded into (decoded from) a staging buffer, which
-         * then moves as bytes.  A value that does not fit still takes part
-         * in a collective call, with nothing to move. */
+    if (convert && bytes > 0) {
+        /* Another representation: encoded into (decoded from) a staging
+         * buffer, which then moves as bytes.  A value that does not
+         * convert still takes part in a collective call, with nothing to
+         * move. */
         tmp = malloc((size_t)bytes);
         if (tmp == NULL)
             return io_error(fh, MPI_ERR_NO_MEM, fn,
-                            "no memory to stage %lld bytes of external32",
-                            bytes);
+                            "no memory to stage %lld bytes of \"%s\"", bytes,
+                            fh->view.datarep);
         if (wr)
-            conv = mpi_dt_ext32_pack(buf, count, dt, tmp);
+            conv = io_rep_convert(rep, 1, buf, count, dt, tmp, esz, &uret);
         iobuf = tmp;
         iocount = conv == MPI_SUCCESS ? bytes : 0;
         iodt = MPI_BYTE;
@@ -187,14 +205,19 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
         /* Whole elements count, in the memory type's native bytes. */
         MPI_Count elems = esz > 0 ? done / esz : 0;
         if (!wr && elems > 0)
-            mpi_dt_ext32_unpack(tmp, buf, elems, dt);
+            conv = io_rep_convert(rep, 0, buf, elems, dt, tmp, esz, &uret);
         *bytes_p = elems * dt->size;
         free(tmp);
     }
-    if (conv != MPI_SUCCESS)
+    if (conv != MPI_SUCCESS && rep->ext32)
         return io_error(fh, conv, fn,
                         "a value of the datatype does not fit the size "
                         "external32 gives it (a long beyond 32 bits?)");
+    if (conv != MPI_SUCCESS)
+        return io_error(fh, conv, fn,
+                        "the %s conversion function of data representation "
+                        "\"%s\" returned %d",
+                        wr ? "write" : "read", fh->view.datarep, uret);
     if (rc != MPI_SUCCESS)
         return io_error(fh, rc, fn, "%s: %s %lld bytes at stream byte %lld: %s",
                         fh->path, wr ? "writing" : "reading", bytes, pos,

@@ -40,45 +40,24 @@ void io_view_free(io_view_t *v)
     v->etype = v->ftype = NULL;
 }
 
-int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
-                  MPI_Datatype ftype, const char *datarep, const char **why)
+/* The blocks of one filetype into v (copied, checked). */
+static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
+                    const char **why)
 {
-    MPI_Count n = ftype->nsegs;
     MPI_Count at = 0;
     MPI_Aint last_end = 0;
 
-    memset(v, 0, sizeof(*v));
-    if (etype->size <= 0) {
-        *why = "the etype has no data (size 0)";
-        return MPI_ERR_TYPE;
-    }
-    if (ftype->size % etype->size != 0) {
-        *why = "the filetype's size is not a multiple of the etype's";
-        return MPI_ERR_TYPE;
-    }
-    if (ftype->size > 0 && ftype->extent <= 0) {
-        *why = "the filetype's extent is not positive";
-        return MPI_ERR_TYPE;
-    }
     if (n > 0) {
         v->segs = malloc((size_t)n * sizeof(*v->segs));
         v->start = malloc((size_t)n * sizeof(*v->start));
         if (v->segs == NULL || v->start == NULL) {
-            free(v->segs);
-            free(v->start);
-            v->segs = NULL;
-            v->start = NULL;
             *why = "no memory for the flattened filetype";
             return MPI_ERR_NO_MEM;
         }
     }
     for (MPI_Count i = 0; i < n; i++) {
-        mpi_dt_seg_t s = ftype->segs[i];
+        mpi_dt_seg_t s = segs[i];
         if (s.disp < 0 || (i > 0 && s.disp < last_end)) {
-            free(v->segs);
-            free(v->start);
-            v->segs = NULL;
-            v->start = NULL;
             *why = s.disp < 0 ? "the filetype has a negative displacement"
                               : "the filetype's displacements decrease "
                                 "(they must be monotonically nondecreasing)";
@@ -90,38 +69,69 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
         last_end = s.disp + (MPI_Aint)s.len;
     }
     v->nsegs = n;
-    v->dense = n == 1 && v->segs[0].disp == 0 &&
-               v->segs[0].len == (MPI_Count)ftype->extent;
-    v->disp = disp;
+    return MPI_SUCCESS;
+}
+
+int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
+                  MPI_Datatype ftype, const char *datarep, const char **why)
+{
+    const io_rep_t *rep = NULL;
+    int rc, de = 0, df = 0;
+    io_layout_t l;
+
+    memset(v, 0, sizeof(*v));
+    memset(&l, 0, sizeof(l));
+    if (io_rep_lookup(datarep, &rep) != 0) {
+        *why = "no data representation of that name (\"native\", "
+               "\"internal\", \"external32\" or one registered with "
+               "MPI_Register_datarep)";
+        return MPI_ERR_UNSUPPORTED_DATAREP;
+    }
     v->esize = etype->size;
     v->fsize = ftype->size;
     v->fext = ftype->extent;
-    if (strcmp(datarep, "external32") == 0) {
-        /* The file holds external32: where a type's external32 size is
-         * its native one, its layout is the same; otherwise only a view
-         * without holes can be laid out (one block of the external32
-         * size), which is what external32 is mostly used for. */
-        MPI_Count e32 = mpi_dt_ext32_size(etype);
-        MPI_Count f32 = mpi_dt_ext32_size(ftype);
-        v->ext32 = 1;
-        if (e32 != etype->size || f32 != ftype->size) {
-            if (!v->dense || e32 <= 0 || f32 % e32 != 0) {
-                free(v->segs);
-                free(v->start);
-                v->segs = NULL;
-                v->start = NULL;
-                *why = "external32 with a filetype that has holes and a type "
-                       "whose external32 size differs from its native size "
-                       "(long, unsigned long, wchar_t...) is not supported "
-                       "yet";
-                return MPI_ERR_UNSUPPORTED_DATAREP;
-            }
-            v->esize = e32;
-            v->fsize = f32;
-            v->fext = (MPI_Aint)f32;
-            v->segs[0].len = f32;
-        }
+    if ((rc = io_rep_differs(rep, etype, &de)) != MPI_SUCCESS ||
+        (rc = io_rep_differs(rep, ftype, &df)) != MPI_SUCCESS) {
+        *why = "the data representation's extent function failed";
+        return rc;
     }
+    if (de || df) {
+        /* Sizes change in the file: the layout there is computed from the
+         * filetype's constructors with the file extents (io_datarep.c). */
+        if ((rc = io_rep_size(rep, etype, &v->esize)) != MPI_SUCCESS) {
+            *why = "the etype's size in the file could not be computed";
+            return rc;
+        }
+        if ((rc = io_rep_layout(rep, ftype, &l, why)) != MPI_SUCCESS)
+            return rc;
+        v->fsize = l.size;
+        v->fext = l.ub - l.lb;
+    }
+    if (v->esize <= 0) {
+        *why = "the etype has no data (size 0)";
+        rc = MPI_ERR_TYPE;
+    } else if (v->fsize % v->esize != 0) {
+        *why = "the filetype's size is not a multiple of the etype's";
+        rc = MPI_ERR_TYPE;
+    } else if (v->fsize > 0 && v->fext <= 0) {
+        *why = "the filetype's extent is not positive";
+        rc = MPI_ERR_TYPE;
+    } else {
+        rc = de || df ? set_segs(v, l.segs, l.n, why)
+                      : set_segs(v, ftype->segs, ftype->nsegs, why);
+    }
+    io_layout_free(&l);
+    if (rc != MPI_SUCCESS) {
+        free(v->segs);
+        free(v->start);
+        v->segs = NULL;
+        v->start = NULL;
+        return rc;
+    }
+    v->dense = v->nsegs == 1 && v->segs[0].disp == 0 &&
+               v->segs[0].len == (MPI_Count)v->fext;
+    v->disp = disp;
+    v->rep = rep;
     mpi_dt_retain(etype);
     mpi_dt_retain(ftype);
     v->etype = etype;
@@ -231,6 +241,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     int rc, lc = MPI_SUCCESS, rank, err = 0;
     long long agree[3], all[3];
     io_view_t nv;
+    const io_rep_t *rep;
 
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
         return rc;
@@ -242,13 +253,11 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     if (datarep == NULL) {
         lc = MPI_ERR_ARG;
         why = "datarep is NULL";
-    } else if (strcmp(datarep, "native") != 0 &&
-               strcmp(datarep, "internal") != 0 &&
-               strcmp(datarep, "external32") != 0) {
+    } else if (io_rep_lookup(datarep, &rep) != 0) {
         lc = MPI_ERR_UNSUPPORTED_DATAREP;
-        why = "unknown data representation (\"native\", \"internal\" and "
-              "\"external32\" are supported; MPI_Register_datarep is not "
-              "there yet)";
+        why = "unknown data representation (not \"native\", \"internal\" "
+              "or \"external32\", and not registered with "
+              "MPI_Register_datarep in this process)";
     } else if (info != MPI_INFO_NULL && info->magic != MPI_MAGIC_INFO) {
         lc = MPI_ERR_INFO;
         why = "invalid info object";
@@ -373,12 +382,28 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
         return io_error(fh, MPI_ERR_TYPE, fn, "invalid datatype");
     if (extent == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "extent is NULL");
-    /* "native" and "internal" store the memory layout, and so does
-     * "external32" for types whose sizes do not change; a type that
-     * shrinks is stored without holes. */
+    /* "native" and "internal" store the memory layout, and so do other
+     * representations for types whose sizes do not change; otherwise the
+     * extent of the type's layout in the file (io_datarep.c). */
     *extent = datatype->extent;
-    if (fh->view.ext32 && mpi_dt_ext32_size(datatype) != datatype->size)
-        *extent = (MPI_Aint)mpi_dt_ext32_size(datatype);
+    if (fh->view.rep != NULL) {
+        int differs = 0;
+        const char *why = "";
+        io_layout_t l;
+        if ((rc = io_rep_differs(fh->view.rep, datatype, &differs)) !=
+            MPI_SUCCESS)
+            return io_error(fh, rc, fn,
+                            "the extent function of data representation "
+                            "\"%s\" failed",
+                            fh->view.datarep);
+        if (differs) {
+            if ((rc = io_rep_layout(fh->view.rep, datatype, &l, &why)) !=
+                MPI_SUCCESS)
+                return io_error(fh, rc, fn, "%s", why);
+            *extent = l.ub - l.lb;
+            io_layout_free(&l);
+        }
+    }
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_get_type_extent)

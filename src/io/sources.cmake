@@ -3,6 +3,7 @@
 list(APPEND SHOAL_SOURCES
     io/io_access.c
     io/io_coll.c
+    io/io_datarep.c
     io/io_errh.c
     io/io_hints.c
     io/io_indep.c

@@ -22,6 +22,9 @@ shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
 # external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
+# MPI_Register_datarep: a big-endian, biased representation in which shorts
+# grow to 4 bytes; file bytes checked with POSIX reads; bad input.
+shoal_mpi_test(io_datarep SOURCES io_datarep.c NP 1 2 4)
 # A rank killed during a collective write: the bytes an earlier
 # MPI_File_sync covered stay (two jobs: the crash, then the check).
 shoal_mp_program(mpi_io_crash SOURCES io_crash.c)

@@ -4,8 +4,9 @@
  * here a strided vector of doubles) and longs (4 bytes in external32, 8
  * here: a view without holes); the bytes of the file are checked against
  * big-endian encodings the test makes itself, and read back through the
- * view.  A long beyond 32 bits fails with MPI_ERR_CONVERSION; a filetype
- * with holes of a type whose size changes is refused.
+ * view.  A long beyond 32 bits fails with MPI_ERR_CONVERSION; filetypes
+ * with holes over longs (subarray, hvector, struct) are laid out with the
+ * external32 sizes; a darray of longs is refused.
  */
 #include "io_test.h"
 
@@ -21,7 +22,7 @@ static void be(unsigned char *out, unsigned long long v, int n)
 static void check_bytes(const unsigned char *f, size_t fsize, long long at,
                         unsigned long long v, int n, const char *what)
 {
-    unsigned char want[8];
+    unsigned char want[8] = {0};
 
     be(want, v, n);
     MT_CHECK(at + n <= (long long)fsize, "%s: file of %zu bytes", what, fsize);
@@ -130,8 +131,14 @@ static void longs(const char *path)
     if (big != 0)
         MT_ERR(MPI_ERR_CONVERSION,
                MPI_File_write_at(fh, 1000, &big, 1, MPI_LONG, &st));
-    /* Holes and a type whose size changes: not yet. */
-    MT_OK(MPI_Type_vector(2, 1, 2, MPI_LONG, &vt));
+    /* A darray of a type whose size changes: its file layout is not
+     * computed (refused, the view stays). */
+    {
+        int gs[1] = {4 * nprocs}, di[1] = {MPI_DISTRIBUTE_BLOCK},
+            da[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {nprocs};
+        MT_OK(MPI_Type_create_darray(nprocs, rank, 1, gs, di, da, ps,
+                                     MPI_ORDER_C, MPI_LONG, &vt));
+    }
     MT_OK(MPI_Type_commit(&vt));
     MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
            MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32", MPI_INFO_NULL));
@@ -162,6 +169,151 @@ static void longs(const char *path)
         MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/*
+ * Filetypes with holes over longs (8 bytes here, 4 in external32): the
+ * layout in the file is computed with the external32 sizes.  Rank r's
+ * columns 2r and 2r+1 of a 3 x 2P array (subarray: scaled); then rank r's
+ * pairs in an hvector whose byte stride is taken as it is (file bytes),
+ * after a struct of a long and a short at byte displacements 0 and 6.
+ * Every byte of the file is checked against big-endian encodings made
+ * here, the values read back through the same views (independently and
+ * collectively).
+ */
+static long lval(int r, int i)
+{
+    long v = (long)(r + 1) * 100000 + i;
+    return i % 2 ? -v : v;
+}
+
+static void longs_with_holes(const char *path)
+{
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Datatype sub, hv, stp;
+    MPI_Aint ext;
+    long out[12], in[12];
+    int sizes[2] = {3, 2 * nprocs}, subs[2] = {3, 2}, starts[2] = {0, 2 * rank};
+    int got;
+    long long arr = 3LL * 2 * nprocs * 4; /* bytes of one array in the file */
+
+    for (int i = 0; i < 12; i++)
+        out[i] = lval(rank, i);
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C,
+                                   MPI_LONG, &sub));
+    MT_OK(MPI_Type_commit(&sub));
+    MT_OK(MPI_File_set_view(fh, 0, MPI_LONG, sub, "external32",
+                            MPI_INFO_NULL));
+    MT_OK(MPI_File_get_type_extent(fh, sub, &ext));
+    MT_CHECK(ext == arr, "external32 extent of the subarray: %ld, want %lld",
+             (long)ext, arr);
+    /* Two arrays' worth: 12 longs, 6 per array. */
+    MT_OK(MPI_File_write_all(fh, out, 12, MPI_LONG, &st));
+    MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+    MT_CHECK(got == 12, "write count %d", got);
+    /* hvector after the two arrays: blocks of 2 longs (8 file bytes),
+     * stride 8 P bytes, rank r's at byte 8 r. */
+    MT_OK(MPI_Type_create_hvector(2, 2, (MPI_Aint)8 * nprocs, MPI_LONG, &hv));
+    MT_OK(MPI_Type_commit(&hv));
+    MT_OK(MPI_File_set_view(fh, 2 * arr + 8 * rank, MPI_LONG, hv,
+                            "external32", MPI_INFO_NULL));
+    MT_OK(MPI_File_write_at(fh, 0, out, 4, MPI_LONG, &st));
+    /* A struct {long at 0, short at 6} (bytes as they are: 2-byte hole
+     * between them in the file... none: long ends at 4, hole 4..6). */
+    {
+        int bl[2] = {1, 1};
+        MPI_Aint dp[2] = {0, 6};
+        MPI_Datatype ty[2] = {MPI_LONG, MPI_SHORT};
+        short sh = (short)(-3 - rank);
+        char mem[16];
+        MT_OK(MPI_Type_create_struct(2, bl, dp, ty, &stp));
+        MT_OK(MPI_Type_commit(&stp));
+        MT_OK(MPI_File_set_view(fh, 2 * arr + 32LL * nprocs + 8 * rank,
+                                MPI_BYTE, stp, "external32", MPI_INFO_NULL));
+        MT_OK(MPI_File_get_type_extent(fh, stp, &ext));
+        MT_CHECK(ext == 8, "external32 extent of the struct: %ld", (long)ext);
+        memset(mem, 0, sizeof(mem));
+        memcpy(mem, &out[0], sizeof(long));
+        memcpy(mem + 8, &sh, sizeof(short));
+        /* In memory a long and a short: describe them with the memory
+         * struct {long at 0, short at 8}. */
+        {
+            MPI_Aint dm[2] = {0, 8};
+            MPI_Datatype mt;
+            MT_OK(MPI_Type_create_struct(2, bl, dm, ty, &mt));
+            MT_OK(MPI_Type_commit(&mt));
+            MT_OK(MPI_File_write_at(fh, 0, mem, 1, mt, &st));
+            MT_OK(MPI_Type_free(&mt));
+        }
+    }
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        long long want = 2 * arr + 32LL * nprocs + 8LL * nprocs;
+        MT_CHECK(n == (size_t)want, "file of %zu bytes, want %lld", n, want);
+        for (int r = 0; r < nprocs; r++) {
+            for (int i = 0; i < 12; i++) {
+                /* element i: array i / 6, row (i % 6) / 2, column 2r+i%2 */
+                long long at = (i / 6) * arr +
+                               (((i % 6) / 2) * 2LL * nprocs + 2 * r + i % 2) *
+                                   4;
+                check_bytes(f, n, at,
+                            (unsigned long long)(unsigned)(int)lval(r, i), 4,
+                            "subarray long");
+            }
+            for (int i = 0; i < 4; i++) {
+                long long at = 2 * arr + 8LL * r + (i / 2) * 8LL * nprocs +
+                               (i % 2) * 4;
+                check_bytes(f, n, at,
+                            (unsigned long long)(unsigned)(int)lval(r, i), 4,
+                            "hvector long");
+            }
+            {
+                long long at = 2 * arr + 32LL * nprocs + 8LL * r;
+                check_bytes(f, n, at,
+                            (unsigned long long)(unsigned)(int)lval(r, 0), 4,
+                            "struct long");
+                check_bytes(f, n, at + 6,
+                            (unsigned long long)(unsigned short)(short)(-3 - r),
+                            2, "struct short");
+            }
+        }
+        free(f);
+    }
+    /* Read back through the views. */
+    MT_OK(MPI_File_set_view(fh, 0, MPI_LONG, sub, "external32",
+                            MPI_INFO_NULL));
+    memset(in, 0, sizeof(in));
+    MT_OK(MPI_File_read_all(fh, in, 12, MPI_LONG, &st));
+    MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+    MT_CHECK(got == 12, "read count %d", got);
+    for (int i = 0; i < 12; i++)
+        MT_CHECK(in[i] == out[i], "subarray long %d: %ld, want %ld", i, in[i],
+                 out[i]);
+    memset(in, 0, sizeof(in));
+    MT_OK(MPI_File_read_at(fh, 6, in, 6, MPI_LONG, &st));
+    for (int i = 0; i < 6; i++)
+        MT_CHECK(in[i] == out[6 + i], "second array's long %d: %ld", i, in[i]);
+    MT_OK(MPI_File_set_view(fh, 2 * arr + 8 * rank, MPI_LONG, hv,
+                            "external32", MPI_INFO_NULL));
+    memset(in, 0, sizeof(in));
+    MT_OK(MPI_File_read_at(fh, 0, in, 4, MPI_LONG, &st));
+    for (int i = 0; i < 4; i++)
+        MT_CHECK(in[i] == out[i], "hvector long %d: %ld, want %ld", i, in[i],
+                 out[i]);
+    MT_OK(MPI_Type_free(&sub));
+    MT_OK(MPI_Type_free(&hv));
+    MT_OK(MPI_Type_free(&stp));
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -173,6 +325,7 @@ int main(int argc, char **argv)
     io_path(path, sizeof(path), "e.dat");
     ints_and_doubles(path);
     longs(path);
+    longs_with_holes(path);
     io_dir_remove();
     if (rank == 0)
         printf("io_ext32 at %d ranks: ok\n", nprocs);

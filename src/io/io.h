@@ -98,8 +98,8 @@ struct shoal_mpi_file {
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
-    /* data sieving of reads (io_list.c): 0 disable, 1 enable, 2 automatic */
-    int ds_read;
+    /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
+    int ds_read, ds_write;
     /* split collective in progress (io_coll.c) */
     int split; /* 0, or 1 + the kind of access begun */
     int split_rc;
@@ -240,6 +240,18 @@ MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off);
  */
 int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
                MPI_Datatype dt, MPI_Count *done_p, int *err_p);
+/* Do independent accesses through fh's view sieve (romio_ds_read/write)? */
+int io_sieve_on(MPI_File fh, int wr);
+/* Must a write that does not sieve hold a shared lock over its range?
+ * When sieving writers may be about: romio_ds_write not disabled, the
+ * file readable (a write-only file cannot be sieved, and every rank opened
+ * it with the same amode), and not atomic mode (whose locks are exclusive
+ * already). */
+static inline int io_ds_guard(MPI_File fh)
+{
+    return fh->ds_write != 0 && !fh->atomic &&
+           !(fh->amode & MPI_MODE_WRONLY);
+}
 
 /* ---- locks (io_lock.c)
  * ------------------------------------------------------- */

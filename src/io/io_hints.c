@@ -46,9 +46,20 @@ static int hint_enabled(MPI_Info info, const char *key)
     return v != NULL && strcmp(v, "enable") == 0;
 }
 
+/* enable 1, disable 0, automatic (and no hint, or another value) 2. */
+static int tristate(MPI_Info info, const char *key)
+{
+    const char *v = mpi_info_lookup(info, key);
+
+    return v == NULL                   ? 2
+           : strcmp(v, "enable") == 0  ? 1
+           : strcmp(v, "disable") == 0 ? 0
+                                       : 2;
+}
+
 int io_hints_apply(MPI_File fh)
 {
-    long long v[6] = {0, 0, 0, 0, 2, 16 << 20};
+    long long v[7] = {0, 0, 0, 0, 2, 16 << 20, 2};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
@@ -59,23 +70,19 @@ int io_hints_apply(MPI_File fh)
         v[3] = hint_count(fh->hints, "striping_unit");
         if (hint_count(fh->hints, "cb_buffer_size") > 0)
             v[5] = hint_count(fh->hints, "cb_buffer_size");
-        {
-            const char *ds = mpi_info_lookup(fh->hints, "romio_ds_read");
-            v[4] = ds == NULL                   ? 2
-                   : strcmp(ds, "enable") == 0  ? 1
-                   : strcmp(ds, "disable") == 0 ? 0
-                                                : 2;
-        }
+        v[4] = tristate(fh->hints, "romio_ds_read");
+        v[6] = tristate(fh->hints, "romio_ds_write");
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 6, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 7, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
     fh->cb_read = (int)v[0];
     fh->cb_write = (int)v[1];
     fh->cb_nodes = v[2] > INT_MAX ? INT_MAX : (int)v[2];
     fh->cb_align = v[3];
     fh->ds_read = (int)v[4];
+    fh->ds_write = (int)v[6];
     fh->cb_bufsize = v[5];
     return MPI_SUCCESS;
 }

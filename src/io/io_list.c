@@ -7,9 +7,8 @@
  * block, a contiguous file region one system call, whatever the memory
  * layout.  Tiny memory blocks are staged (IO_SMALL_BLOCK below).
  *
- * A file whose view has many small blocks costs one system call per run;
- * data sieving (one large read, scattered in memory) is not done yet
- * (docs/IO.md).
+ * A view with many small blocks is sieved instead (below): one system
+ * call per window of the file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -146,82 +145,153 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
 }
 
 /*
- * Data sieving for reads (Thakur, Gropp and Lusk's, as in ROMIO): a view
- * with many small blocks is read in windows of up to IO_SIEVE_BUF bytes of
- * the file, one pread each, and the view's blocks in a window are copied
- * out of it; the holes are read and dropped.  Used for independent reads
- * through a view with holes whose blocks average under IO_SIEVE_SMALL
- * bytes (romio_ds_read=automatic, the default), always with enable, never
- * with disable.
+ * Data sieving (Thakur, Gropp and Lusk's, as in ROMIO): a view with many
+ * small blocks is accessed in windows of up to IO_SIEVE_BUF bytes of the
+ * file, one pread (pwrite) each.
+ *
+ * Reads: the window is read, the view's blocks in it copied out, the
+ * holes dropped.  romio_ds_read: views with holes whose blocks average
+ * under IO_SIEVE_SMALL bytes (automatic, the default), always (enable),
+ * never (disable).
+ *
+ * Writes: under an exclusive fcntl lock over the window, the window is
+ * read (only when it has holes inside the file), the view's blocks merged
+ * into it, and it is written back with one pwrite.  Every other write to
+ * a file on which sieving may happen holds a shared lock over its range
+ * (io_list_rw, the aggregators of io_twophase.c), so a window never
+ * writes back stale bytes over a concurrent writer's.  romio_ds_write:
+ * automatic (the default) sieves views whose blocks average under
+ * IO_SIEVE_WSMALL bytes (measured: docs/IO.md); enable always; disable
+ * never, and then no write takes a lock either.  In atomic mode the
+ * access already holds an exclusive lock over its whole range.
  */
 #define IO_SIEVE_BUF (4 << 20)
 #define IO_SIEVE_SMALL (64 << 10)
+#define IO_SIEVE_WSMALL (64 << 10)
 
-static int sieve_read(MPI_File fh, MPI_Offset pos, mpi_dt_cursor_t *c,
-                      MPI_Count total, MPI_Count *moved)
+int io_sieve_on(MPI_File fh, int wr)
+{
+    int mode = wr ? fh->ds_write : fh->ds_read;
+    MPI_Count small = wr ? IO_SIEVE_WSMALL : IO_SIEVE_SMALL;
+
+    if (wr && (fh->amode & MPI_MODE_WRONLY))
+        return 0; /* the holes cannot be read */
+    return !fh->view.dense && fh->view.nsegs > 0 &&
+           (mode == 1 || (mode == 2 && fh->view.fsize / fh->view.nsegs < small));
+}
+
+/*
+ * The next window from w on: whole blocks of the view (the first possibly
+ * cut to the window) while they fit IO_SIEVE_BUF bytes of file.  Returns
+ * the stream bytes in it (0: no more data), [*start, *end) its file range;
+ * w moves past it.
+ */
+static MPI_Count window(io_walk_t *w, MPI_Count left, MPI_Offset *start,
+                        MPI_Offset *end)
+{
+    MPI_Offset off;
+    MPI_Count len, wbytes, l2;
+
+    len = io_walk_next(w, left < IO_SIEVE_BUF ? left : IO_SIEVE_BUF, start);
+    if (len == 0)
+        return 0;
+    *end = *start + len;
+    wbytes = len;
+    l2 = left - len;
+    while (l2 > 0) { /* whole blocks while the window holds them */
+        io_walk_t w1 = *w;
+        len = io_walk_next(&w1, l2, &off);
+        if (len == 0 || off + len - *start > IO_SIEVE_BUF)
+            break;
+        *w = w1;
+        *end = off + len;
+        wbytes += len;
+        l2 -= len;
+    }
+    return wbytes;
+}
+
+/* n bytes at off into (from) buf; a read stops at the end of the file:
+ * *got bytes came.  0 or an errno. */
+static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
+                 MPI_Count *got)
+{
+    *got = 0;
+    while (*got < n) {
+        ssize_t r = wr ? pwrite(fd, buf + *got, (size_t)(n - *got),
+                                (off_t)(off + *got))
+                       : pread(fd, buf + *got, (size_t)(n - *got),
+                               (off_t)(off + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            return wr ? EIO : 0;
+        *got += r;
+    }
+    return 0;
+}
+
+static int sieve(MPI_File fh, int wr, MPI_Offset pos, mpi_dt_cursor_t *c,
+                 MPI_Count total, MPI_Count *moved)
 {
     io_walk_t w, w0;
     char *ds = NULL;
     MPI_Count left = total;
-    int rc = 0;
+    int rc = 0, lock = wr && !fh->atomic;
 
     io_walk_init(&w, &fh->view, pos);
     while (left > 0) {
-        MPI_Offset start, off, end;
-        MPI_Count len, wbytes, l2, got = 0, rem;
+        MPI_Offset start, end, off;
+        MPI_Count wbytes, got = 0, len, rem, take;
 
         w0 = w;
-        len =
-            io_walk_next(&w, left < IO_SIEVE_BUF ? left : IO_SIEVE_BUF, &start);
-        if (len == 0)
+        if ((wbytes = window(&w, left, &start, &end)) == 0)
             break; /* a view without data */
-        end = start + len;
-        wbytes = len;
-        l2 = left - len;
-        while (l2 > 0) { /* whole blocks while the window holds them */
-            io_walk_t w1 = w;
-            len = io_walk_next(&w1, l2, &off);
-            if (len == 0 || off + len - start > IO_SIEVE_BUF)
-                break;
-            w = w1;
-            end = off + len;
-            wbytes += len;
-            l2 -= len;
-        }
         if (ds == NULL && (ds = malloc(IO_SIEVE_BUF)) == NULL) {
             rc = ENOMEM;
             break;
         }
-        while (got < end - start) {
-            ssize_t r = pread(fh->fd, ds + got, (size_t)(end - start - got),
-                              (off_t)(start + got));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0) {
-                rc = errno;
+        if (!wr) {
+            if ((rc = whole(fh->fd, 0, ds, end - start, start, &got)) != 0)
                 break;
+            /* The window's blocks, in stream order, out of the buffer. */
+            for (rem = wbytes; rem > 0; rem -= len) {
+                len = io_walk_next(&w0, rem, &off);
+                take = start + got - off;
+                if (take <= 0)
+                    goto out; /* end of file */
+                if (take > len)
+                    take = len;
+                mpi_dt_cursor_unpack(c, ds + (off - start), take);
+                *moved += take;
+                if (take < len)
+                    goto out;
             }
-            if (r == 0)
-                break; /* end of file */
-            got += r;
+            left -= wbytes;
+            continue;
         }
+        if (lock && (rc = io_lock(fh->fd, 1, start, end)) != 0)
+            break;
+        if (wbytes < end - start) {
+            /* Holes: what the file holds there goes back unchanged (zeros
+             * past its end, which reads there would return anyway). */
+            rc = whole(fh->fd, 0, ds, end - start, start, &got);
+            if (rc == 0 && got < end - start)
+                memset(ds + got, 0, (size_t)(end - start - got));
+        }
+        for (rem = wbytes; rc == 0 && rem > 0; rem -= len) {
+            len = io_walk_next(&w0, rem, &off);
+            mpi_dt_cursor_pack(c, ds + (off - start), len);
+        }
+        if (rc == 0)
+            rc = whole(fh->fd, 1, ds, end - start, start, &got);
+        if (lock)
+            io_unlock(fh->fd, start, end);
         if (rc != 0)
             break;
-        /* The window's blocks, in stream order, out of the buffer. */
-        for (rem = wbytes; rem > 0;) {
-            MPI_Count take;
-            len = io_walk_next(&w0, rem, &off);
-            take = start + got - off;
-            if (take <= 0)
-                goto out; /* end of file */
-            if (take > len)
-                take = len;
-            mpi_dt_cursor_unpack(c, ds + (off - start), take);
-            *moved += take;
-            if (take < len)
-                goto out;
-            rem -= len;
-        }
+        *moved += wbytes;
         left -= wbytes;
     }
 out:
@@ -235,8 +305,8 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     mpi_dt_cursor_t c;
     io_walk_t w;
     MPI_Count total, left, moved = 0, run_len = 0;
-    MPI_Offset run_off = 0;
-    int eof = 0, rc = 0;
+    MPI_Offset run_off = 0, lock_lo = 0, lock_hi = 0;
+    int eof = 0, rc = 0, locked = 0;
     char *stage = NULL;
 
     *done_p = 0;
@@ -248,14 +318,22 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     if (total == 0)
         return MPI_SUCCESS;
     mpi_dt_cursor_init(&c, dt, count, buf, 0);
-    if (!wr && !fh->view.dense && fh->view.nsegs > 0 &&
-        (fh->ds_read == 1 ||
-         (fh->ds_read == 2 &&
-          fh->view.fsize / fh->view.nsegs < IO_SIEVE_SMALL))) {
-        rc = sieve_read(fh, pos, &c, total, &moved);
+    if (io_sieve_on(fh, wr)) {
+        rc = sieve(fh, wr, pos, &c, total, &moved);
         *done_p = moved;
         *err_p = rc;
         return rc != 0 ? io_errno_class(rc) : MPI_SUCCESS;
+    }
+    if (wr && io_ds_guard(fh)) {
+        /* Sieving writers may be about: hold a shared lock over the range
+         * (they take exclusive ones over their windows). */
+        lock_lo = io_view_offset(&fh->view, pos);
+        lock_hi = io_view_offset(&fh->view, pos + total - 1) + 1;
+        if ((rc = io_lock(fh->fd, 0, lock_lo, lock_hi)) != 0) {
+            *err_p = rc;
+            return io_errno_class(rc);
+        }
+        locked = 1;
     }
     io_walk_init(&w, &fh->view, pos);
     left = total;
@@ -277,6 +355,8 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     }
     if (rc == 0 && !eof && run_len > 0)
         rc = run(fh->fd, wr, &c, run_off, run_len, &moved, &eof, &stage);
+    if (locked)
+        io_unlock(fh->fd, lock_lo, lock_hi);
     free(stage);
     *done_p = moved;
     if (rc != 0) {

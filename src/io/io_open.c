@@ -303,6 +303,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     f->pos = (amode & MPI_MODE_APPEND) ? size : 0;
     f->shfd = -1;
     f->ds_read = 2;
+    f->ds_write = 2;
     io_shared_open(f, f->pos);
     /* Collective buffering: the aggregators, and rank 0's hints. */
     lc = io_twophase_setup(f);

@@ -132,7 +132,8 @@ static blk_t *my_blocks(MPI_File fh, MPI_Offset pos, MPI_Count bytes,
 }
 
 /* The aggregator's IO over its pieces (sorted by offset) in buf. */
-static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf)
+static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf,
+                     int guard)
 {
     struct iovec iov[IOV_MAX];
     long long i = 0;
@@ -150,19 +151,25 @@ static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf)
         }
         {
             struct iovec *v = iov;
-            int left = niov;
+            int left = niov, rc = 0;
+            long long lo = off;
+            /* Sieving writers may be about (io_list.c): a shared lock
+             * over the run, never held across communication. */
+            if (guard && (rc = io_lock(fd, 0, lo, end)) != 0)
+                return rc;
             while (left > 0) {
                 ssize_t r = wr ? pwritev(fd, v, left, (off_t)off)
                                : preadv(fd, v, left, (off_t)off);
                 if (r < 0) {
                     if (errno == EINTR)
                         continue;
-                    return errno;
+                    rc = errno;
+                    break;
                 }
                 if (r == 0) {
-                    if (wr)
-                        return EIO;
-                    break; /* end of file: the rest stays zero */
+                    rc = wr ? EIO : 0;
+                    break; /* a read at the end of the file: the rest
+                              stays zero */
                 }
                 off += r;
                 while (left > 0 && (size_t)r >= v->iov_len) {
@@ -175,6 +182,10 @@ static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf)
                     v->iov_len -= (size_t)r;
                 }
             }
+            if (guard)
+                io_unlock(fd, lo, end);
+            if (rc != 0)
+                return rc;
         }
     }
     return 0;
@@ -430,7 +441,8 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                 at += rdesc[i].len;
             }
             qsort(pieces, (size_t)nrblk, sizeof(*pieces), by_offset);
-            err = domain_io(fh->fd, wr, pieces, nrblk, rbuf);
+            err = domain_io(fh->fd, wr, pieces, nrblk, rbuf,
+                            wr && io_ds_guard(fh));
         }
         /* Reads: the data go back the way the descriptors came. */
         if (!wr &&

@@ -20,6 +20,9 @@ shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
+# Data sieving of writes: all ranks write interleaved views at once, with
+# romio_ds_write automatic, enable and disable; every byte checked.
+shoal_mpi_test(io_dswrite SOURCES io_dswrite.c NP 2 4 8)
 # external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
 # MPI_Register_datarep: a big-endian, biased representation in which shorts

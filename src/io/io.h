@@ -100,6 +100,7 @@ struct shoal_mpi_file {
     int naggs;
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
     int ds_read, ds_write;
+    int ds_any; /* some rank's view sieves writes (agreed, io_ds_agree) */
     /* split collective in progress (io_coll.c) */
     int split; /* 0, or 1 + the kind of access begun */
     int split_rc;
@@ -242,15 +243,16 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
                MPI_Datatype dt, MPI_Count *done_p, int *err_p);
 /* Do independent accesses through fh's view sieve (romio_ds_read/write)? */
 int io_sieve_on(MPI_File fh, int wr);
+/* Agree whether any rank's view sieves writes (collective: set_view,
+ * set_info): MPI_SUCCESS or the class of the lost collective. */
+int io_ds_agree(MPI_File fh);
 /* Must a write that does not sieve hold a shared lock over its range?
- * When sieving writers may be about: romio_ds_write not disabled, the
- * file readable (a write-only file cannot be sieved, and every rank opened
- * it with the same amode), and not atomic mode (whose locks are exclusive
- * already). */
+ * When sieving writers may be about: some rank's view of this file sieves
+ * writes (which never happens in a write-only file), and not in atomic
+ * mode (whose locks are exclusive already). */
 static inline int io_ds_guard(MPI_File fh)
 {
-    return fh->ds_write != 0 && !fh->atomic &&
-           !(fh->amode & MPI_MODE_WRONLY);
+    return fh->ds_any && !fh->atomic;
 }
 
 /* ---- locks (io_lock.c)

@@ -98,7 +98,8 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
         return io_error(fh, MPI_ERR_INFO, fn, "invalid info object");
     if (info != MPI_INFO_NULL && io_hints_merge(fh, info) != MPI_SUCCESS)
         return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for the hints");
-    if ((rc = io_hints_apply(fh)) != MPI_SUCCESS)
+    if ((rc = io_hints_apply(fh)) != MPI_SUCCESS ||
+        (rc = io_ds_agree(fh)) != MPI_SUCCESS)
         return io_error(fh, rc, fn, "lost the other ranks");
     return MPI_SUCCESS;
 }

@@ -156,10 +156,11 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
  *
  * Writes: under an exclusive fcntl lock over the window, the window is
  * read (only when it has holes inside the file), the view's blocks merged
- * into it, and it is written back with one pwrite.  Every other write to
- * a file on which sieving may happen holds a shared lock over its range
- * (io_list_rw, the aggregators of io_twophase.c), so a window never
- * writes back stale bytes over a concurrent writer's.  romio_ds_write:
+ * into it, and it is written back with one pwrite.  While some rank's
+ * view of the file sieves writes (agreed at set_view and set_info), every
+ * other write holds a shared lock over its range (io_list_rw, the
+ * aggregators of io_twophase.c), so a window never writes back stale
+ * bytes over a concurrent writer's.  romio_ds_write:
  * automatic (the default) sieves views whose blocks average under
  * IO_SIEVE_WSMALL bytes (measured: docs/IO.md); enable always; disable
  * never, and then no write takes a lock either.  In atomic mode the
@@ -167,7 +168,7 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
  */
 #define IO_SIEVE_BUF (4 << 20)
 #define IO_SIEVE_SMALL (64 << 10)
-#define IO_SIEVE_WSMALL (64 << 10)
+#define IO_SIEVE_WSMALL 1024
 
 int io_sieve_on(MPI_File fh, int wr)
 {
@@ -178,6 +179,13 @@ int io_sieve_on(MPI_File fh, int wr)
         return 0; /* the holes cannot be read */
     return !fh->view.dense && fh->view.nsegs > 0 &&
            (mode == 1 || (mode == 2 && fh->view.fsize / fh->view.nsegs < small));
+}
+
+int io_ds_agree(MPI_File fh)
+{
+    int mine = io_sieve_on(fh, 1);
+
+    return PMPI_Allreduce(&mine, &fh->ds_any, 1, MPI_INT, MPI_MAX, fh->comm);
 }
 
 /*

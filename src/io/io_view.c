@@ -327,6 +327,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
         return io_error(fh, rc, fn, "lost the other ranks");
     io_view_free(&fh->view);
     fh->view = nv;
+    if ((rc = io_ds_agree(fh)) != MPI_SUCCESS)
+        return io_error(fh, rc, fn, "lost the other ranks");
     /* Both pointers go to the start of the new view. */
     fh->pos = 0;
     lc = MPI_SUCCESS;

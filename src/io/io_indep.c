@@ -265,7 +265,7 @@ static int seek_to(MPI_File fh, const char *fn, MPI_Offset cur,
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     const char *fn = "MPI_File_seek";
-    MPI_Offset to;
+    MPI_Offset to = 0;
     int rc;
 
     if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)

@@ -17,6 +17,7 @@
  *   io_lock.c    fcntl byte-range locks (atomic mode, the shared pointer)
  *   io_access.c  argument checks and the one access path every read and
  *                write family takes; statuses
+ *   io_calls.h   macros writing a data-access call in its int and _c forms
  *   io_indep.c   independent calls: explicit offsets, individual pointer,
  *                seek, nonblocking forms
  *   io_coll.c    collective calls, split collectives, nonblocking
@@ -34,6 +35,7 @@
 #define SHOAL_IO_H
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "mpi/mpi_impl.h"
 
@@ -241,6 +243,11 @@ MPI_Count io_walk_next(io_walk_t *w, MPI_Count max, MPI_Offset *off);
  */
 int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
                MPI_Datatype dt, MPI_Count *done_p, int *err_p);
+/* All of iov[0..n) at off with preadv/pwritev, again after short
+ * transfers and EINTR (a read may stop at the end of the file: *eof).
+ * *moved += bytes moved; 0 or an errno. */
+int io_rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
+               MPI_Count *moved, int *eof);
 /* Do independent accesses through fh's view sieve (romio_ds_read/write)? */
 int io_sieve_on(MPI_File fh, int wr);
 /* Agree whether any rank's view sieves writes (collective: set_view,

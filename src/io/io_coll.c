@@ -15,174 +15,19 @@
  * _end; one may be in progress per file handle (MPI 4.1 section 14.4.5).
  */
 #define _GNU_SOURCE
-#include "io/io.h"
+#include "io/io_calls.h"
 
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_at_all", 0, IO_AT, 1, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_at_all)
-
-int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_at_all", 0, IO_AT, 1, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_at_all)
-
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_all", 0, IO_INDIV, 1, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_all)
-
-int PMPI_File_iread_all(MPI_File fh, void *buf, int count,
-                        MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_all", 0, IO_INDIV, 1, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_all)
-
-int PMPI_File_read_ordered(MPI_File fh, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_ordered", 0, IO_ORDERED, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_ordered)
-
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
-                           int count, MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_at_all", 1, IO_AT, 1, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_at_all)
-
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
-                            int count, MPI_Datatype datatype,
-                            MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_at_all", 1, IO_AT, 1, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_at_all)
-
-int PMPI_File_write_all(MPI_File fh, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_all", 1, IO_INDIV, 1, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_all)
-
-int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
-                         MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_all", 1, IO_INDIV, 1, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_all)
-
-int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_ordered", 1, IO_ORDERED, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_ordered)
-
-/* ---- large-count forms (MPI 4.0) ---------------------------------------- */
-
-int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
-                            MPI_Count count, MPI_Datatype datatype,
-                            MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_at_all_c", 0, IO_AT, 1, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_at_all_c)
-
-int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf,
-                             MPI_Count count, MPI_Datatype datatype,
-                             MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_at_all_c", 0, IO_AT, 1, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_at_all_c)
-
-int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_all_c", 0, IO_INDIV, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_all_c)
-
-int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_all_c", 0, IO_INDIV, 1, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_all_c)
-
-int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_ordered_c", 0, IO_ORDERED, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_ordered_c)
-
-int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf,
-                             MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_at_all_c", 1, IO_AT, 1, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_at_all_c)
-
-int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf,
-                              MPI_Count count, MPI_Datatype datatype,
-                              MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_at_all_c", 1, IO_AT, 1, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_at_all_c)
-
-int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_all_c", 1, IO_INDIV, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_all_c)
-
-int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count,
-                           MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_all_c", 1, IO_INDIV, 1, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_all_c)
-
-int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_ordered_c", 1, IO_ORDERED, 1, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_ordered_c)
+/* Each line one call in its int and _c forms (io_calls.h). */
+IO_AT_CALLS(read_at_all, , 0, 1)
+IO_IAT_CALLS(iread_at_all, , 0, 1)
+IO_PTR_CALLS(read_all, , 0, IO_INDIV, 1)
+IO_IPTR_CALLS(iread_all, , 0, IO_INDIV, 1)
+IO_PTR_CALLS(read_ordered, , 0, IO_ORDERED, 1)
+IO_AT_CALLS(write_at_all, const, 1, 1)
+IO_IAT_CALLS(iwrite_at_all, const, 1, 1)
+IO_PTR_CALLS(write_all, const, 1, IO_INDIV, 1)
+IO_IPTR_CALLS(iwrite_all, const, 1, IO_INDIV, 1)
+IO_PTR_CALLS(write_ordered, const, 1, IO_ORDERED, 1)
 
 /* Split collectives: kinds recorded in fh->split (1 + kind). */
 enum {
@@ -238,131 +83,40 @@ static int split_end(MPI_File fh, int kind, const char *fn, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
-                                int count, MPI_Datatype datatype)
-{
-    return split_begin(fh, 0, offset, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_at_all_begin)
+/* _begin in its int and _c forms, at an explicit offset or not; _end. */
+#define SPLIT_BEGIN_AT_ONE(name, CT, cb, kind)                               \
+    int PMPI_File_##name(MPI_File fh, MPI_Offset offset, cb void *buf,       \
+                         CT count, MPI_Datatype datatype)                    \
+    {                                                                        \
+        return split_begin(fh, kind, offset, (void *)buf, count, datatype);  \
+    }                                                                        \
+    SHOAL_MPI_WEAK(File_##name)
+#define SPLIT_BEGIN_ONE(name, CT, cb, kind)                                  \
+    int PMPI_File_##name(MPI_File fh, cb void *buf, CT count,                \
+                         MPI_Datatype datatype)                              \
+    {                                                                        \
+        return split_begin(fh, kind, 0, (void *)buf, count, datatype);       \
+    }                                                                        \
+    SHOAL_MPI_WEAK(File_##name)
+#define SPLIT_AT(name, cb, kind)                                             \
+    SPLIT_BEGIN_AT_ONE(name##_begin, int, cb, kind)                          \
+    SPLIT_BEGIN_AT_ONE(name##_begin_c, MPI_Count, cb, kind)                  \
+    SPLIT_END(name##_end, cb, kind)
+#define SPLIT(name, cb, kind)                                                \
+    SPLIT_BEGIN_ONE(name##_begin, int, cb, kind)                             \
+    SPLIT_BEGIN_ONE(name##_begin_c, MPI_Count, cb, kind)                     \
+    SPLIT_END(name##_end, cb, kind)
+#define SPLIT_END(name, cb, kind)                                            \
+    int PMPI_File_##name(MPI_File fh, cb void *buf, MPI_Status *status)      \
+    {                                                                        \
+        (void)buf;                                                           \
+        return split_end(fh, kind, "MPI_File_" #name, status);               \
+    }                                                                        \
+    SHOAL_MPI_WEAK(File_##name)
 
-int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 0, "MPI_File_read_at_all_end", status);
-}
-SHOAL_MPI_WEAK(File_read_at_all_end)
-
-int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count,
-                             MPI_Datatype datatype)
-{
-    return split_begin(fh, 2, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_all_begin)
-
-int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 2, "MPI_File_read_all_end", status);
-}
-SHOAL_MPI_WEAK(File_read_all_end)
-
-int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
-                                 MPI_Datatype datatype)
-{
-    return split_begin(fh, 4, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_ordered_begin)
-
-int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 4, "MPI_File_read_ordered_end", status);
-}
-SHOAL_MPI_WEAK(File_read_ordered_end)
-
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
-                                 const void *buf, int count,
-                                 MPI_Datatype datatype)
-{
-    return split_begin(fh, 1, offset, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_at_all_begin)
-
-int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 1, "MPI_File_write_at_all_end", status);
-}
-SHOAL_MPI_WEAK(File_write_at_all_end)
-
-int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
-                              MPI_Datatype datatype)
-{
-    return split_begin(fh, 3, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_all_begin)
-
-int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 3, "MPI_File_write_all_end", status);
-}
-SHOAL_MPI_WEAK(File_write_all_end)
-
-int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
-                                  MPI_Datatype datatype)
-{
-    return split_begin(fh, 5, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_ordered_begin)
-
-int PMPI_File_write_ordered_end(MPI_File fh, const void *buf,
-                                MPI_Status *status)
-{
-    (void)buf;
-    return split_end(fh, 5, "MPI_File_write_ordered_end", status);
-}
-SHOAL_MPI_WEAK(File_write_ordered_end)
-
-int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf,
-                                  MPI_Count count, MPI_Datatype datatype)
-{
-    return split_begin(fh, 0, offset, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_at_all_begin_c)
-
-int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
-                               MPI_Datatype datatype)
-{
-    return split_begin(fh, 2, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_all_begin_c)
-
-int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
-                                   MPI_Datatype datatype)
-{
-    return split_begin(fh, 4, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_read_ordered_begin_c)
-
-int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset,
-                                   const void *buf, MPI_Count count,
-                                   MPI_Datatype datatype)
-{
-    return split_begin(fh, 1, offset, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_at_all_begin_c)
-
-int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                MPI_Datatype datatype)
-{
-    return split_begin(fh, 3, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_all_begin_c)
-
-int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf,
-                                    MPI_Count count, MPI_Datatype datatype)
-{
-    return split_begin(fh, 5, 0, (void *)buf, count, datatype);
-}
-SHOAL_MPI_WEAK(File_write_ordered_begin_c)
+SPLIT_AT(read_at_all, , SPLIT_READ_AT)
+SPLIT_AT(write_at_all, const, SPLIT_WRITE_AT)
+SPLIT(read_all, , SPLIT_READ_ALL)
+SPLIT(write_all, const, SPLIT_WRITE_ALL)
+SPLIT(read_ordered, , SPLIT_READ_ORDERED)
+SPLIT(write_ordered, const, SPLIT_WRITE_ORDERED)

@@ -11,205 +11,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/io.h"
+#include "io/io_calls.h"
 
-int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                      MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_at", 0, IO_AT, 0, offset, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_at)
-
-int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                       MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_at", 0, IO_AT, 0, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_at)
-
-int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                   MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read", 0, IO_INDIV, 0, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read)
-
-int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                    MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread", 0, IO_INDIV, 0, 0, (void *)buf,
-                          count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread)
-
-int PMPI_File_read_shared(MPI_File fh, void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_shared", 0, IO_SHARED, 0, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_shared)
-
-int PMPI_File_iread_shared(MPI_File fh, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_shared", 0, IO_SHARED, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_shared)
-
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
-                       int count, MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_at", 1, IO_AT, 0, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_at)
-
-int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf,
-                        int count, MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_at", 1, IO_AT, 0, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_at)
-
-int PMPI_File_write(MPI_File fh, const void *buf, int count,
-                    MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write", 1, IO_INDIV, 0, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write)
-
-int PMPI_File_iwrite(MPI_File fh, const void *buf, int count,
-                     MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite", 1, IO_INDIV, 0, 0, (void *)buf,
-                          count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite)
-
-int PMPI_File_write_shared(MPI_File fh, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_shared", 1, IO_SHARED, 0, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_shared)
-
-int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_shared", 1, IO_SHARED, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_shared)
-
-/* ---- large-count forms (MPI 4.0) ---------------------------------------- */
-
-int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf,
-                        MPI_Count count, MPI_Datatype datatype,
-                        MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_at_c", 0, IO_AT, 0, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_at_c)
-
-int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf,
-                         MPI_Count count, MPI_Datatype datatype,
-                         MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_at_c", 0, IO_AT, 0, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_at_c)
-
-int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count,
-                     MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_c", 0, IO_INDIV, 0, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_c)
-
-int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count,
-                      MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_c", 0, IO_INDIV, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_c)
-
-int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count,
-                            MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_read_shared_c", 0, IO_SHARED, 0, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_read_shared_c)
-
-int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iread_shared_c", 0, IO_SHARED, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iread_shared_c)
-
-int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
-                         MPI_Count count, MPI_Datatype datatype,
-                         MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_at_c", 1, IO_AT, 0, offset,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_at_c)
-
-int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf,
-                          MPI_Count count, MPI_Datatype datatype,
-                          MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_at_c", 1, IO_AT, 0, offset,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_at_c)
-
-int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count,
-                      MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_c", 1, IO_INDIV, 0, 0, (void *)buf,
-                       count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_c)
-
-int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count,
-                       MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_c", 1, IO_INDIV, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_c)
-
-int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Status *status)
-{
-    return io_blocking(fh, "MPI_File_write_shared_c", 1, IO_SHARED, 0, 0,
-                       (void *)buf, count, datatype, status);
-}
-SHOAL_MPI_WEAK(File_write_shared_c)
-
-int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Request *request)
-{
-    return io_nonblocking(fh, "MPI_File_iwrite_shared_c", 1, IO_SHARED, 0, 0,
-                          (void *)buf, count, datatype, request);
-}
-SHOAL_MPI_WEAK(File_iwrite_shared_c)
+/* Reads and writes: each line one call in its int and _c forms
+ * (io_calls.h). */
+IO_AT_CALLS(read_at, , 0, 0)
+IO_IAT_CALLS(iread_at, , 0, 0)
+IO_PTR_CALLS(read, , 0, IO_INDIV, 0)
+IO_IPTR_CALLS(iread, , 0, IO_INDIV, 0)
+IO_PTR_CALLS(read_shared, , 0, IO_SHARED, 0)
+IO_IPTR_CALLS(iread_shared, , 0, IO_SHARED, 0)
+IO_AT_CALLS(write_at, const, 1, 0)
+IO_IAT_CALLS(iwrite_at, const, 1, 0)
+IO_PTR_CALLS(write, const, 1, IO_INDIV, 0)
+IO_IPTR_CALLS(iwrite, const, 1, IO_INDIV, 0)
+IO_PTR_CALLS(write_shared, const, 1, IO_SHARED, 0)
+IO_IPTR_CALLS(iwrite_shared, const, 1, IO_SHARED, 0)
 
 /* ---- file pointers ------------------------------------------------------- */
 

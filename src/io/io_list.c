@@ -24,10 +24,8 @@
 #define IOV_MAX 1024
 #endif
 
-/* All of iov[0..n) at off (a read may stop at the end of the file: *eof).
- * *moved += bytes moved; 0 or an errno. */
-static int rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
-                   MPI_Count *moved, int *eof)
+int io_rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
+               MPI_Count *moved, int *eof)
 {
     while (n > 0) {
         ssize_t r = wr ? pwritev(fd, iov, n, (off_t)off)
@@ -58,6 +56,18 @@ static int rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
     return 0;
 }
 
+/* n bytes at off into (from) buf; a read stops at the end of the file:
+ * *got bytes came.  0 or an errno. */
+static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
+                 MPI_Count *got)
+{
+    struct iovec v = {buf, (size_t)n};
+    int eof = 0;
+
+    *got = 0;
+    return io_rw_full(fd, wr, &v, 1, off, got, &eof);
+}
+
 /*
  * Memory blocks smaller than this on average go through a staging buffer
  * (gathered, one pwrite; or one pread, scattered) instead of one iovec
@@ -73,6 +83,7 @@ static int staged(int fd, int wr, const struct iovec *iov, int n, MPI_Count got,
                   MPI_Offset off, char *stage, MPI_Count *moved, int *eof)
 {
     MPI_Count done = 0;
+    int rc;
 
     if (wr) {
         char *p = stage;
@@ -81,24 +92,10 @@ static int staged(int fd, int wr, const struct iovec *iov, int n, MPI_Count got,
             p += iov[i].iov_len;
         }
     }
-    while (done < got) {
-        ssize_t r = wr ? pwrite(fd, stage + done, (size_t)(got - done),
-                                (off_t)(off + done))
-                       : pread(fd, stage + done, (size_t)(got - done),
-                               (off_t)(off + done));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (r == 0) {
-            if (wr)
-                return EIO;
-            *eof = 1;
-            break;
-        }
-        done += r;
-    }
+    if ((rc = whole(fd, wr, stage, got, off, &done)) != 0)
+        return rc;
+    if (done < got)
+        *eof = 1;
     if (!wr) {
         MPI_Count left = done;
         const char *p = stage;
@@ -132,7 +129,7 @@ static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
                 return ENOMEM;
             rc = staged(fd, wr, iov, niov, got, off, *stage_p, moved, eof);
         } else {
-            rc = rw_full(fd, wr, iov, niov, off, moved, eof);
+            rc = io_rw_full(fd, wr, iov, niov, off, moved, eof);
         }
         if (rc != 0)
             return rc;
@@ -217,28 +214,6 @@ static MPI_Count window(io_walk_t *w, MPI_Count left, MPI_Offset *start,
         l2 -= len;
     }
     return wbytes;
-}
-
-/* n bytes at off into (from) buf; a read stops at the end of the file:
- * *got bytes came.  0 or an errno. */
-static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
-                 MPI_Count *got)
-{
-    *got = 0;
-    while (*got < n) {
-        ssize_t r = wr ? pwrite(fd, buf + *got, (size_t)(n - *got),
-                                (off_t)(off + *got))
-                       : pread(fd, buf + *got, (size_t)(n - *got),
-                               (off_t)(off + *got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return errno;
-        if (r == 0)
-            return wr ? EIO : 0;
-        *got += r;
-    }
-    return 0;
 }
 
 static int sieve(MPI_File fh, int wr, MPI_Offset pos, mpi_dt_cursor_t *c,

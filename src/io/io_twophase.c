@@ -150,40 +150,16 @@ static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf,
             i++;
         }
         {
-            struct iovec *v = iov;
-            int left = niov, rc = 0;
-            long long lo = off;
+            MPI_Count moved = 0;
+            int rc, eof = 0;
             /* Sieving writers may be about (io_list.c): a shared lock
              * over the run, never held across communication. */
-            if (guard && (rc = io_lock(fd, 0, lo, end)) != 0)
+            if (guard && (rc = io_lock(fd, 0, off, end)) != 0)
                 return rc;
-            while (left > 0) {
-                ssize_t r = wr ? pwritev(fd, v, left, (off_t)off)
-                               : preadv(fd, v, left, (off_t)off);
-                if (r < 0) {
-                    if (errno == EINTR)
-                        continue;
-                    rc = errno;
-                    break;
-                }
-                if (r == 0) {
-                    rc = wr ? EIO : 0;
-                    break; /* a read at the end of the file: the rest
-                              stays zero */
-                }
-                off += r;
-                while (left > 0 && (size_t)r >= v->iov_len) {
-                    r -= (ssize_t)v->iov_len;
-                    v++;
-                    left--;
-                }
-                if (left > 0) {
-                    v->iov_base = (char *)v->iov_base + r;
-                    v->iov_len -= (size_t)r;
-                }
-            }
+            /* A read at the end of the file leaves the rest zero. */
+            rc = io_rw_full(fd, wr, iov, niov, off, &moved, &eof);
             if (guard)
-                io_unlock(fd, lo, end);
+                io_unlock(fd, off, end);
             if (rc != 0)
                 return rc;
         }

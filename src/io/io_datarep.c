@@ -11,7 +11,7 @@
  * file keeps its memory layout there.  Otherwise the layout in the file is
  * recomputed from the type's constructors (its contents) with the file
  * extents of the predefined types: displacements given in elements
- * (contiguous, vector, indexed, indexed_block, subarray) are scaled to the
+ * (contiguous, vector, indexed, indexed_block, subarray, darray) are scaled to the
  * file extents of the old type; displacements and extents given in bytes
  * (hvector, hindexed, hindexed_block, struct, resized) are taken as they
  * are, as the standard says (section 14.5, "Advice to users").
@@ -204,48 +204,111 @@ static int place(io_layout_t *l, const io_layout_t *c, MPI_Aint disp,
     return MPI_SUCCESS;
 }
 
-/* Subarray: the copies of old at the index tuples of the subarray, in
- * typemap order (the last dimension fastest in C order, the first in
- * Fortran order). */
-static int subarray(io_layout_t *l, const io_layout_t *c, int nd,
-                    const int *sizes, const int *subs, const int *starts,
-                    int order)
+/*
+ * An array type (subarray, darray): the copies of old at the index tuples
+ * the process owns, idx[d][0..cnt[d]) in dimension d (increasing), in
+ * typemap order: the last dimension fastest in C order, the first in
+ * Fortran order.  Its extent is the whole array's, from 0.
+ */
+static int grid(io_layout_t *l, const io_layout_t *c, int nd, const int *sizes,
+                int *const *idx, const int *cnt, int order)
 {
-    MPI_Aint stride[32], ext = c->ub - c->lb, total = ext;
-    int idx[32], rc;
+    MPI_Aint stride[32], total = c->ub - c->lb;
+    int at[32], rc, empty = 0;
 
-    if (nd <= 0 || nd > 32)
-        return MPI_ERR_UNSUPPORTED_DATAREP;
     for (int k = 0; k < nd; k++) {
         int d = order == MPI_ORDER_C ? nd - 1 - k : k; /* fastest first */
         stride[d] = total;
         total *= sizes[d];
-        if (subs[d] <= 0)
-            goto bounds;
-        idx[d] = 0;
+        empty |= cnt[d] <= 0;
+        at[d] = 0;
     }
-    for (;;) {
-        MPI_Aint at = 0;
+    while (!empty) {
+        MPI_Aint disp = 0;
+        int k;
         for (int d = 0; d < nd; d++)
-            at += (MPI_Aint)(starts[d] + idx[d]) * stride[d];
-        if ((rc = place(l, c, at, 1, 0)) != MPI_SUCCESS)
+            disp += (MPI_Aint)idx[d][at[d]] * stride[d];
+        if ((rc = place(l, c, disp, 1, 0)) != MPI_SUCCESS)
             return rc;
-        for (int k = 0;; k++) {
-            int d;
-            if (k == nd)
-                goto bounds;
-            d = order == MPI_ORDER_C ? nd - 1 - k : k;
-            if (++idx[d] < subs[d])
+        for (k = 0; k < nd; k++) {
+            int d = order == MPI_ORDER_C ? nd - 1 - k : k;
+            if (++at[d] < cnt[d])
                 break;
-            idx[d] = 0;
+            at[d] = 0;
         }
+        if (k == nd)
+            break;
     }
-bounds:
-    /* The subarray's extent is the whole array's, from 0. */
     l->lb = 0;
     l->ub = total;
     l->placed = 1;
     return MPI_SUCCESS;
+}
+
+/* The indices of one dimension of a darray that process coordinate p
+ * owns (MPI 4.1 section 5.1.4): into idx (room for gsize), their count. */
+static int owned(int gsize, int distrib, int darg, int psize, int p, int *idx)
+{
+    int n = 0;
+
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        for (int i = 0; i < gsize; i++)
+            idx[n++] = i;
+    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        int b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize
+                                                 : darg;
+        for (long long i = (long long)p * b;
+             i < (long long)(p + 1) * b && i < gsize; i++)
+            idx[n++] = (int)i;
+    } else { /* MPI_DISTRIBUTE_CYCLIC */
+        int k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        for (long long i = (long long)p * k; i < gsize;
+             i += (long long)k * psize)
+            for (long long j = i; j < i + k && j < gsize; j++)
+                idx[n++] = (int)j;
+    }
+    return n;
+}
+
+/* Subarray (ints: ndims, sizes, subsizes, starts, order) or darray
+ * (size, rank, ndims, gsizes, distribs, dargs, psizes, order) of c. */
+static int array(io_layout_t *l, const io_layout_t *c, int darray,
+                 const int *in, const char **why)
+{
+    int nd = darray ? in[2] : in[0], cnt[32], *idx[32] = {NULL}, rc;
+    const int *sizes = darray ? in + 3 : in + 1;
+    int order = darray ? in[3 + 4 * nd] : in[1 + 3 * nd];
+    int coord[32];
+
+    if (nd <= 0 || nd > 32) {
+        *why = "an array type of more than 32 dimensions";
+        return MPI_ERR_UNSUPPORTED_DATAREP;
+    }
+    if (darray) /* the process grid is row-major whatever the order */
+        for (int d = nd - 1, r = in[1]; d >= 0; d--) {
+            coord[d] = r % in[3 + 3 * nd + d];
+            r /= in[3 + 3 * nd + d];
+        }
+    for (int d = 0; d < nd; d++) {
+        if ((idx[d] = malloc((size_t)(sizes[d] > 0 ? sizes[d] : 1) *
+                             sizeof(int))) == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            goto out;
+        }
+        if (darray) {
+            cnt[d] = owned(sizes[d], in[3 + nd + d], in[3 + 2 * nd + d],
+                           in[3 + 3 * nd + d], coord[d], idx[d]);
+        } else {
+            cnt[d] = in[1 + nd + d];
+            for (int i = 0; i < cnt[d]; i++)
+                idx[d][i] = in[1 + 2 * nd + d] + i;
+        }
+    }
+    rc = grid(l, c, nd, sizes, idx, cnt, order);
+out:
+    for (int d = 0; d < nd; d++)
+        free(idx[d]);
+    return rc;
 }
 
 int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
@@ -300,9 +363,12 @@ int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
     case MPI_COMBINER_SUBARRAY:
         need_i = 2 + 3 * n;
         break;
+    case MPI_COMBINER_DARRAY:
+        need_i = dt->nints >= 3 ? 4 + 4 * in[2] : 3;
+        break;
     default:
-        *why = "the file layout of this datatype (darray, or an F90 type) in "
-               "a data representation that changes sizes is not supported";
+        *why = "the file layout of this datatype (an F90 type) in a data "
+               "representation that changes sizes is not supported";
         return MPI_ERR_UNSUPPORTED_DATAREP;
     }
     if (dt->nints < need_i || dt->naddrs < need_a || need_i < 0) {
@@ -361,11 +427,8 @@ int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
             for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
                 rc = place(l, &c, ad[i], in[1], ext);
             break;
-        default: /* MPI_COMBINER_SUBARRAY */
-            rc = subarray(l, &c, n, in + 1, in + 1 + n, in + 1 + 2 * n,
-                          in[1 + 3 * n]);
-            if (rc == MPI_ERR_UNSUPPORTED_DATAREP)
-                *why = "a subarray of more than 32 dimensions";
+        default: /* MPI_COMBINER_SUBARRAY, MPI_COMBINER_DARRAY */
+            rc = array(l, &c, dt->combiner == MPI_COMBINER_DARRAY, in, why);
             break;
         }
     }

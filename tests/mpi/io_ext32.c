@@ -6,7 +6,8 @@
  * big-endian encodings the test makes itself, and read back through the
  * view.  A long beyond 32 bits fails with MPI_ERR_CONVERSION; filetypes
  * with holes over longs (subarray, hvector, struct) are laid out with the
- * external32 sizes; a darray of longs is refused.
+ * external32 sizes, and so is a darray; a type made with a count beyond
+ * int is refused.
  */
 #include "io_test.h"
 
@@ -131,14 +132,9 @@ static void longs(const char *path)
     if (big != 0)
         MT_ERR(MPI_ERR_CONVERSION,
                MPI_File_write_at(fh, 1000, &big, 1, MPI_LONG, &st));
-    /* A darray of a type whose size changes: its file layout is not
-     * computed (refused, the view stays). */
-    {
-        int gs[1] = {4 * nprocs}, di[1] = {MPI_DISTRIBUTE_BLOCK},
-            da[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {nprocs};
-        MT_OK(MPI_Type_create_darray(nprocs, rank, 1, gs, di, da, ps,
-                                     MPI_ORDER_C, MPI_LONG, &vt));
-    }
+    /* A type made with a count beyond int, of a type whose size changes:
+     * its file layout is not computed (refused, the view stays). */
+    MT_OK(MPI_Type_contiguous_c((MPI_Count)1 << 31, MPI_LONG, &vt));
     MT_OK(MPI_Type_commit(&vt));
     MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
            MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32", MPI_INFO_NULL));
@@ -174,7 +170,8 @@ static void longs(const char *path)
  * layout in the file is computed with the external32 sizes.  Rank r's
  * columns 2r and 2r+1 of a 3 x 2P array (subarray: scaled); then rank r's
  * pairs in an hvector whose byte stride is taken as it is (file bytes),
- * after a struct of a long and a short at byte displacements 0 and 6.
+ * after a struct of a long and a short at byte displacements 0 and 6;
+ * then a darray with its columns dealt cyclically.
  * Every byte of the file is checked against big-endian encodings made
  * here, the values read back through the same views (independently and
  * collectively).
@@ -305,6 +302,52 @@ static void longs_with_holes(const char *path)
     for (int i = 0; i < 4; i++)
         MT_CHECK(in[i] == out[i], "hvector long %d: %ld, want %ld", i, in[i],
                  out[i]);
+    /* A darray: rows of 2P longs, columns dealt cyclically, rank r's
+     * columns r and r + P of 4 rows (laid out with 4-byte longs), after
+     * everything above. */
+    {
+        int gs[2] = {4, 2 * nprocs},
+            di[2] = {MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_CYCLIC},
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG},
+            ps[2] = {1, nprocs};
+        MPI_Datatype dat;
+        long long base = 2 * arr + 40LL * nprocs;
+        MT_OK(MPI_Type_create_darray(nprocs, rank, 2, gs, di, da, ps,
+                                     MPI_ORDER_C, MPI_LONG, &dat));
+        MT_OK(MPI_Type_commit(&dat));
+        MT_OK(MPI_File_set_view(fh, base, MPI_LONG, dat, "external32",
+                                MPI_INFO_NULL));
+        MT_OK(MPI_File_get_type_extent(fh, dat, &ext));
+        MT_CHECK(ext == 32LL * nprocs, "external32 extent of the darray: %ld",
+                 (long)ext);
+        MT_OK(MPI_File_write_all(fh, out, 8, MPI_LONG, &st));
+        MT_OK(MPI_File_sync(fh));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_File_sync(fh));
+        if (rank == 0) {
+            size_t n;
+            unsigned char *f = io_slurp(path, &n);
+            MT_CHECK(n == (size_t)(base + 32LL * nprocs), "file of %zu bytes",
+                     n);
+            for (int r = 0; r < nprocs; r++)
+                for (int i = 0; i < 8; i++) {
+                    /* element i: row i / 2, column r + (i % 2) P */
+                    long long at = base + ((i / 2) * 2LL * nprocs + r +
+                                           (i % 2) * nprocs) *
+                                              4;
+                    check_bytes(f, n, at,
+                                (unsigned long long)(unsigned)(int)lval(r, i),
+                                4, "darray long");
+                }
+            free(f);
+        }
+        memset(in, 0, sizeof(in));
+        MT_OK(MPI_File_read_at_all(fh, 0, in, 8, MPI_LONG, &st));
+        for (int i = 0; i < 8; i++)
+            MT_CHECK(in[i] == out[i], "darray long %d: %ld, want %ld", i,
+                     in[i], out[i]);
+        MT_OK(MPI_Type_free(&dat));
+    }
     MT_OK(MPI_Type_free(&sub));
     MT_OK(MPI_Type_free(&hv));
     MT_OK(MPI_Type_free(&stp));

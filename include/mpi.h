@@ -430,6 +430,10 @@ SHOAL_MPI_API extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
 #define MPI_ERR_PROC_ABORTED 59
 #define MPI_ERR_VALUE_TOO_LARGE 60
 #define MPI_T_ERR_INVALID 61
+/* ULFM error classes (fault tolerance, docs/FT.md; also in mpi-ext.h) */
+#define MPIX_ERR_PROC_FAILED 62
+#define MPIX_ERR_PROC_FAILED_PENDING 63
+#define MPIX_ERR_REVOKED 64
 #define MPI_ERR_LASTCODE 0x3fffffff
 
 /* ---- callbacks ----------------------------------------------------------- */
@@ -1842,6 +1846,27 @@ SHOAL_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
  * delivered (docs/TOLERANT.md).
  */
 SHOAL_MPI_API int MPIX_Shoal_barrier_clock(int world_rank, unsigned clock[3]);
+
+/*
+ * User-Level Failure Mitigation (ULFM), with the semantics of the ULFM
+ * specification as Open MPI 5 and MPICH implement it; programs usually
+ * include <mpi-ext.h>.  Meaningful under shoalrun --ft (SHOAL_FT=1), where
+ * a rank's death does not end the job (docs/FT.md).  PMPIX_ twins exist
+ * for profiling tools.
+ */
+#define SHOAL_MPIX_FN(name, params)                                          \
+    SHOAL_MPI_API int MPIX_##name params;                                    \
+    SHOAL_MPI_API int PMPIX_##name params;
+SHOAL_MPIX_FN(Comm_revoke, (MPI_Comm comm))
+SHOAL_MPIX_FN(Comm_is_revoked, (MPI_Comm comm, int *flag))
+SHOAL_MPIX_FN(Comm_shrink, (MPI_Comm comm, MPI_Comm *newcomm))
+SHOAL_MPIX_FN(Comm_agree, (MPI_Comm comm, int *flag))
+SHOAL_MPIX_FN(Comm_iagree, (MPI_Comm comm, int *flag, MPI_Request *request))
+SHOAL_MPIX_FN(Comm_failure_ack, (MPI_Comm comm))
+SHOAL_MPIX_FN(Comm_failure_get_acked, (MPI_Comm comm, MPI_Group *failedgrp))
+SHOAL_MPIX_FN(Comm_get_failed, (MPI_Comm comm, MPI_Group *failedgrp))
+SHOAL_MPIX_FN(Comm_ack_failed, (MPI_Comm comm, int num_to_ack, int *num_acked))
+#undef SHOAL_MPIX_FN
 
 #ifdef __cplusplus
 }

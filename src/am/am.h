@@ -110,6 +110,9 @@ typedef struct am_state {
     base_list_t space_wanted; /* am_peer_t.space_link */
     int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
     int deaths;            /* peer deaths seen, ever (collectives check) */
+    /* World ranks in the order their deaths were noticed here, deaths of
+     * them (the failure order MPIX_Comm_get_failed reports). */
+    int *dead_order;
     uint64_t last_peer_check;
     shoal_stats_t stats;
     /* The network wires up, in SHOAL_WIRES order (am_wires.c): progress
@@ -265,6 +268,10 @@ int am_barrier_run(unsigned epi);
 
 /* Barrier, drain every channel and queue, twice: nothing is in flight after. */
 int am_quiesce(unsigned epi);
+
+/* Take rank for dead (once): the wires' upcall, and the MPI layer's when
+ * a fault-tolerant agreement decided it failed (docs/FT.md). */
+void am_mark_dead(int rank, int status, const char *why);
 
 /* System frame arrived. */
 void am_system_deliver(int src, const wire_msg_t *m);

@@ -11,18 +11,30 @@
 
 am_state_t am;
 
-static void am_peer_failed(void *arg, int rank, int status, const char *why)
+void am_mark_dead(int rank, int status, const char *why)
 {
     am_peer_t *p = &am.peers[rank];
 
-    (void)arg;
     if (p->dead)
         return;
     p->dead = 1;
     am.unreported_deaths++;
+    if (am.dead_order != NULL)
+        am.dead_order[am.deaths] = rank;
     am.deaths++;
-    base_error("am", "rank %d failed: %s (%s)", rank, why,
-               shoal_strerror(status));
+    /* Under SHOAL_FT a death is expected and the program goes on. */
+    if (base_cfg.FT)
+        base_warn("am", "rank %d failed: %s (%s)", rank, why,
+                  shoal_strerror(status));
+    else
+        base_error("am", "rank %d failed: %s (%s)", rank, why,
+                   shoal_strerror(status));
+}
+
+static void am_peer_failed(void *arg, int rank, int status, const char *why)
+{
+    (void)arg;
+    am_mark_dead(rank, status, why);
 }
 
 static void am_segment(void *arg, unsigned ep, void **base_p, size_t *size_p)
@@ -99,9 +111,14 @@ static int am_start(void)
     if (status != SHOAL_OK)
         return status;
     am.peers = calloc((size_t)am.job->size, sizeof(*am.peers));
-    if (am.peers == NULL) {
+    am.dead_order = calloc((size_t)am.job->size, sizeof(int));
+    if (am.peers == NULL || am.dead_order == NULL) {
         status = base_err(SHOAL_ERR_NOMEM, "peer table of %d ranks",
                           am.job->size);
+        free(am.peers);
+        am.peers = NULL;
+        free(am.dead_order);
+        am.dead_order = NULL;
         goto err_boot;
     }
     for (int r = 0; r < am.job->size; r++) {
@@ -141,6 +158,8 @@ err_shm:
 err_peers:
     free(am.peers);
     am.peers = NULL;
+    free(am.dead_order);
+    am.dead_order = NULL;
 err_boot:
     boot_fini();
     return status;
@@ -207,6 +226,7 @@ int shoal_finalize(void)
     am_wires_stop();
     wire_shm_ops.fini();
     free(am.peers);
+    free(am.dead_order);
     int boot_status = boot_fini();
     memset(&am, 0, sizeof(am));
     base_log_set_prefix("shoal");

@@ -97,6 +97,10 @@ BASE_CONFIG_VAR(PEER_CHECK, DURATION, "250ms", "1ms:1000s", "library",
 BASE_CONFIG_VAR(WAIT_CHECK, ENUM, "warn", "warn|fatal|off", "library",
                 "A sleep that lasted until its peer check although what it waited for was already there (a lost wake-up): warn once, end the rank (tests), or ignore")
 
+/* fault tolerance (docs/FT.md) */
+BASE_CONFIG_VAR(FT, BOOL, "0", "", "both",
+                "Fault-tolerant run (shoalrun --ft sets it): a rank's death does not end the job; survivors get MPIX_ERR_PROC_FAILED and may go on with the ULFM calls of mpi-ext.h")
+
 /* mpi */
 BASE_CONFIG_VAR(MPI_EAGER, SIZE, "16k", "0:256m", "library",
                 "MPI messages up to this size go eagerly in one frame (capped by SHOAL_AM_MEDIUM_MAX); larger ones by rendezvous")

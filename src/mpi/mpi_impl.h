@@ -214,6 +214,7 @@ struct mpi_topo;
 struct shoal_mpi_comm {
     uint32_t magic;
     int refs;       /* user handle + pending operations */
+    int revoked;    /* MPIX_Comm_revoke reached this process (FT) */
     uint32_t ctx;   /* point-to-point context; ctx + 1 carries collectives */
     int rank, size; /* in the local group */
     int is_inter;
@@ -229,6 +230,7 @@ struct shoal_mpi_comm {
     void *coll; /* the collective layer's state for this comm */
     uint32_t next_child; /* collective calls that create comms, counted */
     uint32_t tol_seq;    /* tolerant barriers started on this communicator */
+    struct mpi_ft_comm *ft; /* agreement state (core/ft_agree.c), or NULL */
     char name[MPI_MAX_OBJECT_NAME];
 };
 

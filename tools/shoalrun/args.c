@@ -38,6 +38,9 @@ static const char usage_text[] =
     "  --fanout K            daemons each daemon starts (default\n"
     "                        SHOAL_FANOUT, 32)\n"
     "  --timeout S           stop the job after S seconds (fractions allowed)\n"
+    "  --ft                  fault-tolerant run: a rank's death does not\n"
+    "                        end the job; the others are told and may go on\n"
+    "                        (ULFM, docs/FT.md; sets SHOAL_FT=1)\n"
     "  --tag-output          prefix each output line with [rank]\n"
     "  --bind-to core|none|auto\n"
     "                        pin rank i to the i-th CPU of shoalrun's mask\n"
@@ -354,6 +357,13 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     if (is_option(arg, "--noise")) {
         v = option_value(argc, argv, i, "--noise", exit_p);
         return v == NULL || add_noise(a, argc, v, exit_p);
+    }
+    if (strcmp(arg, "--ft") == 0) {
+        /* The ranks read it from their environment, the launcher here. */
+        if (setenv("SHOAL_FT", "1", 1) != 0)
+            return usage_error(exit_p, "--ft: cannot set SHOAL_FT");
+        base_cfg.FT = 1;
+        return 0;
     }
     if (strcmp(arg, "--noise-report") == 0) {
         a->noise_report = 1;

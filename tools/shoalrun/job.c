@@ -228,9 +228,14 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
     /* Any expendable rank may die while another is left (the task
      * runtime's coordinator too: the lowest rank alive takes over); the
      * last one's death ends the job as any rank's would. */
-    if ((pmi & SHOALRUN_PMI_EXPENDABLE) && !job->stopping &&
-        !job->failed && ((sig != 0 && job->nalive > 0) || early)) {
-        if (sig != 0)
+    if (((pmi & SHOALRUN_PMI_EXPENDABLE) || r->expendable) &&
+        !job->stopping && !job->failed &&
+        ((sig != 0 && job->nalive > 0) || early)) {
+        if (sig != 0 && base_cfg.FT)
+            shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
+                         "--ft: the job goes on without it",
+                         r->rank, (long)pid, host, sig, strsignal(sig));
+        else if (sig != 0)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "it is an expendable task worker: the job goes on",
                          r->rank, (long)pid, host, sig, strsignal(sig));
@@ -672,6 +677,9 @@ static void job_place(job_t *job, const shoalrun_host_t *here)
         r->rank = i;
         r->local = i >= job->first && i < job->first + job->nlocal;
         r->alive = !job->daemon && !r->local;
+        /* --ft: any rank may die and the job goes on (docs/FT.md), as an
+         * expendable task worker may. */
+        r->expendable = base_cfg.FT != 0;
         job->nalive += r->alive;
     }
 }

@@ -374,6 +374,14 @@ int mpi_coll_check_comm(MPI_Comm comm, const char *fn)
     if (BASE_UNLIKELY(mpi_coll_of(comm) == NULL))
         return mpi_error(comm, MPI_ERR_NO_MEM, fn,
                          "no memory for the communicator's collective state");
+    if (BASE_UNLIKELY(mpi_ft.on)) {
+        int rc = mpi_ft_comm_broken(comm);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(comm, rc, fn, "%s",
+                             rc == MPIX_ERR_REVOKED
+                                 ? "the communicator was revoked"
+                                 : "a member of the communicator failed");
+    }
     return MPI_SUCCESS;
 }
 
@@ -629,6 +637,22 @@ static int now_done(void *arg)
     return coll_now_test(w->call, &w->rc);
 }
 
+/* Under SHOAL_FT a blocking collective's wait ends when a member dies
+ * or the communicator is revoked (mpi_ft.watch, request.c). */
+static int coll_wait(MPI_Comm comm, int (*done)(void *arg), void *arg)
+{
+    MPI_Comm outer;
+    int rc;
+
+    if (BASE_LIKELY(!mpi_ft.on))
+        return mpi_wait_until(done, arg);
+    outer = mpi_ft.watch;
+    mpi_ft.watch = comm;
+    rc = mpi_wait_until(done, arg);
+    mpi_ft.watch = outer;
+    return rc;
+}
+
 int mpi_coll_now_end(MPI_Comm comm, coll_now_t *call, const char *fn)
 {
     coll_comm_t *c = comm->coll;
@@ -638,7 +662,7 @@ int mpi_coll_now_end(MPI_Comm comm, coll_now_t *call, const char *fn)
     c->held = NULL;
     c->start_out = NULL;
     mpi_unlock();
-    rc = mpi_wait_until(now_done, &w);
+    rc = coll_wait(comm, now_done, &w);
     if (rc == MPI_SUCCESS)
         rc = w.rc;
     return mpi_coll_done(comm, rc, fn);
@@ -653,9 +677,16 @@ int mpi_coll_end_blocking(MPI_Comm comm, int rc, const char *fn)
     c->start_out = NULL;
     mpi_unlock();
     if (rc == 0 && s != NULL) {
-        rc = mpi_wait_until(sched_done, s);
+        rc = coll_wait(comm, sched_done, s);
         if (rc == MPI_SUCCESS)
             rc = coll_sched_result(s);
+        if (BASE_UNLIKELY(mpi_ft.on && rc != MPI_SUCCESS)) {
+            /* Given up while messages were posted: not reused. */
+            mpi_lock();
+            mpi_ft_abandon_sched(s);
+            mpi_unlock();
+            s = NULL;
+        }
     }
     if (s != NULL) {
         mpi_lock();

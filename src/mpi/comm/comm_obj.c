@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mpi/comm/comm.h"
+#include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
 struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
@@ -66,6 +67,8 @@ static int comm_setup(MPI_Comm c, MPI_Comm parent, MPI_Group group,
     c->errh = parent != NULL && parent->errh != NULL ? parent->errh
                                                      : MPI_ERRORS_ARE_FATAL;
     __atomic_add_fetch(&c->errh->refs, 1, __ATOMIC_RELAXED);
+    if (BASE_UNLIKELY(mpi_ft.on))
+        mpi_ft_comm_register(c);
     return mpi_coll_comm_init(c);
 }
 
@@ -91,6 +94,16 @@ int mpi_comm_build(MPI_Comm parent, MPI_Group group, MPI_Group remote_group,
 static void comm_teardown(MPI_Comm c)
 {
     mpi_comm_destroy_hook(c);
+    if (BASE_UNLIKELY(mpi_ft.on)) {
+        mpi_lock();
+        /* What a failure or a revocation left unreceived is no news. */
+        if (c->mq != NULL && mpi_ft_comm_broken(c) != MPI_SUCCESS) {
+            c->mq->quiet = 1;
+            c->cq->quiet = 1;
+        }
+        mpi_ft_comm_unregister(c);
+        mpi_unlock();
+    }
     if (c->coll != NULL)
         mpi_coll_comm_fini(c);
     mpi_lock();

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mpi/core/errhandler.h"
+#include "mpi/core/ft.h"
 #include "mpi/mpi_impl.h"
 
 struct shoal_mpi_errhandler shoal_mpi_errh_predef[4] = {
@@ -93,6 +94,12 @@ static const char *const class_text[] = {
     [MPI_ERR_VALUE_TOO_LARGE] = "MPI_ERR_VALUE_TOO_LARGE: value too large "
                                 "for the output argument",
     [MPI_T_ERR_INVALID] = "MPI_T_ERR_INVALID: invalid tool use",
+    [MPIX_ERR_PROC_FAILED] = "MPIX_ERR_PROC_FAILED: a process the "
+                             "operation needs has failed",
+    [MPIX_ERR_PROC_FAILED_PENDING] =
+        "MPIX_ERR_PROC_FAILED_PENDING: a potential sender of this "
+        "MPI_ANY_SOURCE receive failed; the request is still pending",
+    [MPIX_ERR_REVOKED] = "MPIX_ERR_REVOKED: the communicator was revoked",
 };
 
 /* The last error of this thread: its code and detail. */
@@ -116,14 +123,14 @@ int mpi_class_of_status(int s)
         return MPI_ERR_INTERN;
     default:
         if (SHOAL_ERR_IS_LINK_FAILURE(s))
-            return MPI_ERR_PROC_ABORTED;
+            return mpi_ft.on ? MPIX_ERR_PROC_FAILED : MPI_ERR_PROC_ABORTED;
         return MPI_ERR_OTHER;
     }
 }
 
 static const char *class_string(int code)
 {
-    if (code >= 0 && code <= MPI_T_ERR_INVALID && class_text[code] != NULL)
+    if (code >= 0 && code <= MPIX_ERR_REVOKED && class_text[code] != NULL)
         return class_text[code];
     return mpi_error_user_string(code);
 }
@@ -236,7 +243,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     if (errorclass == NULL)
         return mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class",
                          "errorclass is NULL");
-    if (errorcode >= 0 && errorcode <= MPI_T_ERR_INVALID) {
+    if (errorcode >= 0 && errorcode <= MPIX_ERR_REVOKED) {
         *errorclass = errorcode;
         return MPI_SUCCESS;
     }

@@ -66,7 +66,9 @@ static int init_common(int required, int *provided, const char *fn)
     if (gethostname(mpi.processor_name, sizeof(mpi.processor_name)) != 0)
         strcpy(mpi.processor_name, "localhost");
     mpi.processor_name[sizeof(mpi.processor_name) - 1] = '\0';
-    status = mpi_p2p_init();
+    status = mpi_ft_init();
+    if (status == SHOAL_OK)
+        status = mpi_p2p_init();
     if (status != SHOAL_OK) {
         fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
                 shoal_error_detail());
@@ -133,6 +135,8 @@ int PMPI_Finalize(void)
         MPI_Count n;
         PMPI_Buffer_detach_c(&b, &n);
     }
+    /* After failures (SHOAL_FT) the survivors meet first. */
+    mpi_ft_finalize();
     /* Tolerant barriers still running and the messages they hold back. */
     mpi_tol_fini();
     mpi_comm_fini_predef();
@@ -141,6 +145,10 @@ int PMPI_Finalize(void)
     mpi_handle_fini();
     mpi_req_pool_fini();
     status = shoal_finalize();
+    /* Under SHOAL_FT a peer may be dead: the survivors met above. */
+    if (mpi_ft.on && SHOAL_ERR_IS_LINK_FAILURE(status))
+        status = SHOAL_OK;
+    mpi_ft_fini();
     mpi.finalized = 1;
     if (status != SHOAL_OK)
         return mpi_error(NULL, mpi_class_of_status(status), "MPI_Finalize",

@@ -98,15 +98,68 @@ void mpi_req_pool_fini(void)
 
 /* ---- waiting --------------------------------------------------------------------- */
 
+/* Fail r with class err: taken off the engine's queues, completed. */
+static int fail_req(MPI_Request r, int err)
+{
+    if (r->kind == MPI_REQ_RECV)
+        mpi_posted_cancel(r);
+    else
+        mpi_send_unqueue(r);
+    r->status.MPI_ERROR = err;
+    mpi_req_complete(r);
+    return 1;
+}
+
+/*
+ * Under SHOAL_FT (docs/FT.md): a revoked communicator fails every
+ * operation with MPIX_ERR_REVOKED; a dead peer fails it with
+ * MPIX_ERR_PROC_FAILED; a wildcard receive of the user's while comm has
+ * failures not acknowledged ends the wait with MPIX_ERR_PROC_FAILED_PENDING
+ * but stays pending (returns 1 without completing it) -- unless it is a
+ * blocking MPI_Recv, which has no request to keep: MPIX_ERR_PROC_FAILED.
+ */
+static int check_ft(MPI_Request r)
+{
+    MPI_Comm comm = r->comm;
+    int world;
+
+    if (comm->revoked)
+        return fail_req(r, MPIX_ERR_REVOKED);
+    if (am.deaths == 0)
+        return 0;
+    if (r->peer == MPI_ANY_SOURCE) {
+        if (r->ctx_off != 0) {
+            for (int i = 0; i < comm->remote_size; i++)
+                if (mpi_ft_dead(comm->peer_world[i]))
+                    return fail_req(r, MPIX_ERR_PROC_FAILED);
+            return 0;
+        }
+        if (!mpi_ft_unacked(comm))
+            return 0;
+        if (r->blocking)
+            return fail_req(r, MPIX_ERR_PROC_FAILED);
+        return 1; /* pending: finish() reports it, the request stays */
+    }
+    if (r->peer < 0)
+        return 0;
+    world = comm->peer_world[r->peer];
+    if (!mpi_ft_dead(world))
+        return 0;
+    return fail_req(r, MPIX_ERR_PROC_FAILED);
+}
+
 /* Has the peer this request depends on died?  Then fail it. */
 static int check_dead(MPI_Request r)
 {
     int world;
 
-    if (am.deaths == 0 || r->comm == NULL || mpi_req_is_done(r))
+    if ((am.deaths | mpi_ft.revokes) == 0 || r->comm == NULL ||
+        mpi_req_is_done(r))
         return 0;
     if (r->kind != MPI_REQ_SEND && r->kind != MPI_REQ_RECV)
         return 0;
+    if (mpi_ft.on)
+        return check_ft(r);
     if (r->peer == MPI_ANY_SOURCE) {
         for (int i = 0; i < r->comm->remote_size; i++)
             if (am.peers[r->comm->peer_world[i]].dead)
@@ -131,7 +184,16 @@ dead:
 typedef struct until {
     int (*done_fn)(void *arg);
     void *arg;
+    int ft_err; /* SHOAL_FT: why the watched collective gave up */
 } until_t;
+
+/* SHOAL_FT: the blocking collective on mpi_ft.watch cannot finish (a member
+ * died, or it was revoked): end its wait. */
+static int watch_broken(until_t *u)
+{
+    u->ft_err = mpi_ft_comm_broken(mpi_ft.watch);
+    return u->ft_err != MPI_SUCCESS;
+}
 
 static int until_ready(void *arg, int handled)
 {
@@ -144,17 +206,21 @@ static int until_ready(void *arg, int handled)
     mpi_progress_extra();
     done = u->done_fn(u->arg);
     mpi.in_wait--;
+    if (BASE_UNLIKELY(mpi_ft.watch != NULL) && !done && watch_broken(u))
+        return SHOAL_ERR_PEER_DEAD;
     return done ? 1 : 0;
 }
 
 int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
 {
-    until_t u = {done_fn, arg};
+    until_t u = {done_fn, arg, MPI_SUCCESS};
 
     if (!mpi.mt) {
         if (done_fn(arg))
             return MPI_SUCCESS;
         int status = am_block(until_ready, &u, NULL, 0, -1);
+        if (BASE_UNLIKELY(u.ft_err != MPI_SUCCESS))
+            return u.ft_err;
         return status == SHOAL_OK ? MPI_SUCCESS : mpi_class_of_status(status);
     }
     for (unsigned spins = 0;; spins++) {
@@ -165,6 +231,12 @@ int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
         mpi_progress_extra();
         d = done_fn(arg);
         mpi.in_wait--;
+        if (BASE_UNLIKELY(mpi_ft.watch != NULL) && !d && watch_broken(&u)) {
+            mpi_unlock();
+            if (spins >= 64)
+                wire_shm_waiting(-1);
+            return u.ft_err;
+        }
         mpi_unlock();
         if (d) {
             if (spins >= 64)
@@ -285,6 +357,13 @@ static int finish(MPI_Request *req_p, MPI_Status *status, const char *fn)
     int err = r->status.MPI_ERROR;
     MPI_Comm comm = r->comm;
 
+    /* SHOAL_FT: a wildcard receive that failures not acknowledged hold
+     * up (check_ft); it stays pending. */
+    if (BASE_UNLIKELY(!mpi_req_is_done(r)))
+        return mpi_error(comm, MPIX_ERR_PROC_FAILED_PENDING, fn,
+                         "a potential sender failed; acknowledge with "
+                         "MPIX_Comm_failure_ack to go on waiting");
+
     status_out(status, r);
     if (comm != NULL)
         __atomic_add_fetch(&comm->refs, 1, __ATOMIC_RELAXED);
@@ -392,7 +471,8 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
      * MPI_ERR_IN_STATUS, and then every one does. */
     for (int k = 0; k < nwhich; k++) {
         MPI_Request r = reqs[which ? which[k] : k];
-        if (!inactive(r) && r->status.MPI_ERROR != MPI_SUCCESS) {
+        if (!inactive(r) && (r->status.MPI_ERROR != MPI_SUCCESS ||
+                             BASE_UNLIKELY(!mpi_req_is_done(r)))) {
             failed = 1;
             comm = r->comm;
         }
@@ -404,6 +484,10 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
         MPI_Request r = reqs[i];
         if (inactive(r)) {
             status_empty(sp);
+            continue;
+        }
+        if (BASE_UNLIKELY(!mpi_req_is_done(r))) { /* SHOAL_FT: pending */
+            sp->MPI_ERROR = MPIX_ERR_PROC_FAILED_PENDING;
             continue;
         }
         status_out(sp, r);

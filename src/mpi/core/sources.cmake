@@ -3,6 +3,8 @@
 list(APPEND SHOAL_SOURCES
     mpi/core/errhandler.c
     mpi/core/error.c
+    mpi/core/ft.c
+    mpi/core/ft_agree.c
     mpi/core/handle_f2c.c
     mpi/core/info.c
     mpi/core/init.c

@@ -28,6 +28,9 @@ static int p2p_error(MPI_Comm comm, const void *buf, MPI_Count count,
                          comm == MPI_COMM_NULL
                              ? "communicator is MPI_COMM_NULL"
                              : "not a communicator (freed?)");
+    if (comm->revoked)
+        return mpi_error(comm, MPIX_ERR_REVOKED, fn,
+                         "the communicator was revoked (MPIX_Comm_revoke)");
     if (count < 0)
         return mpi_error(comm, MPI_ERR_COUNT, fn, "count %lld is negative",
                          (long long)count);
@@ -62,7 +65,7 @@ static int p2p_error(MPI_Comm comm, const void *buf, MPI_Count count,
 static inline int p2p_ok(MPI_Comm comm, const void *buf, MPI_Count count,
                          MPI_Datatype dt, int rank, int tag, int kind)
 {
-    return mpi_comm_ok(comm) && count >= 0 && dt != NULL &&
+    return mpi_comm_ok(comm) && !comm->revoked && count >= 0 && dt != NULL &&
            dt->magic == MPI_MAGIC_DT && (dt->flags & MPI_DT_COMMITTED) &&
            (buf != NULL || count == 0 || dt->size == 0 || dt->true_lb != 0) &&
            ((unsigned)rank < (unsigned)comm->remote_size ||

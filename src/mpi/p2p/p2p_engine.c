@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "am/am.h"
+#include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 #include "wire/wire.h"
 
@@ -149,9 +150,10 @@ void mpi_matchq_put(mpi_matchq_t *q)
      * erroneous; drop them rather than leak. */
     while (!base_list_empty(&q->unexp)) {
         mpi_umsg_t *u = BASE_CONTAINER_OF(q->unexp.next, mpi_umsg_t, qlink);
-        base_warn("mpi", "dropping an unreceived message from rank %d "
-                         "(tag %d) on a freed communicator",
-                  u->src, u->tag);
+        if (!q->quiet)
+            base_warn("mpi", "dropping an unreceived message from rank %d "
+                             "(tag %d) on a freed communicator",
+                      u->src, u->tag);
         umsg_unlink(u);
         mpi_umsg_free(u);
     }
@@ -1125,6 +1127,8 @@ void mpi_progress_extra_run(void)
         ctl_flush();
     if (!base_list_empty(&mpi_pq.deferred))
         retry_deferred_sends();
+    if (mpi_ft.outbox > 0)
+        mpi_ft_progress();
 
     for (e = mpi_pq.push.next; e != &mpi_pq.push; e = next) {
         MPI_Request r = BASE_CONTAINER_OF(e, struct shoal_mpi_request, link);
@@ -1179,6 +1183,7 @@ static const shoal_handler_entry_t handlers[] = {
     {MPI_H_COOP, h_coop, "mpi-coop", 0},
     {MPI_H_PART, h_part, "mpi-part", 0},
     {MPI_H_TBAR, mpi_tol_handler, "mpi-tolerant-barrier", 0},
+    {MPI_H_FT, mpi_ft_handler, "mpi-fault-tolerance", SHOAL_HANDLER_REQUEST},
 };
 
 int mpi_p2p_init(void)

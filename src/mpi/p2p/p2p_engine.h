@@ -14,6 +14,7 @@
 #ifndef SHOAL_MPI_P2P_H
 #define SHOAL_MPI_P2P_H
 
+#include "mpi/core/ft.h"
 #include "mpi/mpi_impl.h"
 
 /* Handlers of the MPI endpoint. */
@@ -61,6 +62,7 @@ struct mpi_matchq {
     uint32_t nposted, nwild; /* posted receives; those with a wildcard */
     base_list_t posted_wild; /* requests (link2), post order */
     base_list_t unexp;       /* mpi_umsg_t (qlink), arrival order */
+    int quiet; /* SHOAL_FT: revoked or failed; leftovers are expected */
 };
 
 /* An arriving message, as the match code sees it. */
@@ -158,7 +160,8 @@ static inline void mpi_progress_extra(void)
                       !base_list_empty(&mpi_pq.deferred) ||
                       !base_list_empty(&mpi_pq.push) ||
                       !base_list_empty(&mpi_pq.poll) ||
-                      !base_list_empty(&mpi_pq.freed)))
+                      !base_list_empty(&mpi_pq.freed) ||
+                      mpi_ft.outbox > 0))
         mpi_progress_extra_run();
 }
 /* 1 when the engine has nothing to retry (queued control frames,

@@ -1,0 +1,28 @@
+/*
+ * mpi-ext.h: MPI extensions, as MPI programs that use them include it
+ * (Open MPI and MPICH ship one too).  Shoal's extensions are the ULFM
+ * fault-tolerance interface (docs/FT.md): the MPIX_ERR_* classes and the
+ * MPIX_Comm_* calls, declared in mpi.h and listed here so that a ULFM
+ * program written for Open MPI builds unchanged.
+ */
+#ifndef SHOAL_MPI_EXT_H
+#define SHOAL_MPI_EXT_H
+
+#include "mpi.h"
+
+/* Programs test these to know the ULFM calls are there. */
+#define MPIX_FT 1
+#define SHOAL_MPIX_ULFM 1
+
+/* Older ULFM names of the same classes. */
+#ifndef MPI_ERR_PROC_FAILED
+#define MPI_ERR_PROC_FAILED MPIX_ERR_PROC_FAILED
+#endif
+#ifndef MPI_ERR_PROC_FAILED_PENDING
+#define MPI_ERR_PROC_FAILED_PENDING MPIX_ERR_PROC_FAILED_PENDING
+#endif
+#ifndef MPI_ERR_REVOKED
+#define MPI_ERR_REVOKED MPIX_ERR_REVOKED
+#endif
+
+#endif /* SHOAL_MPI_EXT_H */

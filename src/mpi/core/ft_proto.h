@@ -1,0 +1,62 @@
+/*
+ * Fault tolerance: what ft.c and ft_agree.c share (docs/FT.md).
+ *
+ * Frames (MPI_H_FT, a medium payload of 64-bit words):
+ *   w[0] kind | flags, w[1] context id, w[2] agreement number,
+ *   w[3] sender's rank in the communicator, then for agreement frames
+ *   FT_NV values, then two bitmaps of the communicator's ranks (failed,
+ *   acknowledged; a decision carries the failed one only, twice).
+ */
+#ifndef SHOAL_MPI_FT_PROTO_H
+#define SHOAL_MPI_FT_PROTO_H
+
+#include "mpi/core/ft.h"
+
+#define FT_REVOKE 1u  /* the communicator is revoked */
+#define FT_CONTRIB 2u /* a contribution to agreement w[2] */
+#define FT_DECIDE 3u  /* the decision of agreement w[2] */
+#define FT_POLL 4u    /* a new coordinator asks for contributions */
+#define FT_KIND_MASK 0xffu
+#define FT_F_ERR 0x100u /* decision: MPIX_ERR_PROC_FAILED for everyone */
+
+#define FT_HDR 4
+/* Values an agreement ANDs: the user's flag, and for shrink the free
+ * context slots (64 words) and their "not busy" word. */
+#define FT_NV 66
+
+/* One member's contribution to an agreement, kept by its coordinator. */
+typedef struct ft_slot {
+    uint32_t seq;
+    int valid;
+    uint64_t vals[FT_NV];
+    uint64_t *failed, *acked; /* bitmaps of bmw words */
+} ft_slot_t;
+
+/* A decision, kept for the last two agreements. */
+typedef struct ft_dec {
+    uint32_t seq;
+    int valid, err;
+    uint64_t vals[FT_NV];
+    uint64_t *failed;
+} ft_dec_t;
+
+/* A communicator's fault-tolerance state (comm->ft, made on first use). */
+typedef struct mpi_ft_comm {
+    int size, bmw;
+    uint32_t seq;       /* agreements this process started on it */
+    int nacked;         /* prefix of the failure list acknowledged */
+    ft_dec_t dec[2];    /* by seq & 1 */
+    ft_slot_t *slots;   /* [(seq & 1) * size + rank] */
+    uint64_t *bits;     /* the bitmaps' memory */
+} mpi_ft_comm_t;
+
+mpi_ft_comm_t *mpi_ft_comm(MPI_Comm comm);
+/* comm's failed members (comm ranks), in the order noticed here. */
+int mpi_ft_failed_list(MPI_Comm comm, int *ranks);
+/* Send a frame to a world rank (queued when there is no room). */
+void mpi_ft_send(int world, const uint64_t *words, size_t len);
+/* An agreement frame for comm arrived from world rank src. */
+void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
+                         size_t len);
+
+#endif /* SHOAL_MPI_FT_PROTO_H */

@@ -1,0 +1,48 @@
+# Fault tolerance (ULFM, docs/FT.md): jobs run with shoalrun --ft, one or
+# two ranks kill themselves with SIGKILL, the survivors check the error
+# classes and go on (revoke, agree, shrink).
+#
+# shoal_ft_test(<name> PROGRAM <target> NP <n> ARGS <a...>)
+#   registers mp.mpi.<name>.np<n>: shoalrun --ft -n <n> <program> <args>.
+function(shoal_ft_test name)
+    cmake_parse_arguments(T "" "PROGRAM;NP" "ARGS" ${ARGN})
+    set(test_name mp.mpi.${name}.np${T_NP})
+    add_test(NAME ${test_name}
+             COMMAND $<TARGET_FILE:shoalrun> --ft -n ${T_NP} --timeout 60
+                     $<TARGET_FILE:${T_PROGRAM}> ${T_ARGS})
+    set_tests_properties(${test_name} PROPERTIES
+        LABELS "mp;mpi;ft" TIMEOUT 90 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+        FAIL_REGULAR_EXPRESSION "FAIL|check failed")
+endfunction()
+
+shoal_mp_program(mpi_ft_ulfm SOURCES ft_ulfm.c)
+target_include_directories(mpi_ft_ulfm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+shoal_ft_test(ft_p2p PROGRAM mpi_ft_ulfm NP 4 ARGS p2p)
+shoal_ft_test(ft_p2p PROGRAM mpi_ft_ulfm NP 8 ARGS p2p 3)
+shoal_ft_test(ft_allreduce PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce)
+shoal_ft_test(ft_allreduce PROGRAM mpi_ft_ulfm NP 8 ARGS allreduce 5)
+shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 4 ARGS barrier)
+shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 8 ARGS barrier 2)
+shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
+# The coordinator of the agreement (rank 0) dies: rank 1 takes over.
+shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
+
+# A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
+# (the second on the shrunk communicator), and N-2; the result must be
+# bit-identical to a sequential run.
+shoal_mp_program(mpi_ft_jacobi SOURCES ft_jacobi.c)
+target_include_directories(mpi_ft_jacobi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+shoal_ft_test(ft_jacobi_0 PROGRAM mpi_ft_jacobi NP 8 ARGS 96)
+shoal_ft_test(ft_jacobi_1 PROGRAM mpi_ft_jacobi NP 8 ARGS 96 5@21)
+shoal_ft_test(ft_jacobi_2 PROGRAM mpi_ft_jacobi NP 8 ARGS 96 2@13 6@50)
+shoal_ft_test(ft_jacobi_n2 PROGRAM mpi_ft_jacobi NP 8
+              ARGS 96 0@5 1@20 3@21 4@40 7@60 6@70)
+
+# Without --ft a rank's death still ends the job, naming the rank.
+add_test(NAME mp.mpi.ft_off.np4
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 4
+                 "^shoalrun: rank 3 \\(pid [0-9]+\\) was killed by signal 9 \\(Killed\\); stopping the other 3 ranks$"
+                 $<TARGET_FILE:mpi_ft_ulfm> p2p)
+set_tests_properties(mp.mpi.ft_off.np4 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)

@@ -1,0 +1,262 @@
+/*
+ * ULFM under shoalrun --ft (docs/FT.md): one rank kills itself with
+ * SIGKILL at a chosen point and the survivors check what each call
+ * promises.
+ *
+ * usage: mpi_ft_ulfm MODE [VICTIM]
+ *   p2p     the victim dies before it talks: a receive from it and a
+ *           rendezvous send to it fail with MPIX_ERR_PROC_FAILED; a
+ *           wildcard receive reports MPIX_ERR_PROC_FAILED_PENDING until
+ *           acknowledged, then completes; collectives fail; agree is
+ *           uniform; revoke reaches everyone; shrink works
+ *   allreduce, barrier
+ *           the victim dies while the others wait in the collective:
+ *           every survivor gets MPIX_ERR_PROC_FAILED, then shrinks
+ *   agree   the victim dies while the others are in MPIX_Comm_agree
+ *           (victim 0: the coordinator dies, another takes over)
+ * VICTIM defaults to the last rank.
+ */
+#define _GNU_SOURCE
+#include <mpi-ext.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+static int me, np, victim;
+
+static void die(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    raise(SIGKILL);
+}
+
+static int cls(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+#define EXPECT(want, call)                                                   \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        MT_CHECK(cls(rc_) == (want), "%s: class %d, want %d (%s)", #call,   \
+                 cls(rc_), (want), #want);                                   \
+    } while (0)
+
+/* Shrink comm, check the survivors can compute together, return it. */
+static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
+{
+    MPI_Comm nc;
+    int n, sum = 0, want = 0, r, wr;
+
+    MT_OK(MPIX_Comm_shrink(comm, &nc));
+    MT_OK(MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Comm_size(nc, &n));
+    MT_CHECK(n == nalive, "shrunk to %d ranks, want %d", n, nalive);
+    MT_OK(MPI_Comm_rank(nc, &r));
+    wr = me;
+    MT_OK(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_SUM, nc));
+    for (int i = 0; i < np; i++)
+        if (i != victim)
+            want += i;
+    MT_CHECK(sum == want, "sum of survivors' world ranks %d, want %d", sum,
+             want);
+    MT_OK(MPI_Barrier(nc));
+    return nc;
+}
+
+static void mode_p2p(void)
+{
+    MPI_Comm nc;
+    int buf = 0, flag;
+    MPI_Group g;
+    static char big[1 << 20];
+    int watcher = (victim + 2) % np, talker = (victim + 1) % np;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim)
+        die();
+    /* A receive from the dead rank, and a rendezvous send to it. */
+    if (me == talker)
+        EXPECT(MPIX_ERR_PROC_FAILED,
+               MPI_Recv(&buf, 1, MPI_INT, victim, 1, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+    else
+        EXPECT(MPIX_ERR_PROC_FAILED,
+               MPI_Send(big, sizeof(big), MPI_CHAR, victim, 1,
+                        MPI_COMM_WORLD));
+    /* A wildcard receive while the failure is not acknowledged. */
+    if (me == watcher) {
+        MPI_Request req;
+        MPI_Status st;
+        int n = -1, acked = -1;
+        MT_OK(MPI_Irecv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+                        &req));
+        EXPECT(MPIX_ERR_PROC_FAILED_PENDING, MPI_Wait(&req, &st));
+        MT_CHECK(req != MPI_REQUEST_NULL, "a pending request was freed");
+        MT_OK(MPIX_Comm_get_failed(MPI_COMM_WORLD, &g));
+        MT_OK(MPI_Group_size(g, &n));
+        MT_CHECK(n == 1, "%d failed, want 1", n);
+        MT_OK(MPI_Group_free(&g));
+        MT_OK(MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &g));
+        MT_OK(MPI_Group_size(g, &n));
+        MT_CHECK(n == 0, "%d acknowledged before the ack, want 0", n);
+        MT_OK(MPI_Group_free(&g));
+        MT_OK(MPIX_Comm_ack_failed(MPI_COMM_WORLD, np, &acked));
+        MT_CHECK(acked == 1, "acked %d, want 1", acked);
+        MT_OK(MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &g));
+        MT_OK(MPI_Group_size(g, &n));
+        MT_CHECK(n == 1, "%d acknowledged, want 1", n);
+        {
+            int wr = -1, zero = 0;
+            MPI_Group world;
+            MT_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+            MT_OK(MPI_Group_translate_ranks(g, 1, &zero, world, &wr));
+            MT_CHECK(wr == victim, "acked rank %d, want %d", wr, victim);
+            MT_OK(MPI_Group_free(&world));
+        }
+        MT_OK(MPI_Group_free(&g));
+        /* Acknowledged: the receive goes on and matches a live sender. */
+        MT_OK(MPI_Send(&buf, 0, MPI_INT, talker, 8, MPI_COMM_WORLD));
+        MT_OK(MPI_Wait(&req, &st));
+        MT_CHECK(st.MPI_SOURCE == talker && buf == 42,
+                 "got %d from %d, want 42 from %d", buf, st.MPI_SOURCE,
+                 talker);
+    }
+    if (me == talker) {
+        int v = 42;
+        MT_OK(MPI_Recv(&buf, 0, MPI_INT, watcher, 8, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE));
+        MT_OK(MPI_Send(&v, 1, MPI_INT, watcher, 7, MPI_COMM_WORLD));
+    }
+    /* Collectives on a communicator with a dead member. */
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Barrier(MPI_COMM_WORLD));
+    EXPECT(MPIX_ERR_PROC_FAILED,
+           MPI_Allreduce(&me, &buf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    /* Agree: only the watcher acknowledged, so the error is uniform. */
+    flag = ~(1 << me);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    {
+        int want = ~0;
+        for (int i = 0; i < np; i++)
+            if (i != victim)
+                want &= ~(1 << i);
+        MT_CHECK(flag == want, "agreed flag %#x, want %#x", flag, want);
+    }
+    MT_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    flag = 1;
+    MT_OK(MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    MT_CHECK(flag == 1, "flag %d", flag);
+    /* Revoke: a receive posted elsewhere ends with MPIX_ERR_REVOKED. */
+    if (me == talker) {
+        MT_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+        EXPECT(MPIX_ERR_REVOKED,
+               MPI_Send(&buf, 1, MPI_INT, watcher, 9, MPI_COMM_WORLD));
+    } else {
+        EXPECT(MPIX_ERR_REVOKED, MPI_Recv(&buf, 1, MPI_INT, talker, 9,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    MT_OK(MPIX_Comm_is_revoked(MPI_COMM_WORLD, &flag));
+    MT_CHECK(flag == 1, "not revoked");
+    EXPECT(MPIX_ERR_REVOKED, MPI_Barrier(MPI_COMM_WORLD));
+    /* Agree and shrink still work on it. */
+    flag = 1;
+    MT_OK(MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+static void mode_coll(int barrier)
+{
+    MPI_Comm nc;
+    int sum = 0;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000); /* the others are waiting by now */
+        die();
+    }
+    if (barrier)
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Barrier(MPI_COMM_WORLD));
+    else
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Allreduce(&me, &sum, 1, MPI_INT,
+                                                   MPI_SUM, MPI_COMM_WORLD));
+    /* Everyone is out of the collective before anyone revokes (a
+     * revocation would make the slower ones see MPIX_ERR_REVOKED). */
+    {
+        int flag = 1;
+        EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    }
+    MT_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+static void mode_agree(void)
+{
+    MPI_Comm nc;
+    int flag = 1, want;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000);
+        die();
+    }
+    /* The failure happens during the call: nobody acknowledged it. */
+    flag = ~(1 << me);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    want = ~0;
+    for (int i = 0; i < np; i++)
+        if (i != victim)
+            want &= ~(1 << i);
+    MT_CHECK(flag == want, "agreed flag %#x, want %#x", flag, want);
+    /* Acknowledged now: the next one succeeds, nonblocking too. */
+    MT_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    flag = me + 1;
+    {
+        MPI_Request req;
+        MT_OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &req));
+        MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    }
+    want = ~0;
+    for (int i = 0; i < np; i++)
+        if (i != victim)
+            want &= i + 1;
+    MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "p2p";
+
+    MT_OK(MPI_Init(&argc, &argv));
+    MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+    MT_OK(MPI_Comm_size(MPI_COMM_WORLD, &np));
+    victim = argc > 2 ? atoi(argv[2]) : np - 1;
+    if (np < 4) {
+        if (me == 0)
+            printf("SKIP: needs 4 ranks or more\n");
+        MPI_Finalize();
+        return 77;
+    }
+    if (strcmp(mode, "p2p") == 0)
+        mode_p2p();
+    else if (strcmp(mode, "allreduce") == 0)
+        mode_coll(0);
+    else if (strcmp(mode, "barrier") == 0)
+        mode_coll(1);
+    else if (strcmp(mode, "agree") == 0)
+        mode_agree();
+    else
+        MT_FAIL("unknown mode %s", mode);
+    MT_OK(MPI_Finalize());
+    if (me == 0 || (victim == 0 && me == 1))
+        printf("OK ft %s: survivors agree\n", mode);
+    return 0;
+}

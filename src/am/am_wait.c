@@ -76,6 +76,14 @@ static wait_plan_t plan(void)
 static void check_peers_now(uint64_t now)
 {
     am.last_peer_check = now;
+    /* shoalrun --ft tells every rank of a death it saw (docs/FT.md). */
+    if (BASE_UNLIKELY(base_cfg.FT)) {
+        int r;
+        while ((r = boot_failed_rank()) >= 0)
+            if (r < am.job->size && r != am.job->rank)
+                am_mark_dead(r, SHOAL_ERR_PEER_DEAD,
+                             "the launcher saw its process end");
+    }
     wire_shm_ops.check_peers();
     for (int i = 0; i < am.nnet; i++)
         am.net[i].ops->check_peers();

@@ -335,6 +335,13 @@ int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p)
     return boot_kvs_get(&boot.be.kvs, rank, key, buf, cap, len_p);
 }
 
+int boot_failed_rank(void)
+{
+    if (!boot.active || boot.be.failed_rank == NULL)
+        return -1;
+    return boot.be.failed_rank(boot.be.kvs.ctx);
+}
+
 int boot_barrier(void)
 {
     if (!boot.active)

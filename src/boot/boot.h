@@ -69,6 +69,10 @@ int boot_fence(void);
  */
 int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p);
 
+/* A rank the launcher said died (shoalrun --ft tells every rank alive),
+ * or -1; never waits (docs/FT.md). */
+int boot_failed_rank(void);
+
 /* Collective barrier through the launcher (slow; for init and finalize). */
 int boot_barrier(void);
 

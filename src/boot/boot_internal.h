@@ -44,6 +44,9 @@ typedef struct boot_backend {
     int (*barrier)(void *ctx);
     void (*abort)(void *ctx, int code, const char *msg); /* may return */
     int (*fini)(void *ctx);     /* also frees ctx */
+    /* Optional: a rank the launcher said died (shoalrun --ft), or -1;
+     * never waits. */
+    int (*failed_rank)(void *ctx);
 } boot_backend_t;
 
 /* Largest value boot_put accepts (keeps a runaway caller from flooding). */

@@ -133,6 +133,27 @@ static int pmi1_fill(boot_pmi1_t *c, uint64_t deadline, const char *what)
     }
 }
 
+/* A notice of shoalrun --ft: keep its rank; 1 when msg was one. */
+static int take_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
+{
+    long rank;
+
+    if (strcmp(msg->cmd, "shoal-ft-dead") != 0)
+        return 0;
+    if (pmi_get_long(msg, "rank", &rank) != SHOAL_OK || rank < 0)
+        return 1;
+    if (c->nnotice == c->notice_cap) {
+        int cap = c->notice_cap ? 2 * c->notice_cap : 16;
+        int *grown = realloc(c->notice, (size_t)cap * sizeof(int));
+        if (grown == NULL)
+            return 1; /* the wires will tell */
+        c->notice = grown;
+        c->notice_cap = cap;
+    }
+    c->notice[c->nnotice++] = (int)rank;
+    return 1;
+}
+
 int boot_pmi1_recv_line(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
                         const char *what)
 {
@@ -140,24 +161,70 @@ int boot_pmi1_recv_line(boot_pmi1_t *c, pmi_msg_t *msg, uint64_t deadline,
     size_t len;
 
     for (;;) {
-        int got = pmi_linebuf_take(&c->in, line, &len);
-        if (got < 0)
-            return pmi1_fail(c, got);
-        if (got > 0)
-            break;
-        int status = pmi1_wait(c, POLLIN, deadline, what);
-        if (status == SHOAL_OK)
-            status = pmi1_fill(c, deadline, what);
+        for (;;) {
+            int got = pmi_linebuf_take(&c->in, line, &len);
+            if (got < 0)
+                return pmi1_fail(c, got);
+            if (got > 0)
+                break;
+            int status = pmi1_wait(c, POLLIN, deadline, what);
+            if (status == SHOAL_OK)
+                status = pmi1_fill(c, deadline, what);
+            if (status != SHOAL_OK)
+                return status;
+        }
+        int status = pmi_parse(msg, line, len);
         if (status != SHOAL_OK)
-            return status;
+            return pmi1_fail(c, base_err(status,
+                                         "bad PMI reply to '%s' from the "
+                                         "launcher: %s",
+                                         what, shoal_error_detail()));
+        if (!take_notice(c, msg))
+            return SHOAL_OK;
     }
-    int status = pmi_parse(msg, line, len);
-    if (status != SHOAL_OK)
-        return pmi1_fail(c, base_err(status,
-                                     "bad PMI reply to '%s' from the "
-                                     "launcher: %s",
-                                     what, shoal_error_detail()));
-    return SHOAL_OK;
+}
+
+void boot_pmi1_poll(boot_pmi1_t *c)
+{
+    char line[PMI_LINE_MAX + 1];
+    size_t len;
+    pmi_msg_t msg;
+
+    if (c->fd < 0 || pthread_mutex_trylock(&c->lock) != 0)
+        return;
+    if (!c->failed) {
+        struct pollfd pfd = {c->fd, POLLIN, 0};
+        if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
+            size_t room;
+            char *space = pmi_linebuf_space(&c->in, &room);
+            ssize_t n = read(c->fd, space, room);
+            if (n > 0)
+                pmi_linebuf_added(&c->in, (size_t)n);
+        }
+        /* Between calls only notices come; anything else is dropped. */
+        while (pmi_linebuf_take(&c->in, line, &len) > 0)
+            if (pmi_parse(&msg, line, len) == SHOAL_OK &&
+                !take_notice(c, &msg))
+                base_warn("boot", "unexpected PMI line from the launcher "
+                                  "between calls: %s", msg.cmd);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+int boot_pmi1_take_notice(boot_pmi1_t *c)
+{
+    int rank = -1;
+
+    if (pthread_mutex_trylock(&c->lock) != 0)
+        return -1;
+    if (c->nnotice > 0) {
+        rank = c->notice[0];
+        memmove(c->notice, c->notice + 1,
+                (size_t)(c->nnotice - 1) * sizeof(int));
+        c->nnotice--;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rank;
 }
 
 int boot_pmi1_recv_bytes(boot_pmi1_t *c, char *buf, size_t n,
@@ -582,5 +649,8 @@ void boot_pmi1_close(boot_pmi1_t *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
+    free(c->notice);
+    c->notice = NULL;
+    c->nnotice = c->notice_cap = 0;
     pthread_mutex_destroy(&c->lock);
 }

@@ -24,7 +24,17 @@ typedef struct boot_pmi1 {
     long kvsname_max, keylen_max, vallen_max; /* the server's, NUL counted */
     int failed;        /* an I/O failure left the stream out of step */
     int fail_status;
+    /* shoalrun --ft's notices "cmd=shoal-ft-dead rank=N" (docs/FT.md),
+     * which may come between replies: ranks not yet taken. */
+    int *notice;
+    int nnotice, notice_cap;
 } boot_pmi1_t;
+
+/* Read what the launcher sent unasked, without waiting (a notice): 0 when
+ * nothing or another thread holds the connection. */
+void boot_pmi1_poll(boot_pmi1_t *c);
+/* A rank some notice said died, or -1. */
+int boot_pmi1_take_notice(boot_pmi1_t *c);
 
 /*
  * Handshake on a connected fd (PMI_FD mode): init, get_maxes,

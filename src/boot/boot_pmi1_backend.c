@@ -104,6 +104,18 @@ static int open_port_mode(boot_pmi1_t *c, uint64_t timeout)
     return boot_pmi1_open_port(c, getenv("PMI_PORT"), id, timeout);
 }
 
+static int pmi1_failed_rank(void *ctx)
+{
+    boot_pmi1_t *c = ctx;
+    int rank = boot_pmi1_take_notice(c);
+
+    if (rank < 0) {
+        boot_pmi1_poll(c);
+        rank = boot_pmi1_take_notice(c);
+    }
+    return rank;
+}
+
 int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
                       char *jobid, size_t jobid_cap)
 {
@@ -135,6 +147,7 @@ int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
         .barrier = pmi1_barrier,
         .abort = pmi1_abort,
         .fini = pmi1_fini,
+        .failed_rank = pmi1_failed_rank,
     };
     *rank_p = c->rank;
     *size_p = c->size;

@@ -206,6 +206,20 @@ static void job_linger(job_t *job, int rank)
     job->linger_rank = rank;
 }
 
+void job_ft_notify(job_t *job, int rank)
+{
+    if (job->daemon)
+        return;
+    if (job->nlocal > 0)
+        shoalrun_pmi_notify_dead(&job->pmi, rank);
+    if (job->tree != NULL) {
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)rank);
+        shoalrun_tree_down(job->tree, SHOALRUN_F_FT_DEAD, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+    }
+}
+
 /* The launcher's policy for a rank that ended, here or on another host. */
 void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
 {
@@ -231,6 +245,8 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
     if (((pmi & SHOALRUN_PMI_EXPENDABLE) || r->expendable) &&
         !job->stopping && !job->failed &&
         ((sig != 0 && job->nalive > 0) || early)) {
+        if (base_cfg.FT)
+            job_ft_notify(job, r->rank);
         if (sig != 0 && base_cfg.FT)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "--ft: the job goes on without it",

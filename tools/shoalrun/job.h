@@ -88,6 +88,10 @@ void job_pmi_fence(void *ctx);
 void job_pmi_waiting(void *ctx);
 void job_pmi_left(void *ctx, int rank, const char *why);
 void job_pmi_expendable(void *ctx, int rank);
+
+/* --ft: rank died and the job goes on; tell every rank alive, on every
+ * host (the launcher only). */
+void job_ft_notify(job_t *job, int rank);
 /* Daemon: a rank's output goes up as it comes (the stdio sink). */
 void job_output_up(void *ctx, int rank, int dest, const char *p, size_t n);
 /* Rank 0's stdin: here, fed by the launcher, or sent down the tree. */

@@ -314,6 +314,14 @@ static void tree_lost(void *ctx, int node, const char *why)
         }
     }
     if (expendable && total > 0 && !job->failed) {
+        if (base_cfg.FT)
+            for (int i = 0; i < job->hosts->n; i++) {
+                const shoalrun_host_t *e = &job->hosts->v[i];
+                if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
+                    continue;
+                for (int k = e->first; k < e->first + e->count; k++)
+                    job_ft_notify(job, k);
+            }
         subtree_ranks(job, node, ranks, sizeof(ranks));
         if (!job->quiet)
             shoalrun_say("host %s lost: %s (rank%s %s%s, expendable task "
@@ -338,6 +346,12 @@ static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
 {
     job_t *job = ctx;
 
+    if (type == SHOALRUN_F_FT_DEAD) {
+        int dead = (int)shoalrun_rd_u32(r);
+        if (!r->bad && dead >= 0 && dead < job->nranks && job->nlocal > 0)
+            shoalrun_pmi_notify_dead(&job->pmi, dead);
+        return;
+    }
     if (type == SHOALRUN_F_STDIN) {
         if (job->first == 0 && job->nlocal > 0)
             shoalrun_stdio_stdin_feed(&job->io, r->p, r->left);

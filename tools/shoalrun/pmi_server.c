@@ -616,6 +616,19 @@ void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank)
     check_stuck(s);
 }
 
+void shoalrun_pmi_notify_dead(shoalrun_pmi_t *s, int dead)
+{
+    for (int i = 0; i < s->nlocal; i++) {
+        shoalrun_pmi_conn_t *c = &s->conns[i];
+        pmi_fmt_t f;
+        if (c->fd < 0 || c->rank == dead || !c->initialized || c->finalized)
+            continue;
+        pmi_fmt_init(&f, "shoal-ft-dead");
+        pmi_fmt_add_long(&f, "rank", dead);
+        conn_send(c, &f);
+    }
+}
+
 void shoalrun_pmi_fini(shoalrun_pmi_t *s)
 {
     const char *k;

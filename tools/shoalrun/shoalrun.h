@@ -301,6 +301,11 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
 int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank);
 /* Then forget it: close, and fail a barrier it can no longer enter. */
 void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank);
+
+/* --ft: tell every rank served here that is still connected that rank dead
+ * died (an unsolicited line "cmd=shoal-ft-dead rank=N", which the library
+ * reads while it waits: docs/FT.md). */
+void shoalrun_pmi_notify_dead(shoalrun_pmi_t *s, int dead);
 void shoalrun_pmi_fini(shoalrun_pmi_t *s);
 
 /* ---- stdio_fwd.c --------------------------------------------------------- */
@@ -465,6 +470,7 @@ enum {
     SHOALRUN_F_STDIN,         /* P→C: bytes for rank 0's stdin; none: EOF */
     SHOALRUN_F_STDIN_ACK,     /* C→P: bytes written to rank 0's stdin */
     SHOALRUN_F_EXPENDABLE,    /* C→P: rank: the job may lose it */
+    SHOALRUN_F_FT_DEAD,       /* P→C: rank: it died (--ft); tell the ranks */
     SHOALRUN_F_MAX
 };
 

@@ -629,6 +629,7 @@ static void parent_on_io(void *ctx, int fd, short revents)
         case SHOALRUN_F_STOP:
         case SHOALRUN_F_KILL:
         case SHOALRUN_F_STDIN:
+        case SHOALRUN_F_FT_DEAD:
             shoalrun_tree_down(t, type, p, len);
             t->ev.down(t->ev.ctx, type, &r);
             break;

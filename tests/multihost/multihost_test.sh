@@ -888,6 +888,24 @@ mpi)
     [ "$(count_out '^mpi rank [0-3] of 4 ok')" -eq 4 ] || fail "not 4 ranks ok"
     nothing_left
     ;;
+mpi_ft | mpi_ft_coord)
+    # shoalrun --ft across 2 hosts x 3 ranks (docs/FT.md): a rank dies
+    # during MPIX_Comm_agree (mpi_ft_coord: rank 0, the coordinator, on the
+    # launcher's host; mpi_ft: rank 4, on the other host); the survivors
+    # of both hosts learn of it (the launcher tells every rank alive, down
+    # the daemon tree, next to the wires), agree, shrink and compute
+    # together, and the job ends with status 0.
+    need_wire
+    make_hosts 2
+    victim=4
+    [ "$case_name" = mpi_ft_coord ] && victim=0
+    run "$P-h0" --ft --timeout 60 --host localhost:3,"$(host 1 3)" \
+        "$MH_MPIBIN/mpi_ft_ulfm" agree "$victim"
+    expect_rc 0
+    expect_out "^OK ft agree: survivors agree"
+    expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
+    nothing_left
+    ;;
 late_daemon)
     # The job times out while a daemon is still on its way: when it
     # connects it is told to stop at once, and nothing is left.

@@ -49,6 +49,11 @@ static ft_stash_t *stash;
 static int nstash;
 #define FT_STASH_MAX 4096
 
+/* Schedules given up while some of their messages still ran: freed at
+ * MPI_Finalize (mpi_ft_fini), never while a message may land in them. */
+static struct coll_sched **abandoned;
+static int nabandoned, abandoned_cap;
+
 int mpi_ft_init(void)
 {
     mpi_ft.on = base_cfg.FT != 0;
@@ -74,6 +79,11 @@ void mpi_ft_fini(void)
         free(s);
     }
     nstash = 0;
+    for (int i = 0; i < nabandoned; i++)
+        coll_sched_free(abandoned[i]);
+    free(abandoned);
+    abandoned = NULL;
+    nabandoned = abandoned_cap = 0;
     free(mpi_ft.by_ctx);
     memset(&mpi_ft, 0, sizeof(mpi_ft));
 }
@@ -379,11 +389,13 @@ void mpi_ft_comm_unregister(MPI_Comm c)
  * A blocking collective found a member dead or the communicator revoked
  * while it waited.  Its receives that have not matched are taken back
  * (their buffers are the caller's or the schedule's); whatever matched
- * finishes on its own and the schedule's memory is left to it (a leak per
- * failed collective, not a write into freed memory).
+ * finishes on its own, and the schedule's memory is kept for it until
+ * MPI_Finalize.
  */
 void mpi_ft_abandon_sched(struct coll_sched *s)
 {
+    int running = 0;
+
     for (int i = 0; i < s->nreq; i++) {
         MPI_Request r = s->reqs[i];
         if (r == NULL)
@@ -401,8 +413,22 @@ void mpi_ft_abandon_sched(struct coll_sched *s)
         }
         r->user_freed = 1;
         mpi_req_free_later(r);
+        running = 1;
     }
     s->nreq = 0;
+    if (running && nabandoned == abandoned_cap) {
+        int cap = abandoned_cap ? 2 * abandoned_cap : 8;
+        struct coll_sched **grown =
+            realloc(abandoned, (size_t)cap * sizeof(*grown));
+        if (grown == NULL)
+            return; /* kept for good: never freed under a message */
+        abandoned = grown;
+        abandoned_cap = cap;
+    }
+    if (running)
+        abandoned[nabandoned++] = s;
+    else
+        coll_sched_free(s);
 }
 
 /* ---- the calls ------------------------------------------------------------------ */

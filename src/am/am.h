@@ -114,6 +114,7 @@ typedef struct am_state {
      * them (the failure order MPIX_Comm_get_failed reports). */
     int *dead_order;
     uint64_t last_peer_check;
+    uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
     shoal_stats_t stats;
     /* The network wires up, in SHOAL_WIRES order (am_wires.c): progress
      * polls each through its throttle, waits sleep in net[0], which also

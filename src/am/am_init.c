@@ -138,6 +138,9 @@ static int am_start(void)
     am.max_medium = (size_t)base_cfg.AM_MEDIUM_MAX;
     am.oversubscribed = am.job->local_size > wire_shm_host_cpus();
     am.last_peer_check = base_time_ns();
+    am.peer_check = (uint64_t)base_cfg.PEER_CHECK;
+    if (base_cfg.FT && (uint64_t)base_cfg.FT_DETECT < am.peer_check)
+        am.peer_check = (uint64_t)base_cfg.FT_DETECT;
     if (base_cfg.CONNECT == 1) {
         status = connect_all();
         if (status != SHOAL_OK)

@@ -269,7 +269,7 @@ static int check_lost_wakeup(am_ready_fn_t ready, void *arg,
 static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
                       uint64_t now, uint64_t deadline)
 {
-    uint64_t nap = (uint64_t)base_cfg.PEER_CHECK;
+    uint64_t nap = am.peer_check;
     int r = 0;
 
     if (deadline != UINT64_MAX && deadline - now < nap)
@@ -363,7 +363,7 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (now >= deadline)
             return base_err(SHOAL_ERR_TIMEOUT, "wait timed out after %lld ns",
                             (long long)timeout_ns);
-        if (now - am.last_peer_check >= (uint64_t)base_cfg.PEER_CHECK)
+        if (now - am.last_peer_check >= am.peer_check)
             check_peers_now(now);
         if (now - start < p.spin_ns)
             continue;

@@ -23,6 +23,9 @@ shoal_ft_test(ft_allreduce PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce)
 shoal_ft_test(ft_allreduce PROGRAM mpi_ft_ulfm NP 8 ARGS allreduce 5)
 shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 4 ARGS barrier)
 shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 8 ARGS barrier 2)
+shoal_ft_test(ft_iallreduce PROGRAM mpi_ft_ulfm NP 8 ARGS iallreduce 6)
+shoal_ft_test(ft_ibarrier PROGRAM mpi_ft_ulfm NP 8 ARGS ibarrier 1)
+shoal_ft_test(ft_shrink PROGRAM mpi_ft_ulfm NP 8 ARGS shrink 4)
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
 # The coordinator of the agreement (rank 0) dies: rank 1 takes over.
 shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
@@ -46,3 +49,7 @@ add_test(NAME mp.mpi.ft_off.np4
                  $<TARGET_FILE:mpi_ft_ulfm> p2p)
 set_tests_properties(mp.mpi.ft_off.np4 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
+# bench/ft/ft_bench.c (docs/PERFORMANCE.md): agree and shrink medians,
+# detection time; built here, run by bench/ft/run.
+shoal_mp_program(bench_ft SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ft_bench.c)

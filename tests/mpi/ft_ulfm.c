@@ -12,8 +12,11 @@
  *   allreduce, barrier
  *           the victim dies while the others wait in the collective:
  *           every survivor gets MPIX_ERR_PROC_FAILED, then shrinks
+ *   iallreduce, ibarrier
+ *           the same with the nonblocking forms, waited for with MPI_Wait
  *   agree   the victim dies while the others are in MPIX_Comm_agree
  *           (victim 0: the coordinator dies, another takes over)
+ *   shrink  the victim dies while the others are in MPIX_Comm_shrink
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -169,9 +172,10 @@ static void mode_p2p(void)
     MT_OK(MPI_Comm_free(&nc));
 }
 
-static void mode_coll(int barrier)
+static void mode_coll(int barrier, int nonblocking)
 {
     MPI_Comm nc;
+    MPI_Request req;
     int sum = 0;
 
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -179,7 +183,15 @@ static void mode_coll(int barrier)
         usleep(200000); /* the others are waiting by now */
         die();
     }
-    if (barrier)
+    if (nonblocking) {
+        if (barrier)
+            MT_OK(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+        else
+            MT_OK(MPI_Iallreduce(&me, &sum, 1, MPI_INT, MPI_SUM,
+                                 MPI_COMM_WORLD, &req));
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Wait(&req, MPI_STATUS_IGNORE));
+        MT_CHECK(req == MPI_REQUEST_NULL, "the failed request is not freed");
+    } else if (barrier)
         EXPECT(MPIX_ERR_PROC_FAILED, MPI_Barrier(MPI_COMM_WORLD));
     else
         EXPECT(MPIX_ERR_PROC_FAILED, MPI_Allreduce(&me, &sum, 1, MPI_INT,
@@ -230,6 +242,20 @@ static void mode_agree(void)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+static void mode_shrink(void)
+{
+    MPI_Comm nc;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000);
+        die();
+    }
+    /* Shrink runs while the victim dies: it is left out. */
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -248,9 +274,15 @@ int main(int argc, char **argv)
     if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)
-        mode_coll(0);
+        mode_coll(0, 0);
     else if (strcmp(mode, "barrier") == 0)
-        mode_coll(1);
+        mode_coll(1, 0);
+    else if (strcmp(mode, "iallreduce") == 0)
+        mode_coll(0, 1);
+    else if (strcmp(mode, "ibarrier") == 0)
+        mode_coll(1, 1);
+    else if (strcmp(mode, "shrink") == 0)
+        mode_shrink();
     else if (strcmp(mode, "agree") == 0)
         mode_agree();
     else

@@ -535,6 +535,18 @@ static int coll_req_poll(MPI_Request r)
         coll_req_status(r, 0);
         return 1;
     }
+    /* SHOAL_FT: a member died or the communicator was revoked: it could
+     * wait forever for a rank that gave up (docs/FT.md). */
+    if (BASE_UNLIKELY(mpi_ft.on) && !r->persistent &&
+        (am.deaths | mpi_ft.revokes) != 0) {
+        int err = mpi_ft_comm_broken(r->comm);
+        if (err != MPI_SUCCESS) {
+            mpi_ft_abandon_sched(s);
+            r->extra = NULL;
+            coll_req_status(r, err);
+            return 1;
+        }
+    }
     if (!coll_sched_progress(s))
         return 0;
     coll_req_status(r, coll_sched_result(s));

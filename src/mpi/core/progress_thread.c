@@ -38,7 +38,7 @@ static atomic_int stopping;
 
 static void doze(void)
 {
-    uint64_t nap = (uint64_t)base_cfg.PEER_CHECK;
+    uint64_t nap = am.peer_check;
     int ready;
 
     mpi_lock();

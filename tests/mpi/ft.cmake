@@ -2,10 +2,10 @@
 # two ranks kill themselves with SIGKILL, the survivors check the error
 # classes and go on (revoke, agree, shrink).
 #
-# shoal_ft_test(<name> PROGRAM <target> NP <n> ARGS <a...>)
+# shoal_ft_test(<name> PROGRAM <target> NP <n> ARGS <a...> [ENV <k=v...>])
 #   registers mp.mpi.<name>.np<n>: shoalrun --ft -n <n> <program> <args>.
 function(shoal_ft_test name)
-    cmake_parse_arguments(T "" "PROGRAM;NP" "ARGS" ${ARGN})
+    cmake_parse_arguments(T "" "PROGRAM;NP" "ARGS;ENV" ${ARGN})
     set(test_name mp.mpi.${name}.np${T_NP})
     add_test(NAME ${test_name}
              COMMAND $<TARGET_FILE:shoalrun> --ft -n ${T_NP} --timeout 60
@@ -13,6 +13,9 @@ function(shoal_ft_test name)
     set_tests_properties(${test_name} PROPERTIES
         LABELS "mp;mpi;ft" TIMEOUT 90 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
         FAIL_REGULAR_EXPRESSION "FAIL|check failed")
+    if(T_ENV)
+        set_tests_properties(${test_name} PROPERTIES ENVIRONMENT "${T_ENV}")
+    endif()
 endfunction()
 
 shoal_mp_program(mpi_ft_ulfm SOURCES ft_ulfm.c)
@@ -26,6 +29,13 @@ shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 8 ARGS barrier 2)
 shoal_ft_test(ft_iallreduce PROGRAM mpi_ft_ulfm NP 8 ARGS iallreduce 6)
 shoal_ft_test(ft_ibarrier PROGRAM mpi_ft_ulfm NP 8 ARGS ibarrier 1)
 shoal_ft_test(ft_shrink PROGRAM mpi_ft_ulfm NP 8 ARGS shrink 4)
+# A rendezvous the dead rank started (its data never taken), pull and
+# push; and point-to-point over the TCP wire alone (connections refused).
+shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 1)
+shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 8 ARGS rendezvous 0)
+shoal_ft_test(ft_rendezvous_push PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 2
+              ENV SHOAL_MPI_RNDV=push)
+shoal_ft_test(ft_p2p_tcp PROGRAM mpi_ft_ulfm NP 4 ARGS p2p ENV SHOAL_WIRES=tcp)
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
 # The coordinator of the agreement (rank 0) dies: rank 1 takes over.
 shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)

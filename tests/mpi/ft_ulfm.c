@@ -17,6 +17,11 @@
  *   agree   the victim dies while the others are in MPIX_Comm_agree
  *           (victim 0: the coordinator dies, another takes over)
  *   shrink  the victim dies while the others are in MPIX_Comm_shrink
+ *   rendezvous
+ *           the victim starts a 4 MiB send to each survivor (rendezvous:
+ *           the data stays with it until the receiver takes it) and dies
+ *           before they receive it: every receive fails with
+ *           MPIX_ERR_PROC_FAILED, none hangs or reads a dead process
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -242,6 +247,32 @@ static void mode_agree(void)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+static void mode_rendezvous(void)
+{
+    static char big[4 << 20];
+    MPI_Request *reqs = malloc((size_t)np * sizeof(MPI_Request));
+    MPI_Comm nc;
+    int flag = 1;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        for (int i = 0; i < np; i++)
+            if (i != victim)
+                MT_OK(MPI_Isend(big, sizeof(big), MPI_CHAR, i, 5,
+                                MPI_COMM_WORLD, &reqs[i]));
+        usleep(100000); /* the requests to send have arrived */
+        die();
+    }
+    usleep(200000); /* dead by now, maybe not noticed yet */
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(big, sizeof(big), MPI_CHAR,
+                                          victim, 5, MPI_COMM_WORLD,
+                                          MPI_STATUS_IGNORE));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+    free(reqs);
+}
+
 static void mode_shrink(void)
 {
     MPI_Comm nc;
@@ -283,6 +314,8 @@ int main(int argc, char **argv)
         mode_coll(1, 1);
     else if (strcmp(mode, "shrink") == 0)
         mode_shrink();
+    else if (strcmp(mode, "rendezvous") == 0)
+        mode_rendezvous();
     else if (strcmp(mode, "agree") == 0)
         mode_agree();
     else

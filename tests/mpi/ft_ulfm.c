@@ -17,6 +17,10 @@
  *   agree   the victim dies while the others are in MPIX_Comm_agree
  *           (victim 0: the coordinator dies, another takes over)
  *   shrink  the victim dies while the others are in MPIX_Comm_shrink
+ *   hostcut FIRST
+ *           (tests/multihost) after "ready" the test cuts the host of
+ *           ranks FIRST.. off; the others wait in MPIX_Comm_agree until
+ *           the launcher gives the host up and tells them, then shrink
  *   rendezvous
  *           the victim starts a 4 MiB send to each survivor (rendezvous:
  *           the data stays with it until the receiver takes it) and dies
@@ -32,6 +36,12 @@
 #include "mpitest.h"
 
 static int me, np, victim;
+static int lost_from = -1; /* hostcut: ranks from here on are lost */
+
+static int lost(int i)
+{
+    return lost_from >= 0 ? i >= lost_from : i == victim;
+}
 
 static void die(void)
 {
@@ -68,7 +78,7 @@ static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
     wr = me;
     MT_OK(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_SUM, nc));
     for (int i = 0; i < np; i++)
-        if (i != victim)
+        if (!lost(i))
             want += i;
     MT_CHECK(sum == want, "sum of survivors' world ranks %d, want %d", sum,
              want);
@@ -273,6 +283,22 @@ static void mode_rendezvous(void)
     free(reqs);
 }
 
+static void mode_hostcut(void)
+{
+    MPI_Comm nc;
+    int flag = 1;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        printf("ready\n");
+        fflush(stdout);
+    }
+    sleep(1); /* the link is down by now: nothing more gets across */
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
 static void mode_shrink(void)
 {
     MPI_Comm nc;
@@ -316,6 +342,11 @@ int main(int argc, char **argv)
         mode_shrink();
     else if (strcmp(mode, "rendezvous") == 0)
         mode_rendezvous();
+    else if (strcmp(mode, "hostcut") == 0) {
+        lost_from = victim;
+        mode = "hostcut";
+        mode_hostcut();
+    }
     else if (strcmp(mode, "agree") == 0)
         mode_agree();
     else

@@ -906,6 +906,23 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_host_lost)
+    # shoalrun --ft and a whole host cut off (its link down) while every
+    # rank waits: the launcher gives the host up after SHOAL_HOST_TIMEOUT
+    # and tells the ranks of the other host, which were waiting in
+    # MPIX_Comm_agree: they get MPIX_ERR_PROC_FAILED, shrink and finish;
+    # status 0.
+    need_wire
+    make_hosts 2
+    SHOAL_HOST_TIMEOUT=2s start "$P-h0" --ft --timeout 60 \
+        --host localhost:2,"$(host 1 2)" "$MH_MPIBIN/mpi_ft_ulfm" hostcut 2
+    wait_for "^ready" 1 "$tmp/out"
+    ends_within 15000 ip -n "$P-sw" link set p1 down
+    expect_rc 0
+    expect_out "^OK ft hostcut: survivors agree"
+    expect_err "^shoalrun: host $P-h1 lost: .*ranks 2-3\); --ft: the job goes on without them$"
+    nothing_left 8000
+    ;;
 late_daemon)
     # The job times out while a daemon is still on its way: when it
     # connects it is told to stop at once, and nothing is left.

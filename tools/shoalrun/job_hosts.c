@@ -323,7 +323,15 @@ static void tree_lost(void *ctx, int node, const char *why)
                     job_ft_notify(job, k);
             }
         subtree_ranks(job, node, ranks, sizeof(ranks));
-        if (!job->quiet)
+        if (!job->quiet && base_cfg.FT)
+            shoalrun_say("host %s lost: %s (rank%s %s%s); --ft: the job "
+                         "goes on without %s",
+                         h ? h->name : "?", why,
+                         strpbrk(ranks, "-,") ? "s" : "", ranks,
+                         more ? " there and on the hosts its daemon served"
+                              : "",
+                         strpbrk(ranks, "-,") ? "them" : "it");
+        else if (!job->quiet)
             shoalrun_say("host %s lost: %s (rank%s %s%s, expendable task "
                          "workers); the job goes on without %s",
                          h ? h->name : "?", why,

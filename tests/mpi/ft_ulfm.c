@@ -97,7 +97,13 @@ static void mode_p2p(void)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == victim)
         die();
-    /* A receive from the dead rank, and a rendezvous send to it. */
+    /* A receive from the dead rank, and a rendezvous send to it; a
+     * blocking probe for its message. */
+    if (me == talker) {
+        MPI_Status st;
+        EXPECT(MPIX_ERR_PROC_FAILED,
+               MPI_Probe(victim, 1, MPI_COMM_WORLD, &st));
+    }
     if (me == talker)
         EXPECT(MPIX_ERR_PROC_FAILED,
                MPI_Recv(&buf, 1, MPI_INT, victim, 1, MPI_COMM_WORLD,

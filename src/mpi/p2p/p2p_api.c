@@ -769,13 +769,31 @@ typedef struct probe_ctx {
     MPI_Comm comm;
     int source, tag, take;
     mpi_umsg_t *found;
+    int ft_err; /* SHOAL_FT: why a blocking probe gave up */
 } probe_ctx_t;
+
+/* SHOAL_FT: can the message probed for still come?  (docs/FT.md) */
+static int probe_ft(probe_ctx_t *p)
+{
+    MPI_Comm comm = p->comm;
+
+    if (comm->revoked)
+        p->ft_err = MPIX_ERR_REVOKED;
+    else if (p->source == MPI_ANY_SOURCE ? mpi_ft_unacked(comm)
+                                         : mpi_ft_dead(comm->peer_world
+                                                           [p->source]))
+        p->ft_err = MPIX_ERR_PROC_FAILED;
+    return p->ft_err != MPI_SUCCESS;
+}
 
 static int probe_found(void *arg)
 {
     probe_ctx_t *p = arg;
 
     p->found = mpi_unexp_find(p->comm->mq, p->source, p->tag, p->take);
+    if (p->found == NULL && BASE_UNLIKELY(mpi_ft.on) &&
+        (am.deaths | mpi_ft.revokes) != 0)
+        return probe_ft(p);
     return p->found != NULL;
 }
 
@@ -783,11 +801,13 @@ static int probe_found(void *arg)
 static int probe_any(int source, int tag, MPI_Comm comm, int wait, int take,
                      mpi_umsg_t **found_p)
 {
-    probe_ctx_t p = {comm, source, tag, take, NULL};
+    probe_ctx_t p = {comm, source, tag, take, NULL, MPI_SUCCESS};
     int rc = MPI_SUCCESS;
 
     if (wait) {
         rc = mpi_wait_until(probe_found, &p);
+        if (rc == MPI_SUCCESS)
+            rc = p.ft_err;
     } else {
         mpi_lock();
         mpi_progress_extra();

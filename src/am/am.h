@@ -164,6 +164,11 @@ typedef int (*am_ready_fn_t)(void *arg, int handled);
 int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns);
 
+/* Look for dead peers if the last look is SHOAL_PEER_CHECK old (or
+ * SHOAL_FT_DETECT): for waits of a layer above that do not use am_block
+ * (the MPI layer's under MPI_THREAD_MULTIPLE). */
+void am_check_peers_due(void);
+
 /*
  * Sleeping on every wire, for a thread of a layer above that waits on its
  * own terms (the MPI progress thread): am_sleep_arm() returns 1 when work

@@ -73,6 +73,16 @@ static wait_plan_t plan(void)
  * for: nap briefly instead. */
 #define NET_BLIND_NAP_NS 1000000ull
 
+static void check_peers_now(uint64_t now);
+
+void am_check_peers_due(void)
+{
+    uint64_t now = base_time_ns();
+
+    if (now - am.last_peer_check >= am.peer_check)
+        check_peers_now(now);
+}
+
 static void check_peers_now(uint64_t now)
 {
     am.last_peer_check = now;

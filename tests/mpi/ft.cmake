@@ -36,6 +36,11 @@ shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 8 ARGS rendezvous 0)
 shoal_ft_test(ft_rendezvous_push PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 2
               ENV SHOAL_MPI_RNDV=push)
 shoal_ft_test(ft_p2p_tcp PROGRAM mpi_ft_ulfm NP 4 ARGS p2p ENV SHOAL_WIRES=tcp)
+# With the progress thread (its waits are not am_block's).
+shoal_ft_test(ft_p2p_thread PROGRAM mpi_ft_ulfm NP 4 ARGS p2p
+              ENV SHOAL_PROGRESS=thread)
+shoal_ft_test(ft_allreduce_thread PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce
+              ENV SHOAL_PROGRESS=thread)
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
 # The coordinator of the agreement (rank 0) dies: rank 1 takes over.
 shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
@@ -50,6 +55,8 @@ shoal_ft_test(ft_jacobi_1 PROGRAM mpi_ft_jacobi NP 8 ARGS 96 5@21)
 shoal_ft_test(ft_jacobi_2 PROGRAM mpi_ft_jacobi NP 8 ARGS 96 2@13 6@50)
 shoal_ft_test(ft_jacobi_n2 PROGRAM mpi_ft_jacobi NP 8
               ARGS 96 0@5 1@20 3@21 4@40 7@60 6@70)
+shoal_ft_test(ft_jacobi_2_thread PROGRAM mpi_ft_jacobi NP 8
+              ARGS 96 2@13 0@50 ENV SHOAL_PROGRESS=thread)
 
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4

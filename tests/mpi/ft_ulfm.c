@@ -156,8 +156,14 @@ static void mode_p2p(void)
                        MPI_STATUS_IGNORE));
         MT_OK(MPI_Send(&v, 1, MPI_INT, watcher, 7, MPI_COMM_WORLD));
     }
-    /* Collectives on a communicator with a dead member. */
+    /* Collectives on a communicator with a dead member, and making a
+     * communicator from it. */
     EXPECT(MPIX_ERR_PROC_FAILED, MPI_Barrier(MPI_COMM_WORLD));
+    {
+        MPI_Comm dup = MPI_COMM_NULL;
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        MT_CHECK(dup == MPI_COMM_NULL, "a communicator was made");
+    }
     EXPECT(MPIX_ERR_PROC_FAILED,
            MPI_Allreduce(&me, &buf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     /* Agree: only the watcher acknowledged, so the error is uniform. */

@@ -428,6 +428,23 @@ void mpi_ft_abandon_sched(struct coll_sched *s)
         coll_sched_free(s);
 }
 
+void mpi_ft_abandon_req(MPI_Request r)
+{
+    mpi_lock();
+    if (r->kind == MPI_REQ_RECV && !mpi_req_is_done(r) &&
+        mpi_posted_cancel(r)) {
+        r->status.shoal_cancelled = 1;
+        mpi_req_complete(r);
+    }
+    if (mpi_req_is_done(r)) {
+        mpi_req_free(r);
+    } else {
+        r->user_freed = 1;
+        mpi_req_free_later(r);
+    }
+    mpi_unlock();
+}
+
 /* ---- the calls ------------------------------------------------------------------ */
 
 static int check_comm(MPI_Comm comm, const char *fn)

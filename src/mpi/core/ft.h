@@ -60,6 +60,10 @@ int mpi_ft_unacked(MPI_Comm comm);
 struct coll_sched;
 void mpi_ft_abandon_sched(struct coll_sched *s);
 
+/* A request whose wait gave up (FT): taken back if it has not matched,
+ * else freed when it completes. */
+void mpi_ft_abandon_req(MPI_Request r);
+
 /* Entry check of collectives and communicator construction. */
 static inline int mpi_ft_entry(MPI_Comm comm)
 {

@@ -1058,7 +1058,21 @@ int mpi_wait_internal(MPI_Request *req, MPI_Status *status)
 
     if (r == MPI_REQUEST_NULL)
         return MPI_SUCCESS;
-    rc = mpi_req_wait_done(r);
+    /* SHOAL_FT: the collective context's messages (collectives,
+     * communicator construction) may wait on a member that gave up when
+     * another died: the wait ends when any member is dead. */
+    if (BASE_UNLIKELY(mpi_ft.on) && r->ctx_off == 1 && mpi_ft.watch == NULL &&
+        r->comm != NULL && !mpi_req_is_done(r)) {
+        mpi_ft.watch = r->comm;
+        rc = mpi_req_wait_done(r);
+        mpi_ft.watch = NULL;
+        if (!mpi_req_is_done(r)) {
+            mpi_ft_abandon_req(r);
+            *req = MPI_REQUEST_NULL;
+            return rc != MPI_SUCCESS ? rc : MPIX_ERR_PROC_FAILED;
+        }
+    } else
+        rc = mpi_req_wait_done(r);
     if (rc == MPI_SUCCESS)
         rc = r->status.MPI_ERROR;
     if (status != NULL)

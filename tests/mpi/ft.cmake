@@ -44,6 +44,8 @@ shoal_ft_test(ft_allreduce_thread PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
 # The coordinator of the agreement (rank 0) dies: rank 1 takes over.
 shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
+# ... and then its successor (rank 1) too.
+shoal_ft_test(ft_agree_coord2 PROGRAM mpi_ft_ulfm NP 8 ARGS agree 0 1)
 
 # A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
 # (the second on the shrunk communicator), and N-2; the result must be

@@ -14,8 +14,10 @@
  *           every survivor gets MPIX_ERR_PROC_FAILED, then shrinks
  *   iallreduce, ibarrier
  *           the same with the nonblocking forms, waited for with MPI_Wait
- *   agree   the victim dies while the others are in MPIX_Comm_agree
- *           (victim 0: the coordinator dies, another takes over)
+ *   agree [VICTIM [VICTIM2]]
+ *           the victim dies while the others are in MPIX_Comm_agree
+ *           (victim 0: the coordinator dies, another takes over; with
+ *           VICTIM2 that one dies 50 ms later: 0 1 kills the successor)
  *   shrink  the victim dies while the others are in MPIX_Comm_shrink
  *   hostcut FIRST
  *           (tests/multihost) after "ready" the test cuts the host of
@@ -35,12 +37,12 @@
 
 #include "mpitest.h"
 
-static int me, np, victim;
+static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
 
 static int lost(int i)
 {
-    return lost_from >= 0 ? i >= lost_from : i == victim;
+    return lost_from >= 0 ? i >= lost_from : i == victim || i == victim2;
 }
 
 static void die(void)
@@ -244,12 +246,16 @@ static void mode_agree(void)
         usleep(200000);
         die();
     }
+    if (me == victim2) {
+        usleep(250000);
+        die();
+    }
     /* The failure happens during the call: nobody acknowledged it. */
     flag = ~(1 << me);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
     want = ~0;
     for (int i = 0; i < np; i++)
-        if (i != victim)
+        if (!lost(i))
             want &= ~(1 << i);
     MT_CHECK(flag == want, "agreed flag %#x, want %#x", flag, want);
     /* Acknowledged now: the next one succeeds, nonblocking too. */
@@ -262,10 +268,10 @@ static void mode_agree(void)
     }
     want = ~0;
     for (int i = 0; i < np; i++)
-        if (i != victim)
+        if (!lost(i))
             want &= i + 1;
     MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
-    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1 - (victim2 >= 0));
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -334,6 +340,8 @@ int main(int argc, char **argv)
     MT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
     MT_OK(MPI_Comm_size(MPI_COMM_WORLD, &np));
     victim = argc > 2 ? atoi(argv[2]) : np - 1;
+    if (argc > 3)
+        victim2 = atoi(argv[3]);
     if (np < 4) {
         if (me == 0)
             printf("SKIP: needs 4 ranks or more\n");

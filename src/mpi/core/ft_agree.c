@@ -42,7 +42,12 @@ typedef struct ft_op {
     MPI_Comm comm;
     uint32_t seq;
     uint64_t vals[FT_NV];
-    int sent_to; /* coordinator our contribution went to, or -1 */
+    /* The coordinator our contribution went to last, or -1.  It only
+     * grows (a coordinator is the lowest rank alive, and deaths are for
+     * good); a decision is taken only from it, so that a dead
+     * coordinator's decision still in flight cannot contradict the one
+     * its successor makes with our contribution. */
+    int sent_to;
     int polled;  /* taken over: asked the others once */
     int bcast;   /* coordinator: the decision went out */
     ft_dec_t *dec;
@@ -131,6 +136,7 @@ static void send_contrib(ft_op_t *op, mpi_ft_comm_t *f, int to)
 /* The agreement in progress on each communicator, for polls (one at a
  * time per communicator: agreements are collective and ordered). */
 static ft_op_t *current_of(MPI_Comm comm);
+static int lowest_alive(MPI_Comm comm);
 
 /* Take the decided failed members for dead here too. */
 static void adopt_failures(MPI_Comm comm, const ft_dec_t *d)
@@ -168,7 +174,13 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
         if (d != NULL) /* decided already: the sender missed it */
             send_decision(comm, f, d, from);
     } else if (kind == FT_DECIDE) {
+        ft_op_t *op = current_of(comm);
         if (d != NULL)
+            return;
+        /* A member takes it only from the coordinator it last gave its
+         * contribution to; a coordinator from anyone (a poll's answer). */
+        if (op != NULL && op->seq == seq && op->sent_to >= 0 &&
+            from != op->sent_to && lowest_alive(comm) != comm->rank)
             return;
         d = &f->dec[seq & 1];
         d->seq = seq;
@@ -182,8 +194,10 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
         ft_op_t *op = current_of(comm);
         if (d != NULL)
             send_decision(comm, f, d, from);
-        else if (op != NULL && op->seq == seq)
+        else if (op != NULL && op->seq == seq && from > op->sent_to) {
+            op->sent_to = from;
             send_contrib(op, f, from);
+        }
     }
 }
 
@@ -290,7 +304,7 @@ static int step(ft_op_t *op)
             op->dec = d;
             return 1;
         }
-        if (op->sent_to != c) {
+        if (c > op->sent_to) {
             op->sent_to = c;
             send_contrib(op, f, c);
         }

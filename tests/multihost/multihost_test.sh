@@ -906,6 +906,19 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_jacobi)
+    # The ULFM-style Jacobi stencil (tests/mpi/ft_jacobi.c) on 2 hosts x 4
+    # ranks under --ft, rank 5 (second host) killed at sweep 21 and rank 2
+    # (the launcher's host) at sweep 50: the survivors of both hosts shrink
+    # twice and the grid is bit-identical to the sequential sweeps.
+    need_wire
+    make_hosts 2
+    run "$P-h0" --ft --timeout 60 --host localhost:4,"$(host 1 4)" \
+        "$MH_MPIBIN/mpi_ft_jacobi" 96 5@21 2@50
+    expect_rc 0
+    expect_out "^OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, bit-identical"
+    nothing_left
+    ;;
 mpi_ft_host_lost)
     # shoalrun --ft and a whole host cut off (its link down) while every
     # rank waits: the launcher gives the host up after SHOAL_HOST_TIMEOUT

@@ -28,6 +28,8 @@ shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 4 ARGS barrier)
 shoal_ft_test(ft_barrier PROGRAM mpi_ft_ulfm NP 8 ARGS barrier 2)
 shoal_ft_test(ft_iallreduce PROGRAM mpi_ft_ulfm NP 8 ARGS iallreduce 6)
 shoal_ft_test(ft_ibarrier PROGRAM mpi_ft_ulfm NP 8 ARGS ibarrier 1)
+shoal_ft_test(ft_persistent PROGRAM mpi_ft_ulfm NP 8 ARGS persistent 3)
+shoal_ft_test(ft_persistent PROGRAM mpi_ft_ulfm NP 4 ARGS persistent 0)
 shoal_ft_test(ft_shrink PROGRAM mpi_ft_ulfm NP 8 ARGS shrink 4)
 # A rendezvous the dead rank started (its data never taken), pull and
 # push; and point-to-point over the TCP wire alone (connections refused).

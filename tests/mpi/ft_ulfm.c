@@ -14,6 +14,9 @@
  *           every survivor gets MPIX_ERR_PROC_FAILED, then shrinks
  *   iallreduce, ibarrier
  *           the same with the nonblocking forms, waited for with MPI_Wait
+ *   persistent
+ *           the same with MPI_Allreduce_init, started again after the
+ *           failure (it fails again at once)
  *   agree [VICTIM [VICTIM2]]
  *           the victim dies while the others are in MPIX_Comm_agree
  *           (victim 0: the coordinator dies, another takes over; with
@@ -97,8 +100,13 @@ static void mode_p2p(void)
     int watcher = (victim + 2) % np, talker = (victim + 1) % np;
 
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == victim)
+    if (me == victim) {
+        /* Not at once: a barrier message of ours may still be on its way
+         * (over TCP), and a peer that sees us dead first may fail the
+         * barrier, as ULFM allows. */
+        usleep(100000);
         die();
+    }
     /* A receive from the dead rank, and a rendezvous send to it; a
      * blocking probe for its message. */
     if (me == talker) {
@@ -317,6 +325,33 @@ static void mode_hostcut(void)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+static void mode_persistent(void)
+{
+    MPI_Comm nc;
+    MPI_Request req;
+    int sum = 0, flag = 1;
+
+    MT_OK(MPI_Allreduce_init(&me, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, &req));
+    for (int i = 0; i < 3; i++) {
+        MT_OK(MPI_Start(&req));
+        MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        MT_CHECK(sum == np * (np - 1) / 2, "sum %d", sum);
+    }
+    if (me == victim) {
+        usleep(200000);
+        die();
+    }
+    MT_OK(MPI_Start(&req));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MT_OK(MPI_Start(&req));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MT_OK(MPI_Request_free(&req));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
 static void mode_shrink(void)
 {
     MPI_Comm nc;
@@ -360,6 +395,8 @@ int main(int argc, char **argv)
         mode_coll(1, 1);
     else if (strcmp(mode, "shrink") == 0)
         mode_shrink();
+    else if (strcmp(mode, "persistent") == 0)
+        mode_persistent();
     else if (strcmp(mode, "rendezvous") == 0)
         mode_rendezvous();
     else if (strcmp(mode, "hostcut") == 0) {

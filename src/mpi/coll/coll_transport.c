@@ -531,14 +531,17 @@ static int coll_req_poll(MPI_Request r)
 {
     coll_sched_t *s = r->extra;
 
-    if (s == NULL) { /* nothing to do (the call moves no data) */
-        coll_req_status(r, 0);
+    if (s == NULL) { /* nothing to do (the call moves no data), or given
+                        up (SHOAL_FT, below) */
+        coll_req_status(r, BASE_UNLIKELY(mpi_ft.on)
+                               ? mpi_ft_comm_broken(r->comm)
+                               : 0);
         return 1;
     }
     /* SHOAL_FT: a member died or the communicator was revoked: it could
-     * wait forever for a rank that gave up (docs/FT.md). */
-    if (BASE_UNLIKELY(mpi_ft.on) && !r->persistent &&
-        (am.deaths | mpi_ft.revokes) != 0) {
+     * wait forever for a rank that gave up (docs/FT.md).  A persistent
+     * request given up fails at every later start too. */
+    if (BASE_UNLIKELY(mpi_ft.on) && (am.deaths | mpi_ft.revokes) != 0) {
         int err = mpi_ft_comm_broken(r->comm);
         if (err != MPI_SUCCESS) {
             mpi_ft_abandon_sched(s);

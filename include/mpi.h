@@ -62,10 +62,23 @@ typedef struct MPI_Status {
 
 /* ---- predefined objects (exported by libshoal) --------------------------- */
 
+/*
+ * Programs take these objects' addresses, so a program's link reserves
+ * each one's size as the library exports it (a copy relocation).  The
+ * library exports them padded to the fixed sizes below, whatever their
+ * structures hold in a later version, so programs built against an earlier
+ * libshoal.so.0 keep working (tests/abi/check-exports.sh checks the sizes).
+ */
+#define SHOAL_MPI_COMM_STORAGE 1024
+#define SHOAL_MPI_GROUP_STORAGE 128
+#define SHOAL_MPI_INFO_STORAGE 128
+#define SHOAL_MPI_REQUEST_STORAGE 512
+#ifndef SHOAL_MPI_PREDEF_STORAGE /* defined only where they are defined */
 SHOAL_MPI_API extern struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
 SHOAL_MPI_API extern struct shoal_mpi_group shoal_mpi_group_empty;
 SHOAL_MPI_API extern struct shoal_mpi_info shoal_mpi_info_env;
 SHOAL_MPI_API extern struct shoal_mpi_request shoal_mpi_message_no_proc;
+#endif
 
 /*
  * Predefined datatypes, operations and error handlers are elements of
@@ -76,6 +89,11 @@ SHOAL_MPI_API extern struct shoal_mpi_request shoal_mpi_message_no_proc;
 #define SHOAL_MPI_DT_STRIDE 512
 #define SHOAL_MPI_OP_STRIDE 64
 #define SHOAL_MPI_ERRH_STRIDE 64
+/* ... and the arrays have room for predefined objects of later versions,
+ * so their exported sizes stay these (the ABI, as the strides). */
+#define SHOAL_MPI_DT_SLOTS 128
+#define SHOAL_MPI_OP_SLOTS 32
+#define SHOAL_MPI_ERRH_SLOTS 8
 #ifndef SHOAL_MPI_INTERNAL
 typedef struct { char shoal_opaque_[SHOAL_MPI_DT_STRIDE]; } shoal_mpi_dt_slot_t;
 typedef struct { char shoal_opaque_[SHOAL_MPI_OP_STRIDE]; } shoal_mpi_op_slot_t;

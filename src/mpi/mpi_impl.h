@@ -144,7 +144,8 @@ struct shoal_mpi_errhandler {
 };
 _Static_assert(sizeof(struct shoal_mpi_errhandler) == SHOAL_MPI_ERRH_STRIDE,
                "predefined error handlers are array elements of this size");
-SHOAL_MPI_API extern struct shoal_mpi_errhandler shoal_mpi_errh_predef[4];
+SHOAL_MPI_API extern struct shoal_mpi_errhandler
+    shoal_mpi_errh_predef[SHOAL_MPI_ERRH_SLOTS];
 
 /* Error handler references held by communicators and files; predefined
  * handlers are never freed (errhandler.c). */
@@ -302,8 +303,10 @@ struct shoal_mpi_datatype {
 };
 _Static_assert(sizeof(struct shoal_mpi_datatype) == SHOAL_MPI_DT_STRIDE,
                "predefined datatypes are array elements of this size");
+_Static_assert(SHOAL_MPI_NPREDEF_TYPES <= SHOAL_MPI_DT_SLOTS,
+               "more predefined datatypes than SHOAL_MPI_DT_SLOTS");
 SHOAL_MPI_API extern struct shoal_mpi_datatype
-    shoal_mpi_dt_predef[SHOAL_MPI_NPREDEF_TYPES];
+    shoal_mpi_dt_predef[SHOAL_MPI_DT_SLOTS];
 
 /* Check a datatype handle for use in communication: not NULL, a datatype,
  * committed.  Returns MPI_SUCCESS or reports through mpi_error. */
@@ -379,7 +382,9 @@ struct shoal_mpi_op {
 };
 _Static_assert(sizeof(struct shoal_mpi_op) == SHOAL_MPI_OP_STRIDE,
                "predefined operations are array elements of this size");
-SHOAL_MPI_API extern struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_NPREDEF_OPS];
+_Static_assert(SHOAL_MPI_NPREDEF_OPS <= SHOAL_MPI_OP_SLOTS,
+               "more predefined operations than SHOAL_MPI_OP_SLOTS");
+SHOAL_MPI_API extern struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_OP_SLOTS];
 
 /* inout[i] = in[i] op inout[i] for count elements of dt (native layout).
  * Returns MPI_SUCCESS or MPI_ERR_OP when op is not defined for dt. */

@@ -48,6 +48,25 @@ if [[ $public_count -eq 0 ]]; then
     echo "(is SHOAL_API missing, or does cmake/libshoal.map hide everything?)"
     status=1
 fi
+# Objects programs take the address of are copied into each program at its
+# link (copy relocations): their exported sizes are part of the ABI and
+# must stay those of mpi.h's SHOAL_MPI_*_STORAGE (and the predefined
+# arrays' strides), or a program built against an earlier libshoal.so.0
+# overruns its copy.
+sizes=$("$nm_cmd" -D --defined-only -S "$lib" |
+    awk 'NF >= 4 { sub(/@.*/, "", $4); print $4, $2 }')
+for want in shoal_mpi_comm_world:1024 shoal_mpi_comm_self:1024 \
+            shoal_mpi_group_empty:128 shoal_mpi_info_env:128 \
+            shoal_mpi_message_no_proc:512 shoal_mpi_dt_predef:65536 \
+            shoal_mpi_op_predef:2048 shoal_mpi_errh_predef:512; do
+    name=${want%%:*}
+    hex=$(awk -v n="$name" '$1 == n { print $2; exit }' <<<"$sizes")
+    if [[ -z $hex ]] || (( 16#$hex != ${want#*:} )); then
+        echo "FAIL: $name is exported with size ${hex:+0x$hex}${hex:-none}," \
+             "not ${want#*:} bytes (SHOAL_MPI_*_STORAGE, _SLOTS in mpi.h)"
+        status=1
+    fi
+done
 if [[ $status -eq 0 ]]; then
     echo "OK: $lib exports $(wc -l <<<"$symbols") symbols, all public:"
     sed 's/^/    /' <<<"$symbols"

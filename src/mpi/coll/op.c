@@ -36,7 +36,7 @@
 
 #define PREDEF_OP(i, c)                                                      \
     [i] = {.magic = MPI_MAGIC_OP, .refs = 1, .predef = (i), .commute = (c)}
-SHOAL_MPI_API struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_NPREDEF_OPS] = {
+SHOAL_MPI_API struct shoal_mpi_op shoal_mpi_op_predef[SHOAL_MPI_OP_SLOTS] = {
     PREDEF_OP(OP_MAX, 1),    PREDEF_OP(OP_MIN, 1),    PREDEF_OP(OP_SUM, 1),
     PREDEF_OP(OP_PROD, 1),   PREDEF_OP(OP_LAND, 1),   PREDEF_OP(OP_BAND, 1),
     PREDEF_OP(OP_LOR, 1),    PREDEF_OP(OP_BOR, 1),    PREDEF_OP(OP_LXOR, 1),

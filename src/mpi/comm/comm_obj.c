@@ -10,7 +10,6 @@
 #include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
-struct shoal_mpi_comm shoal_mpi_comm_world, shoal_mpi_comm_self;
 
 /*
  * Freed communicators go to a list for reuse instead of back to malloc, so

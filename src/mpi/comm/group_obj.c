@@ -7,8 +7,6 @@
 
 #include "mpi/mpi_impl.h"
 
-struct shoal_mpi_group shoal_mpi_group_empty = {
-    MPI_MAGIC_GROUP, 1 << 30, 0, MPI_UNDEFINED, NULL};
 
 int mpi_group_new(int n, const int *world, MPI_Group *group_p)
 {

@@ -18,7 +18,7 @@
 #include "mpi/core/ft.h"
 #include "mpi/mpi_impl.h"
 
-struct shoal_mpi_errhandler shoal_mpi_errh_predef[4] = {
+struct shoal_mpi_errhandler shoal_mpi_errh_predef[SHOAL_MPI_ERRH_SLOTS] = {
     [1] = {.magic = MPI_MAGIC_ERRH, .refs = 1 << 30, .kind = 1}, /* FATAL */
     [2] = {.magic = MPI_MAGIC_ERRH, .refs = 1 << 30, .kind = 2}, /* RETURN */
     [3] = {.magic = MPI_MAGIC_ERRH, .refs = 1 << 30, .kind = 3}, /* ABORT */

@@ -16,8 +16,6 @@
 
 #include "mpi/mpi_impl.h"
 
-__attribute__((visibility("default"))) struct shoal_mpi_info
-    shoal_mpi_info_env = {MPI_MAGIC_INFO, 1 << 30, 0, 0, NULL, NULL};
 
 static int env_filled;
 

@@ -8,6 +8,7 @@ list(APPEND SHOAL_SOURCES
     mpi/core/handle_f2c.c
     mpi/core/info.c
     mpi/core/init.c
+    mpi/core/predef.c
     mpi/core/progress_thread.c
     mpi/core/request.c
     mpi/core/status.c)

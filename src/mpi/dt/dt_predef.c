@@ -190,7 +190,7 @@ DT_LIST(DATA_P, DATA_Q, DATA_M)
            .nsegs = 0},
 
 SHOAL_MPI_API struct shoal_mpi_datatype
-    shoal_mpi_dt_predef[SHOAL_MPI_NPREDEF_TYPES] = {
+    shoal_mpi_dt_predef[SHOAL_MPI_DT_SLOTS] = {
         DT_LIST(ENTRY_P, ENTRY_Q, ENTRY_M)};
 
 /* ---- facts per basic type

@@ -876,8 +876,6 @@ static int message_of(MPI_Comm comm, mpi_umsg_t *u, MPI_Message *message)
     return MPI_SUCCESS;
 }
 
-struct shoal_mpi_request shoal_mpi_message_no_proc = {
-    .magic = MPI_MAGIC_REQ, .kind = MPI_REQ_MESSAGE};
 
 static int mprobe_any(int source, int tag, MPI_Comm comm, int wait,
                       int *flag, MPI_Message *message, MPI_Status *status,

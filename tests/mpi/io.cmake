@@ -37,3 +37,17 @@ add_test(NAME mp.mpi.io_crash.np2
                  $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash>)
 set_tests_properties(mp.mpi.io_crash.np2 PROPERTIES LABELS "mp;mpi"
                      RUN_SERIAL TRUE TIMEOUT 150)
+# The same programs on a tmpfs and on ext4 (a loop device), mounted for
+# the run (io_fs.sh; needs root, skips with the reason otherwise).
+foreach(p io_rw io_basic io_shared io_atomic io_dswrite)
+    add_test(NAME mp.mpi.${p}.fs.np4
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_fs.sh
+                     $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_${p}>)
+    set_tests_properties(mp.mpi.${p}.fs.np4 PROPERTIES LABELS "mp;mpi"
+                         SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+add_test(NAME mp.mpi.io_rw_cb.fs.np4
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_fs.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_rw> cb 3 64)
+set_tests_properties(mp.mpi.io_rw_cb.fs.np4 PROPERTIES LABELS "mp;mpi"
+                     SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -1,6 +1,7 @@
 /*
- * Helpers of the MPI-IO tests: a fresh directory under /tmp shared by the
- * ranks (made by rank 0, its name broadcast, removed at the end), and
+ * Helpers of the MPI-IO tests: a fresh directory under /tmp (or
+ * $IO_TEST_DIR) shared by the ranks (made by rank 0, its name broadcast,
+ * removed at the end), and
  * plain POSIX reads and writes of whole files for the references.
  */
 #ifndef SHOAL_IO_TEST_H
@@ -23,7 +24,10 @@ static inline void io_dir_make(const char *test)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-        snprintf(io_dir, sizeof(io_dir), "/tmp/shoal-io-%s.XXXXXX", test);
+        /* IO_TEST_DIR: another file system (io_fs.sh: tmpfs, ext4). */
+        const char *base = getenv("IO_TEST_DIR");
+        snprintf(io_dir, sizeof(io_dir), "%s/shoal-io-%s.XXXXXX",
+                 base != NULL && base[0] != '\0' ? base : "/tmp", test);
         MT_CHECK(mkdtemp(io_dir) != NULL, "mkdtemp %s", io_dir);
     }
     MT_OK(MPI_Bcast(io_dir, sizeof(io_dir), MPI_CHAR, 0, MPI_COMM_WORLD));

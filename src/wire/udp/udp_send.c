@@ -75,7 +75,10 @@ static inline int rec_follows(uint64_t end, uint64_t start)
  * records it starts and one skip at the ring's end. */
 static inline uint64_t q_bound(const udp_peer_t *p, size_t len)
 {
-    return len + (len / p->mss + 2) * UDP_HDR + rec_size(p);
+    /* No division for a small frame (the common case). */
+    uint64_t recs = len < p->mss ? 1 : len / p->mss + 1;
+
+    return len + (recs + 1) * UDP_HDR + rec_size(p);
 }
 
 static void q_put(udp_peer_t *p, const void *data, size_t len)

@@ -144,10 +144,10 @@ void wire_frame_of_msg(const wire_msg_t *m, uint64_t credits,
         f->args[i] = m->args[i];
 }
 
-int wire_frame_deliver(const wire_upcalls_t *up, int src,
-                       const wire_frame_t *f, const void *payload, int ok)
+void wire_msg_of_frame(const wire_frame_t *f, const void *payload,
+                       wire_msg_t *m)
 {
-    wire_msg_t m = {
+    *m = (wire_msg_t){
         .kind = f->kind & WIRE_KIND_MASK,
         .ep = f->ep,
         .handler = f->handler,
@@ -157,7 +157,14 @@ int wire_frame_deliver(const wire_upcalls_t *up, int src,
         .args = f->args,
         .payload = payload,
     };
+}
 
+int wire_frame_deliver(const wire_upcalls_t *up, int src,
+                       const wire_frame_t *f, const void *payload, int ok)
+{
+    wire_msg_t m;
+
+    wire_msg_of_frame(f, payload, &m);
     if (ok)
         return up->deliver(up->arg, src, &m);
     return (f->kind & (WIRE_F_REPLY | WIRE_F_FRAGMENT))

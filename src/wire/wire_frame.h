@@ -105,6 +105,9 @@ int wire_frame_decode(const uint8_t *buf, size_t avail, uint32_t max_inline,
 
 /* ---- between frames and the am layer (both stream wires) ----------------- */
 
+/* The message an AM frame carries, as the layer above sees it. */
+void wire_msg_of_frame(const wire_frame_t *f, const void *payload,
+                       wire_msg_t *m);
 /* The AM frame that carries m, with the sender's credit count. */
 void wire_frame_of_msg(const wire_msg_t *m, uint64_t credits,
                        wire_frame_t *f);

@@ -64,16 +64,12 @@ static char *long_dest(udp_peer_t *p, const wire_frame_t *f)
 static char *place(udp_peer_t *p, const wire_frame_t *f)
 {
     const wire_upcalls_t *up = &udp_state.up;
-    wire_msg_t m = {
-        .kind = f->kind & WIRE_KIND_MASK,
-        .ep = f->ep,
-        .handler = f->handler,
-        .nargs = f->nargs,
-        .len = f->len,
-        .args = f->args,
-    };
+    wire_msg_t m;
 
-    return up->place != NULL ? up->place(up->arg, p->base.rank, &m) : NULL;
+    if (up->place == NULL)
+        return NULL;
+    wire_msg_of_frame(f, NULL, &m);
+    return up->place(up->arg, p->base.rank, &m);
 }
 
 static void protocol_error(udp_peer_t *p, const char *why)

@@ -13,6 +13,8 @@
 /* Programs test these to know the ULFM calls are there. */
 #define MPIX_FT 1
 #define SHOAL_MPIX_ULFM 1
+/* ... and the checkpoint calls (MPIX_Checkpoint*, in mpi.h). */
+#define SHOAL_MPIX_CHECKPOINT 1
 
 /* Older ULFM names of the same classes. */
 #ifndef MPI_ERR_PROC_FAILED

@@ -1884,6 +1884,16 @@ SHOAL_MPIX_FN(Comm_failure_ack, (MPI_Comm comm))
 SHOAL_MPIX_FN(Comm_failure_get_acked, (MPI_Comm comm, MPI_Group *failedgrp))
 SHOAL_MPIX_FN(Comm_get_failed, (MPI_Comm comm, MPI_Group *failedgrp))
 SHOAL_MPIX_FN(Comm_ack_failed, (MPI_Comm comm, int num_to_ack, int *num_acked))
+/*
+ * Coordinated checkpoint/restart, application-assisted (docs/FT.md): the
+ * program registers its state, MPIX_Checkpoint (collective over
+ * MPI_COMM_WORLD) writes every rank's image under shoalrun
+ * --checkpoint-dir DIR, and after shoalrun --restart DIR
+ * MPIX_Checkpoint_restarted (collective) loads the newest complete one.
+ */
+SHOAL_MPIX_FN(Checkpoint_register, (void *ptr, size_t size))
+SHOAL_MPIX_FN(Checkpoint, (MPI_Comm comm))
+SHOAL_MPIX_FN(Checkpoint_restarted, (int *flag))
 #undef SHOAL_MPIX_FN
 
 #ifdef __cplusplus

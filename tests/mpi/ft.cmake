@@ -74,3 +74,16 @@ set_tests_properties(mp.mpi.ft_off.np4 PROPERTIES
 # bench/ft/ft_bench.c (docs/PERFORMANCE.md): agree and shrink medians,
 # detection time; built here, run by bench/ft/run.
 shoal_mp_program(bench_ft SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ft_bench.c)
+
+# Checkpoint/restart (docs/FT.md): tests/mpi/ckpt_test.sh runs the heat
+# program of tests/mpi/ckpt_heat.c uninterrupted, killed and restarted,
+# and against broken checkpoints; its exit status says (the programs it
+# runs print FAIL on purpose when they refuse a checkpoint).
+shoal_mp_program(mpi_ckpt_heat SOURCES ckpt_heat.c)
+foreach(what restart b2b pending refuse)
+    add_test(NAME mp.mpi.ckpt_${what}.np4
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
+                     $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
+    set_tests_properties(mp.mpi.ckpt_${what}.np4 PROPERTIES
+        LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE)
+endforeach()

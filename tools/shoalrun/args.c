@@ -41,6 +41,11 @@ static const char usage_text[] =
     "  --ft                  fault-tolerant run: a rank's death does not\n"
     "                        end the job; the others are told and may go on\n"
     "                        (ULFM, docs/FT.md; sets SHOAL_FT=1)\n"
+    "  --checkpoint-dir DIR  MPIX_Checkpoint writes checkpoints to DIR\n"
+    "                        (docs/FT.md; sets SHOAL_CKPT_DIR)\n"
+    "  --restart DIR         restart from the newest complete checkpoint\n"
+    "                        of DIR, which later checkpoints go to too\n"
+    "                        (sets SHOAL_CKPT_DIR and SHOAL_CKPT_RESTART)\n"
     "  --tag-output          prefix each output line with [rank]\n"
     "  --bind-to core|none|auto\n"
     "                        pin rank i to the i-th CPU of shoalrun's mask\n"
@@ -363,6 +368,20 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         if (setenv("SHOAL_FT", "1", 1) != 0)
             return usage_error(exit_p, "--ft: cannot set SHOAL_FT");
         base_cfg.FT = 1;
+        return 0;
+    }
+    if (is_option(arg, "--checkpoint-dir") || is_option(arg, "--restart")) {
+        /* Checkpoint/restart (docs/FT.md): the ranks read the variables. */
+        int restart = is_option(arg, "--restart");
+        const char *opt = restart ? "--restart" : "--checkpoint-dir";
+        v = option_value(argc, argv, i, opt, exit_p);
+        if (v == NULL)
+            return 1;
+        if (v[0] == '\0')
+            return usage_error(exit_p, "%s: the directory is empty", opt);
+        if (setenv("SHOAL_CKPT_DIR", v, 1) != 0 ||
+            (restart && setenv("SHOAL_CKPT_RESTART", "1", 1) != 0))
+            return usage_error(exit_p, "%s: cannot set SHOAL_CKPT_*", opt);
         return 0;
     }
     if (strcmp(arg, "--noise-report") == 0) {

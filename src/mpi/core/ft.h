@@ -76,4 +76,7 @@ static inline int mpi_ft_entry(MPI_Comm comm)
  * MPI_COMM_WORLD first (a barrier that tolerates the dead). */
 void mpi_ft_finalize(void);
 
+/* Checkpoint/restart (ckpt.c): its memory, at MPI_Finalize. */
+void mpi_ckpt_fini(void);
+
 #endif /* SHOAL_MPI_FT_H */

@@ -149,6 +149,7 @@ int PMPI_Finalize(void)
     if (mpi_ft.on && SHOAL_ERR_IS_LINK_FAILURE(status))
         status = SHOAL_OK;
     mpi_ft_fini();
+    mpi_ckpt_fini();
     mpi.finalized = 1;
     if (status != SHOAL_OK)
         return mpi_error(NULL, mpi_class_of_status(status), "MPI_Finalize",

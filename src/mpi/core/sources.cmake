@@ -1,6 +1,7 @@
 # src/mpi/core: the environment, errors and error handlers, info, requests, status, Fortran handles, the progress thread.
 # Paths are relative to src/.
 list(APPEND SHOAL_SOURCES
+    mpi/core/ckpt.c
     mpi/core/errhandler.c
     mpi/core/error.c
     mpi/core/ft.c

@@ -161,6 +161,21 @@ void mpi_matchq_put(mpi_matchq_t *q)
     free(q);
 }
 
+/* Checkpoint (core/ckpt.c): posted receives and unexpected messages on
+ * every context but skip and skip + 1 (engine lock held). */
+void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp)
+{
+    for (uint32_t c = 0; c < MPI_CTX_MAX; c++) {
+        const mpi_matchq_t *q = mq_table[c];
+        if (q == NULL || c == skip || c == skip + 1)
+            continue;
+        *posted += (long)q->nposted;
+        for (const base_list_t *l = q->unexp.next; l != &q->unexp;
+             l = l->next)
+            ++*unexp;
+    }
+}
+
 /* A queue for a context whose communicator does not exist here yet. */
 static mpi_matchq_t *matchq_for_arrival(uint32_t ctx)
 {

@@ -131,6 +131,9 @@ void mpi_send_unqueue(MPI_Request req);
 int mpi_recv_start(MPI_Request req);
 /* Find (and unlink when take) the first unexpected message matching. */
 mpi_umsg_t *mpi_unexp_find(mpi_matchq_t *q, int src, int tag, int take);
+/* Checkpoint: posted receives and unexpected messages of every context
+ * but skip and skip + 1, added to the counts (engine lock held). */
+void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp);
 /* Return an unexpected message's memory (engine lock held). */
 void mpi_umsg_free(mpi_umsg_t *u);
 /* Receive an unexpected message into req (frees the umsg). */

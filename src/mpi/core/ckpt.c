@@ -1,0 +1,755 @@
+/*
+ * Coordinated checkpoint/restart, application-assisted (issue 18 part 3,
+ * docs/FT.md "Checkpoint/restart").  The program registers its state
+ * regions (MPIX_Checkpoint_register); MPIX_Checkpoint, collective over
+ * MPI_COMM_WORLD, makes sure no message crosses the cut, writes every
+ * rank's image to SHOAL_CKPT_DIR/ckpt.<epoch>/rank.<r> (tmp, fsync,
+ * rename), and rank 0 commits the checkpoint with a COMPLETE file only
+ * after every rank confirmed its image; older checkpoints are removed only
+ * then.  After shoalrun --restart DIR, MPIX_Checkpoint_restarted (also
+ * collective) picks the newest checkpoint that is complete and valid on
+ * every rank and copies it into the registered regions.
+ *
+ * Nothing here is on a path that messages take: the calls are the
+ * application's own, between its communication phases.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "mpi/core/ft.h"
+#include "mpi/p2p/p2p_engine.h"
+
+#define CK_MAGIC "SHOALCKP"
+#define CK_VERSION 1u
+#define CK_TAG 4242
+#define CK_MAX_CANDIDATES 16
+#define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
+#define CK_NAME 64
+
+/* The head of a rank's image; then nreg uint64_t region sizes, then the
+ * regions' bytes in registration order.  Host byte order: a checkpoint
+ * restarts on machines of the same architecture. */
+typedef struct ck_head {
+    char magic[8];
+    uint32_t version;
+    uint32_t rank, size, nreg;
+    uint64_t epoch;
+    uint64_t prog;        /* siphash of the program's name */
+    uint64_t data_bytes;  /* the regions' bytes */
+    uint64_t sum;         /* checksum of all the rest (this field 0) */
+    char name[CK_NAME];   /* the program's name, for messages */
+} ck_head_t;
+
+typedef struct ck_region {
+    void *ptr;
+    size_t size;
+} ck_region_t;
+
+static struct {
+    ck_region_t *reg;
+    int nreg, cap;
+    int asked;      /* MPIX_Checkpoint_restarted has run */
+    int loaded;     /* an image was loaded (the job restarted) */
+    uint8_t *img;   /* the loaded image (whole file) */
+    uint64_t epoch; /* the loaded checkpoint's */
+} ck;
+
+static const uint8_t ck_key[16] = {'s', 'h', 'o', 'a', 'l', '-', 'c', 'k',
+                                   'p', 't', '-', 'k', 'e', 'y', '-', '1'};
+
+static const char *prog_name(void)
+{
+    return program_invocation_short_name != NULL
+               ? program_invocation_short_name : "?";
+}
+
+static uint64_t prog_id(void)
+{
+    const char *n = prog_name();
+    return base_siphash(ck_key, n, strlen(n));
+}
+
+/* Checksum of an image: the head (sum 0) and sizes, and each region's
+ * hash, hashed together (no copy of the regions). */
+static uint64_t image_sum(const ck_head_t *h, const uint64_t *sizes,
+                          const void *const *data)
+{
+    size_t n = sizeof(*h) + (size_t)h->nreg * 16;
+    uint8_t *buf = malloc(n);
+    ck_head_t hz = *h;
+    uint64_t sum;
+
+    if (buf == NULL)
+        return 0;
+    hz.sum = 0;
+    memcpy(buf, &hz, sizeof(hz));
+    memcpy(buf + sizeof(hz), sizes, (size_t)h->nreg * 8);
+    for (uint32_t i = 0; i < h->nreg; i++) {
+        uint64_t r = base_siphash(ck_key, data[i], (size_t)sizes[i]);
+        memcpy(buf + sizeof(hz) + (size_t)h->nreg * 8 + (size_t)i * 8, &r, 8);
+    }
+    sum = base_siphash(ck_key, buf, n);
+    free(buf);
+    return sum;
+}
+
+void mpi_ckpt_fini(void)
+{
+    free(ck.reg);
+    free(ck.img);
+    memset(&ck, 0, sizeof(ck));
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n > 0) {
+        ssize_t w = write(fd, c, n > (1u << 30) ? (1u << 30) : n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc;
+
+    if (fd < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof(buf))
+        return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        buf[i] = c;
+    }
+    return 0;
+}
+
+/* Remove a checkpoint directory and the files in it. */
+static void remove_ckpt_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    char f[4352];
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(f, sizeof(f), "%s/%s", path, e->d_name);
+        unlink(f);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+/* The epochs of DIR's ckpt.<n> directories, largest first (at most max). */
+static int list_epochs(const char *dir, uint64_t *ep, int max)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        if (strncmp(e->d_name, "ckpt.", 5) != 0)
+            continue;
+        errno = 0;
+        uint64_t v = strtoull(e->d_name + 5, &end, 10);
+        if (errno != 0 || *end != '\0' || end == e->d_name + 5 || v == 0)
+            continue;
+        if (n < max) {
+            ep[n++] = v;
+        } else { /* keep the largest */
+            int lo = 0;
+            for (int i = 1; i < n; i++)
+                if (ep[i] < ep[lo])
+                    lo = i;
+            if (v > ep[lo])
+                ep[lo] = v;
+        }
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++) /* insertion sort, descending */
+        for (int j = i; j > 0 && ep[j] > ep[j - 1]; j--) {
+            uint64_t t = ep[j];
+            ep[j] = ep[j - 1];
+            ep[j - 1] = t;
+        }
+    return n;
+}
+
+/* Write this rank's image of epoch into cdir; 0 or -1 (errno kept in *err). */
+static int write_image(const char *cdir, uint64_t epoch, int *err)
+{
+    char tmp[1024], fin[1024];
+    ck_head_t h;
+    uint64_t *sizes = calloc((size_t)ck.nreg + 1, sizeof(*sizes));
+    const void **data = calloc((size_t)ck.nreg + 1, sizeof(*data));
+    int fd = -1, rc = -1;
+
+    *err = ENOMEM;
+    if (sizes == NULL || data == NULL)
+        goto out;
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, CK_MAGIC, 8);
+    h.version = CK_VERSION;
+    h.rank = (uint32_t)mpi.world_rank;
+    h.size = (uint32_t)mpi.world_size;
+    h.nreg = (uint32_t)ck.nreg;
+    h.epoch = epoch;
+    h.prog = prog_id();
+    snprintf(h.name, sizeof(h.name), "%s", prog_name());
+    for (int i = 0; i < ck.nreg; i++) {
+        sizes[i] = ck.reg[i].size;
+        data[i] = ck.reg[i].ptr;
+        h.data_bytes += ck.reg[i].size;
+    }
+    h.sum = image_sum(&h, sizes, data);
+    snprintf(tmp, sizeof(tmp), "%s/rank.%d.tmp", cdir, mpi.world_rank);
+    snprintf(fin, sizeof(fin), "%s/rank.%d", cdir, mpi.world_rank);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        goto fail;
+    if (write_all(fd, &h, sizeof(h)) != 0 ||
+        write_all(fd, sizes, (size_t)ck.nreg * 8) != 0)
+        goto fail;
+    for (int i = 0; i < ck.nreg; i++)
+        if (write_all(fd, ck.reg[i].ptr, ck.reg[i].size) != 0)
+            goto fail;
+    if (fsync(fd) != 0)
+        goto fail;
+    if (close(fd) != 0) {
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, fin) != 0)
+        goto fail;
+    rc = 0;
+    *err = 0;
+    goto out;
+fail:
+    *err = errno;
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+out:
+    free(sizes);
+    free(data);
+    return rc;
+}
+
+/* Read and check this rank's image of epoch in dir: the image (malloc'd)
+ * or NULL with why (a message) set. */
+static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
+                           size_t whylen)
+{
+    char path[1024];
+    struct stat st;
+    uint8_t *buf = NULL;
+    size_t got = 0;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/ckpt.%" PRIu64 "/rank.%d", dir, epoch,
+             mpi.world_rank);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s: %s (the rank's file is missing)", path,
+                 strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(ck_head_t)) {
+        snprintf(why, whylen, "%s: truncated (%lld bytes, less than a head)",
+                 path, (long long)st.st_size);
+        goto bad;
+    }
+    buf = malloc((size_t)st.st_size);
+    if (buf == NULL) {
+        snprintf(why, whylen, "%s: out of memory", path);
+        goto bad;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(why, whylen, "%s: read failed: %s", path,
+                     r < 0 ? strerror(errno) : "early end of file");
+            goto bad;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    fd = -1;
+
+    ck_head_t h;
+    memcpy(&h, buf, sizeof(h));
+    if (memcmp(h.magic, CK_MAGIC, 8) != 0 || h.version != CK_VERSION) {
+        snprintf(why, whylen, "%s: not a Shoal checkpoint image (version %u)",
+                 path, CK_VERSION);
+        goto bad;
+    }
+    h.name[CK_NAME - 1] = '\0';
+    if (h.prog != prog_id()) {
+        snprintf(why, whylen, "%s: written by program '%s', this is '%s'",
+                 path, h.name, prog_name());
+        goto bad;
+    }
+    if (h.size != (uint32_t)mpi.world_size) {
+        snprintf(why, whylen, "%s: written by a job of %u ranks, this one "
+                 "has %d", path, h.size, mpi.world_size);
+        goto bad;
+    }
+    if (h.rank != (uint32_t)mpi.world_rank || h.epoch != epoch) {
+        snprintf(why, whylen, "%s: holds rank %u of epoch %" PRIu64
+                 ", expected rank %d of epoch %" PRIu64, path, h.rank,
+                 h.epoch, mpi.world_rank, epoch);
+        goto bad;
+    }
+    size_t need = sizeof(h);
+    if (h.nreg > ((size_t)st.st_size - sizeof(h)) / 8) {
+        snprintf(why, whylen, "%s: truncated (%u regions do not fit)", path,
+                 h.nreg);
+        goto bad;
+    }
+    const uint64_t *sizes = (const uint64_t *)(buf + sizeof(h));
+    const void **data = calloc((size_t)h.nreg + 1, sizeof(*data));
+    uint64_t total = 0;
+    if (data == NULL) {
+        snprintf(why, whylen, "%s: out of memory", path);
+        goto bad;
+    }
+    need += (size_t)h.nreg * 8;
+    for (uint32_t i = 0; i < h.nreg; i++) {
+        if (sizes[i] > (uint64_t)st.st_size) {
+            total = UINT64_MAX;
+            break;
+        }
+        data[i] = buf + need + total;
+        total += sizes[i];
+    }
+    if (total != h.data_bytes || need + total != (uint64_t)st.st_size) {
+        snprintf(why, whylen, "%s: truncated or padded (%lld bytes, the head "
+                 "says %" PRIu64 ")", path, (long long)st.st_size,
+                 (uint64_t)need + h.data_bytes);
+        free(data);
+        goto bad;
+    }
+    uint64_t sum = image_sum(&h, sizes, data);
+    free(data);
+    if (sum != h.sum) {
+        snprintf(why, whylen, "%s: checksum mismatch (the image is corrupt)",
+                 path);
+        goto bad;
+    }
+    return buf;
+bad:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return NULL;
+}
+
+/* Does DIR/ckpt.<epoch>/COMPLETE commit a checkpoint of this job? */
+static int complete_ok(const char *dir, uint64_t epoch, char *why,
+                       size_t whylen)
+{
+    char path[1024], line[256];
+    unsigned long long e, p;
+    int size;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/ckpt.%" PRIu64 "/COMPLETE", dir, epoch);
+    f = fopen(path, "re");
+    if (f == NULL) {
+        snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": not complete (no "
+                 "COMPLETE: a checkpoint cut short)", dir, epoch);
+        return 0;
+    }
+    int ok = fgets(line, sizeof(line), f) != NULL &&
+             sscanf(line, "shoal-checkpoint 1 epoch=%llu ranks=%d prog=%llx",
+                    &e, &size, &p) == 3;
+    fclose(f);
+    if (!ok || e != epoch) {
+        snprintf(why, whylen, "%s: unreadable", path);
+        return 0;
+    }
+    if (size != mpi.world_size) {
+        snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": a checkpoint of %d ranks, "
+                 "this job has %d", dir, epoch, size, mpi.world_size);
+        return 0;
+    }
+    if (p != prog_id()) {
+        snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": a checkpoint of another "
+                 "program (this is '%s')", dir, epoch, prog_name());
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- the calls ------------------------------------------------------------------ */
+
+/* Copy region i from the loaded image; MPI_SUCCESS or an error. */
+static int restore_region(int i, const char *fn)
+{
+    ck_head_t h;
+    const uint64_t *sizes;
+    size_t off;
+
+    memcpy(&h, ck.img, sizeof(h));
+    if ((uint32_t)i >= h.nreg)
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_SIZE, fn,
+                         "region %d is registered, the checkpoint of epoch "
+                         "%" PRIu64 " has only %u", i, ck.epoch, h.nreg);
+    sizes = (const uint64_t *)(ck.img + sizeof(h));
+    if (sizes[i] != ck.reg[i].size)
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_SIZE, fn,
+                         "region %d is %zu bytes, its image in the checkpoint "
+                         "of epoch %" PRIu64 " is %" PRIu64, i,
+                         ck.reg[i].size, ck.epoch, sizes[i]);
+    off = sizeof(h) + (size_t)h.nreg * 8;
+    for (int j = 0; j < i; j++)
+        off += (size_t)sizes[j];
+    if (ck.reg[i].size > 0)
+        memcpy(ck.reg[i].ptr, ck.img + off, ck.reg[i].size);
+    return MPI_SUCCESS;
+}
+
+int PMPIX_Checkpoint_register(void *ptr, size_t size)
+{
+    const char *fn = "MPIX_Checkpoint_register";
+
+    MPI_CHECK_INIT(fn);
+    if (ptr == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, fn, "ptr is NULL");
+    for (int i = 0; i < ck.nreg; i++)
+        if (ck.reg[i].ptr == ptr) { /* an update: the new size */
+            ck.reg[i].size = size;
+            return MPI_SUCCESS;
+        }
+    if (ck.nreg == ck.cap) {
+        int cap = ck.cap ? 2 * ck.cap : 8;
+        ck_region_t *r = realloc(ck.reg, (size_t)cap * sizeof(*r));
+        if (r == NULL)
+            return mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+        ck.reg = r;
+        ck.cap = cap;
+    }
+    ck.reg[ck.nreg].ptr = ptr;
+    ck.reg[ck.nreg].size = size;
+    ck.nreg++;
+    if (ck.loaded) {
+        int rc = restore_region(ck.nreg - 1, fn);
+        if (rc != MPI_SUCCESS) {
+            ck.nreg--;
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+SHOAL_MPIX_WEAK(Checkpoint_register)
+
+/* A private duplicate of MPI_COMM_WORLD that returns errors. */
+static int private_comm(MPI_Comm *c)
+{
+    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, c);
+
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+    return rc;
+}
+
+int PMPIX_Checkpoint_restarted(int *flag)
+{
+    const char *fn = "MPIX_Checkpoint_restarted";
+    const char *dir = base_cfg.CKPT_DIR;
+    uint64_t ep[CK_MAX_CANDIDATES];
+    int ok[CK_MAX_CANDIDATES], n = 0, rc, pick = -1;
+    uint8_t *img[CK_MAX_CANDIDATES];
+    char why[CK_MAX_CANDIDATES][1536];
+    MPI_Comm c;
+
+    MPI_CHECK_INIT(fn);
+    if (flag == NULL)
+        return mpi_error(NULL, MPI_ERR_ARG, fn, "flag is NULL");
+    if (ck.asked || !base_cfg.CKPT_RESTART) {
+        ck.asked = 1;
+        *flag = ck.loaded;
+        return MPI_SUCCESS;
+    }
+    if (dir == NULL || dir[0] == '\0')
+        return mpi_error(NULL, MPI_ERR_ARG, fn, "SHOAL_CKPT_RESTART is set "
+                         "but SHOAL_CKPT_DIR is empty (use shoalrun "
+                         "--restart DIR)");
+    if (strlen(dir) > CK_DIR_MAX)
+        return mpi_error(NULL, MPI_ERR_ARG, fn, "SHOAL_CKPT_DIR is longer "
+                         "than %d bytes", CK_DIR_MAX);
+    rc = private_comm(&c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(NULL, rc, fn, "cannot duplicate MPI_COMM_WORLD");
+    /* Rank 0 lists the candidates, newest first; every rank checks its
+     * own image of each; the newest valid everywhere wins. */
+    if (mpi.world_rank == 0)
+        n = list_epochs(dir, ep, CK_MAX_CANDIDATES);
+    rc = PMPI_Bcast(&n, 1, MPI_INT, 0, c);
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = PMPI_Bcast(ep, n, MPI_UINT64_T, 0, c);
+    for (int i = 0; i < n; i++) {
+        img[i] = NULL;
+        ok[i] = complete_ok(dir, ep[i], why[i], sizeof(why[i]));
+        if (ok[i]) {
+            img[i] = read_image(dir, ep[i], why[i], sizeof(why[i]));
+            ok[i] = img[i] != NULL;
+        }
+        /* Said before the ranks agree, so that it is said before any of
+         * them can end the job. */
+        if (!ok[i])
+            base_error("ckpt", "rank %d: cannot restart from %s",
+                       mpi.world_rank, why[i]);
+    }
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = PMPI_Allreduce(MPI_IN_PLACE, ok, n, MPI_INT, MPI_MIN, c);
+    PMPI_Comm_free(&c);
+    for (int i = 0; i < n; i++) {
+        if (pick < 0 && ok[i] && rc == MPI_SUCCESS) {
+            pick = i;
+            continue;
+        }
+        free(img[i]);
+        img[i] = NULL;
+    }
+    if (rc != MPI_SUCCESS)
+        return mpi_error(MPI_COMM_WORLD, rc, fn, "the ranks could not agree "
+                         "on a checkpoint");
+    if (pick < 0)
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_SUCH_FILE, fn,
+                         "no complete and valid checkpoint in %s for this "
+                         "job ('%s', %d ranks): cannot restart", dir,
+                         prog_name(), mpi.world_size);
+    ck.img = img[pick];
+    ck.epoch = ep[pick];
+    ck.loaded = 1;
+    ck.asked = 1;
+    if (mpi.world_rank == 0)
+        base_info("ckpt", "restarting from %s/ckpt.%" PRIu64, dir, ck.epoch);
+    for (int i = 0; i < ck.nreg; i++) {
+        rc = restore_region(i, fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+SHOAL_MPIX_WEAK(Checkpoint_restarted)
+
+/* This rank's point-to-point work that would cross the cut, apart from
+ * context ctx (and ctx + 1) of the checkpoint's own communicator:
+ * posted receives and unexpected messages; sends still queued. */
+static void pending_here(uint32_t ctx, long *posted, long *unexp,
+                         long *queued)
+{
+    *posted = *unexp = 0;
+    mpi_lock();
+    mpi_p2p_pending(ctx, posted, unexp);
+    *queued = !base_list_empty(&mpi_pq.deferred) ||
+              !base_list_empty(&mpi_pq.push) ||
+              !base_list_empty(&mpi_pq.poll);
+    mpi_unlock();
+}
+
+int PMPIX_Checkpoint(MPI_Comm comm)
+{
+    const char *fn = "MPIX_Checkpoint";
+    const char *dir = base_cfg.CKPT_DIR;
+    char cdir[960], path[1024];
+    uint64_t epoch = 0, old[CK_MAX_CANDIDATES];
+    int rc, nold = 0, ok, err = 0, p = mpi.world_size, me = mpi.world_rank;
+    long posted, unexp, queued;
+    MPI_Comm c;
+
+    MPI_CHECK_INIT(fn);
+    if (comm != MPI_COMM_WORLD)
+        return mpi_error(mpi_comm_ok(comm) ? comm : NULL, MPI_ERR_COMM, fn,
+                         "comm must be MPI_COMM_WORLD (checkpoints are of "
+                         "the whole job)");
+    if (dir == NULL || dir[0] == '\0')
+        return mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                         "no checkpoint directory: run with shoalrun "
+                         "--checkpoint-dir DIR (SHOAL_CKPT_DIR)");
+    if (strlen(dir) > CK_DIR_MAX)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "SHOAL_CKPT_DIR is longer "
+                         "than %d bytes", CK_DIR_MAX);
+    rc = mpi_ft_entry(comm);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "a rank died or MPI_COMM_WORLD was "
+                         "revoked");
+    rc = private_comm(&c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "cannot duplicate MPI_COMM_WORLD");
+
+    /* Phase 1, the cut: sends still queued here are pending requests.
+     * Then a marker to every peer on the private communicator: the
+     * channels are FIFO, so once every marker arrived every message sent
+     * before the call is here, matched or unexpected. */
+    mpi_progress();
+    pending_here(c->ctx, &posted, &unexp, &queued);
+    ok = queued == 0;
+    {
+        MPI_Request *r = malloc(2 * (size_t)p * sizeof(*r));
+        int nr = 0;
+        if (r == NULL) {
+            PMPI_Comm_free(&c);
+            return mpi_error(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        }
+        for (int i = 0; i < p && rc == MPI_SUCCESS; i++) {
+            if (i == me)
+                continue;
+            rc = PMPI_Irecv(NULL, 0, MPI_BYTE, i, CK_TAG, c, &r[nr++]);
+            if (rc == MPI_SUCCESS)
+                rc = PMPI_Isend(NULL, 0, MPI_BYTE, i, CK_TAG, c, &r[nr++]);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Waitall(nr, r, MPI_STATUSES_IGNORE);
+        free(r);
+    }
+    if (rc == MPI_SUCCESS) {
+        pending_here(c->ctx, &posted, &unexp, &queued);
+        int here = ok && posted == 0 && unexp == 0 && queued == 0;
+        rc = PMPI_Allreduce(&here, &ok, 1, MPI_INT, MPI_MIN, c);
+        if (rc == MPI_SUCCESS && !ok) {
+            PMPI_Comm_free(&c);
+            if (!here)
+                return mpi_error(comm, MPI_ERR_PENDING, fn,
+                                 "communication crosses the checkpoint: "
+                                 "here %ld receives posted, %ld messages "
+                                 "unreceived, %s; complete them first",
+                                 posted, unexp,
+                                 queued ? "sends queued" : "no send queued");
+            return mpi_error(comm, MPI_ERR_PENDING, fn,
+                             "communication crosses the checkpoint on "
+                             "another rank; complete it first");
+        }
+    }
+
+    /* Phase 2: rank 0 picks the epoch (past every ckpt.<n> there is, torn
+     * ones too) and makes its directory. */
+    if (rc == MPI_SUCCESS) {
+        uint64_t msg[2] = {0, 0};
+        if (me == 0) {
+            nold = list_epochs(dir, old, CK_MAX_CANDIDATES);
+            epoch = nold > 0 ? old[0] + 1 : 1;
+            if (ck.loaded && epoch <= ck.epoch)
+                epoch = ck.epoch + 1;
+            snprintf(cdir, sizeof(cdir), "%s/ckpt.%" PRIu64, dir, epoch);
+            msg[0] = epoch;
+            msg[1] = mkdir_p(cdir) == 0 ? 0 : (uint64_t)errno;
+        }
+        rc = PMPI_Bcast(msg, 2, MPI_UINT64_T, 0, c);
+        epoch = msg[0];
+        if (rc == MPI_SUCCESS && msg[1] != 0) {
+            PMPI_Comm_free(&c);
+            return mpi_error(comm, MPI_ERR_IO, fn, "cannot make %s/ckpt.%"
+                             PRIu64 ": %s", dir, epoch,
+                             strerror((int)msg[1]));
+        }
+    }
+    snprintf(cdir, sizeof(cdir), "%s/ckpt.%" PRIu64, dir, epoch);
+
+    /* Phase 3: every rank writes its image (tmp, fsync, rename). */
+    int wrote = 0;
+    if (rc == MPI_SUCCESS) {
+        int here = write_image(cdir, epoch, &err) == 0;
+        wrote = here;
+        rc = PMPI_Allreduce(&here, &ok, 1, MPI_INT, MPI_MIN, c);
+    }
+
+    /* Phase 4: all confirmed: rank 0 commits (COMPLETE, fsync'd, and the
+     * directories), then removes the older checkpoints. */
+    if (rc == MPI_SUCCESS && ok) {
+        int done = 1;
+        if (me == 0) {
+            int fd;
+            snprintf(path, sizeof(path), "%s/COMPLETE", cdir);
+            char line[160];
+            int len = snprintf(line, sizeof(line),
+                               "shoal-checkpoint 1 epoch=%" PRIu64
+                               " ranks=%d prog=%" PRIx64 "\n",
+                               epoch, p, prog_id());
+            done = fsync_path(cdir) == 0;
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (!done || fd < 0 || write_all(fd, line, (size_t)len) != 0 ||
+                fsync(fd) != 0)
+                done = 0;
+            if (fd >= 0 && close(fd) != 0)
+                done = 0;
+            if (!done)
+                err = errno;
+            if (done && (fsync_path(cdir) != 0 || fsync_path(dir) != 0)) {
+                done = 0;
+                err = errno;
+            }
+        }
+        rc = PMPI_Bcast(&done, 1, MPI_INT, 0, c);
+        ok = done;
+        if (rc == MPI_SUCCESS && ok && me == 0) {
+            for (int i = 0; i < nold; i++) {
+                char od[960];
+                snprintf(od, sizeof(od), "%s/ckpt.%" PRIu64, dir, old[i]);
+                remove_ckpt_dir(od);
+            }
+            fsync_path(dir);
+        }
+    }
+    PMPI_Comm_free(&c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "the checkpoint's coordination "
+                         "failed");
+    if (!ok) {
+        if (me == 0)
+            remove_ckpt_dir(cdir); /* never complete: not used anyway */
+        if (err != 0 || (me != 0 && !wrote))
+            return mpi_error(comm, MPI_ERR_IO, fn, "writing %s failed here: "
+                             "%s; the previous checkpoint stays", cdir,
+                             strerror(err ? err : EIO));
+        return mpi_error(comm, MPI_ERR_IO, fn, "writing %s failed on another "
+                         "rank; the previous checkpoint stays", cdir);
+    }
+    return MPI_SUCCESS;
+}
+SHOAL_MPIX_WEAK(Checkpoint)

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|pending|refuse
+#   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
+#            restarted with --restart, equals an uninterrupted run bit for bit
+#   b2b:     the same with two checkpoints back to back each time
+#   pending: a checkpoint with a message in flight or a receive posted is
+#            refused on every rank; then the run goes on and is exact
+#   refuse:  torn, truncated, corrupt, missing, other-size and other-program
+#            checkpoints are refused with a clear message; the newest valid
+#            complete one is used
+set -u
+shoalrun=$1 prog=$2 what=$3
+np=4 iters=30 k=6
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shoal-ckpt.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# run <expect: ok|fail> <shoalrun options...> -- <program args...>
+run() {
+    local expect=$1
+    shift
+    local opts=()
+    while [[ $1 != -- ]]; do
+        opts+=("$1")
+        shift
+    done
+    shift
+    out=$("$shoalrun" "${opts[@]}" --timeout 60 "$prog" "$@" 2>&1)
+    status=$?
+    if [[ $expect == ok && $status -ne 0 ]]; then
+        echo "$out"
+        fail "shoalrun ${opts[*]} $prog $* exited with $status"
+    fi
+    if [[ $expect == fail && $status -eq 0 ]]; then
+        echo "$out"
+        fail "shoalrun ${opts[*]} $prog $* succeeded; expected a failure"
+    fi
+    return 0
+}
+
+expect_out() {
+    if ! grep -Eq -- "$1" <<<"$out"; then
+        echo "$out"
+        fail "output does not match '$1'"
+    fi
+    echo "ok: $(grep -E -- "$1" <<<"$out" | head -1)"
+}
+
+# the uninterrupted run
+run ok -n $np --checkpoint-dir "$tmp/ref" -- $iters $k - "$tmp/ref.out"
+[[ -s $tmp/ref.out ]] || fail "no reference result"
+n=$(ls -d "$tmp/ref"/ckpt.* | wc -l)
+[[ $n -eq 1 ]] || fail "$n checkpoints kept, expected the newest only"
+
+case $what in
+restart | b2b)
+    mode=
+    [[ $what == b2b ]] && mode=b2b
+    run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k 2@15 "$tmp/x.out" $mode
+    expect_out "rank 2 \(pid [0-9]+\) was killed by signal 9"
+    [[ ! -e $tmp/x.out ]] || fail "the killed run wrote a result"
+    [[ -e $tmp/d/ckpt.$([[ $what == b2b ]] && echo 4 || echo 2)/COMPLETE ]] ||
+        fail "no complete checkpoint: $(ls -R "$tmp/d")"
+    run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r.out" $mode
+    expect_out "^restarted at iteration 12$"
+    cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"
+    # and once more from the restarted run's own last checkpoint
+    run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r2.out" $mode
+    expect_out "^restarted at iteration 30$"
+    cmp "$tmp/ref.out" "$tmp/r2.out" || fail "the second restart differs"
+    ;;
+pending)
+    run ok -n $np --checkpoint-dir "$tmp/d" -- $iters $k - "$tmp/p.out" pending
+    expect_out "^pending checkpoints refused$"
+    cmp "$tmp/ref.out" "$tmp/p.out" || fail "the result differs"
+    ;;
+refuse)
+    good=$(ls -d "$tmp/ref"/ckpt.*)
+    e=${good##*.}
+    fresh() { # a checkpoint directory holding a copy of the good one
+        rm -rf "$tmp/c"
+        mkdir -p "$tmp/c"
+        cp -r "$good" "$tmp/c/"
+        c=$tmp/c/ckpt.$e
+    }
+    fresh
+    truncate -s -8 "$c/rank.1"
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "rank.1: truncated or padded"
+    expect_out "no complete and valid checkpoint in .* cannot restart"
+
+    fresh
+    printf '\x55' | dd of="$c/rank.2" bs=1 seek=300 conv=notrunc status=none
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "rank.2: checksum mismatch \(the image is corrupt\)"
+
+    fresh
+    rm "$c/rank.3"
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "rank.3: No such file or directory \(the rank's file is missing\)"
+
+    fresh
+    rm "$c/COMPLETE"
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "not complete \(no COMPLETE"
+
+    fresh
+    run fail -n 2 --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "a checkpoint of 4 ranks, this job has 2"
+
+    fresh
+    ln -s "$(readlink -f "$prog")" "$tmp/other_program"
+    out=$("$shoalrun" -n $np --restart "$tmp/c" --timeout 60 \
+          "$tmp/other_program" $iters $k - "$tmp/o" 2>&1) &&
+        fail "another program restarted from the checkpoint"
+    expect_out "a checkpoint of another program \(this is 'other_program'\)"
+
+    rm -rf "$tmp/c"
+    mkdir -p "$tmp/c"
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "no complete and valid checkpoint in"
+
+    # A newer torn checkpoint (no COMPLETE) and a newer corrupt complete
+    # one: the good one is used, and the result is exact.
+    fresh
+    cp -r "$c" "$tmp/c/ckpt.$((e + 1))"
+    rm "$tmp/c/ckpt.$((e + 1))/COMPLETE"
+    cp -r "$c" "$tmp/c/ckpt.$((e + 2))"
+    sed -i "s/epoch=$e /epoch=$((e + 2)) /" "$tmp/c/ckpt.$((e + 2))/COMPLETE"
+    run ok -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o"
+    expect_out "ckpt.$((e + 2))/rank.0: holds rank 0 of epoch $e, expected rank 0 of epoch $((e + 2))"
+    expect_out "^restarted at iteration 30$"
+    cmp "$tmp/ref.out" "$tmp/o" || fail "the result differs"
+    ;;
+*)
+    fail "unknown test $what"
+    ;;
+esac
+echo "OK: $what"

@@ -442,6 +442,12 @@ case_bad_args() {
     bad_args 126 "cannot execute '/etc/passwd': Permission denied" -n 2 /etc/passwd
     bad_args 126 "cannot execute '/tmp': Is a directory" -n 2 /tmp
     SHOAL_BIND_TO=sockets bad_args 2 "SHOAL_BIND_TO=sockets is not valid" -n 1 true
+    bad_args 2 "--checkpoint-dir needs a value" -n 1 --checkpoint-dir
+    bad_args 2 "--restart: the directory is empty" -n 1 --restart= true
+    # The checkpoint options reach the ranks as SHOAL_CKPT_*.
+    run -n 1 --restart "$tmp/ck" sh -c 'echo "$SHOAL_CKPT_DIR $SHOAL_CKPT_RESTART"'
+    expect_rc 0
+    expect_out "^$tmp/ck 1$"
     bad_args 0 "Exit status:" --help
     bad_args 0 "^shoalrun \(Shoal\) [0-9]" --version
     # Options end at the program: its own options are its own.

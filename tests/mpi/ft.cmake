@@ -87,3 +87,19 @@ foreach(what restart b2b pending refuse)
     set_tests_properties(mp.mpi.ckpt_${what}.np4 PROPERTIES
         LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE)
 endforeach()
+# The cut's markers rely on each channel being FIFO: the TCP wire alone,
+# and the progress thread.
+foreach(what restart pending)
+    add_test(NAME mp.mpi.ckpt_${what}_tcp.np4
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
+                     $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
+    set_tests_properties(mp.mpi.ckpt_${what}_tcp.np4 PROPERTIES
+        LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE
+        ENVIRONMENT "SHOAL_WIRES=tcp")
+endforeach()
+add_test(NAME mp.mpi.ckpt_restart_thread.np4
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> restart)
+set_tests_properties(mp.mpi.ckpt_restart_thread.np4 PROPERTIES
+    LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE
+    ENVIRONMENT "SHOAL_PROGRESS=thread")

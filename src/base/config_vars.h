@@ -106,6 +106,8 @@ BASE_CONFIG_VAR(CKPT_DIR, STRING, "", "", "library",
                 "Directory MPIX_Checkpoint writes checkpoints to (ckpt.<epoch>/rank.<r>); set by shoalrun --checkpoint-dir or --restart")
 BASE_CONFIG_VAR(CKPT_RESTART, BOOL, "0", "", "library",
                 "MPIX_Checkpoint_restarted loads the newest complete checkpoint of SHOAL_CKPT_DIR; set by shoalrun --restart")
+BASE_CONFIG_VAR(CKPT_KILL, STRING, "", "", "library",
+                "For tests: RANK@EPOCH:PHASE makes that rank kill itself (SIGKILL) inside checkpoint EPOCH at PHASE: made (directory made, nothing written), written (its image renamed, not confirmed), complete (rank 0: COMPLETE on disk, older checkpoints not removed)")
 
 /* mpi */
 BASE_CONFIG_VAR(MPI_EAGER, SIZE, "16k", "0:256m", "library",

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
-# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|pending|refuse
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse
 #   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
 #            restarted with --restart, equals an uninterrupted run bit for bit
 #   b2b:     the same with two checkpoints back to back each time
+#   kill:    a rank killed at each phase boundary of a checkpoint: the
+#            previous one (or the new one once committed) restarts exactly
 #   pending: a checkpoint with a message in flight or a receive posted is
 #            refused on every rank; then the run goes on and is exact
 #   refuse:  torn, truncated, corrupt, missing, other-size and other-program
@@ -73,6 +75,28 @@ restart | b2b)
     run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r2.out" $mode
     expect_out "^restarted at iteration 30$"
     cmp "$tmp/ref.out" "$tmp/r2.out" || fail "the second restart differs"
+    ;;
+kill)
+    # A rank killed inside the checkpoint of iteration 18 (epoch 3), at
+    # each phase boundary: before COMPLETE the previous checkpoint (12)
+    # is used, after it the new one (18); exact either way.
+    for spec in 1@3:made 1@3:written 0@3:written 3@3:written 0@3:complete; do
+        rm -rf "$tmp/d"
+        SHOAL_CKPT_KILL=$spec run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k - "$tmp/x.out"
+        expect_out "rank ${spec%%@*} \(pid [0-9]+\) was killed by signal 9"
+        at=12
+        [[ $spec == *complete ]] && at=18
+        run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r.out"
+        expect_out "^restarted at iteration $at$"
+        cmp "$tmp/ref.out" "$tmp/r.out" || fail "$spec: the restarted result differs"
+        # The restarted run's checkpoints went past the torn one's number
+        # (4, 5, 6; or 4, 5 after the complete one) and the older ones
+        # were removed.
+        last=6
+        [[ $spec == *complete ]] && last=5
+        [[ $(ls "$tmp/d") == ckpt.$last && -e $tmp/d/ckpt.$last/COMPLETE ]] ||
+            fail "$spec: left $(ls "$tmp/d"), expected ckpt.$last"
+    done
     ;;
 pending)
     run ok -n $np --checkpoint-dir "$tmp/d" -- $iters $k - "$tmp/p.out" pending

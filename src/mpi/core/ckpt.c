@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -593,6 +594,21 @@ static void pending_here(uint32_t ctx, long *posted, long *unexp,
     mpi_unlock();
 }
 
+/* SHOAL_CKPT_KILL=RANK@EPOCH:PHASE (tests): die here. */
+static void test_kill(uint64_t epoch, const char *phase)
+{
+    const char *s = base_cfg.CKPT_KILL;
+    unsigned long long e;
+    char ph[16];
+    int r;
+
+    if (s == NULL || s[0] == '\0')
+        return;
+    if (sscanf(s, "%d@%llu:%15s", &r, &e, ph) == 3 &&
+        r == mpi.world_rank && e == epoch && strcmp(ph, phase) == 0)
+        raise(SIGKILL);
+}
+
 int PMPIX_Checkpoint(MPI_Comm comm)
 {
     const char *fn = "MPIX_Checkpoint";
@@ -694,8 +710,11 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     /* Phase 3: every rank writes its image (tmp, fsync, rename). */
     int wrote = 0;
     if (rc == MPI_SUCCESS) {
+        test_kill(epoch, "made");
         int here = write_image(cdir, epoch, &err) == 0;
         wrote = here;
+        if (here)
+            test_kill(epoch, "written");
         rc = PMPI_Allreduce(&here, &ok, 1, MPI_INT, MPI_MIN, c);
     }
 
@@ -724,6 +743,8 @@ int PMPIX_Checkpoint(MPI_Comm comm)
                 done = 0;
                 err = errno;
             }
+            if (done)
+                test_kill(epoch, "complete");
         }
         rc = PMPI_Bcast(&done, 1, MPI_INT, 0, c);
         ok = done;

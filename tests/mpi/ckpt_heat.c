@@ -5,10 +5,12 @@
  * again with shoalrun --restart must write the same result, bit for bit,
  * as an uninterrupted run (tests/mpi/ckpt_test.sh compares them).
  *
- * usage: mpi_ckpt_heat ITERS K RANK@ITER|- OUT [b2b|pending]
+ * usage: mpi_ckpt_heat ITERS K RANK@ITER|- OUT [b2b|pending|smaller]
  *   b2b:     two checkpoints back to back at each point
  *   pending: first check that a checkpoint with a message not received
  *            yet is refused on every rank with MPI_ERR_PENDING
+ *   smaller: the cells' region registered 8 bytes short (a restart
+ *            from a normal run's checkpoint must be refused)
  */
 #define _GNU_SOURCE
 #include <mpi-ext.h>
@@ -41,8 +43,8 @@ int main(int argc, char **argv)
     int rank, size, it = 0, flag, kill_rank = -1, kill_it = -1, cls, rc;
 
     if (argc < 5) {
-        fprintf(stderr, "usage: %s ITERS K RANK@ITER|- OUT [b2b|pending]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s ITERS K RANK@ITER|- OUT "
+                        "[b2b|pending|smaller]\n", argv[0]);
         return 2;
     }
     int iters = atoi(argv[1]), k = atoi(argv[2]);
@@ -68,7 +70,10 @@ int main(int argc, char **argv)
     /* The state: the iteration and the cells (the halo too, harmless). */
     check("register it", MPIX_Checkpoint_register(&it, sizeof(it)));
     check("register u", MPIX_Checkpoint_register(u, sizeof(u)));
-    check("register u again", MPIX_Checkpoint_register(u, sizeof(u)));
+    /* an update of the size; "smaller" leaves it 8 bytes short */
+    check("register u again",
+          MPIX_Checkpoint_register(u, sizeof(u) - (strcmp(mode, "smaller")
+                                                   ? 0 : 8)));
     check("restarted", MPIX_Checkpoint_restarted(&flag));
     if (flag) {
         if (rank == 0)

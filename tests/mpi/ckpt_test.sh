@@ -65,7 +65,8 @@ restart | b2b)
     [[ $what == b2b ]] && mode=b2b
     run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k 2@15 "$tmp/x.out" $mode
     # the launcher reaps rank 2 first, or (over TCP) a peer saw it die
-    expect_out "rank 2 (\(pid [0-9]+\) was killed by signal 9|died)"
+    # ("rank 2 failed: connection to rank 2 lost") and ended the job
+    expect_out "rank 2 (\(pid [0-9]+\) was killed by signal 9|died|failed)"
     [[ ! -e $tmp/x.out ]] || fail "the killed run wrote a result"
     [[ -e $tmp/d/ckpt.$([[ $what == b2b ]] && echo 4 || echo 2)/COMPLETE ]] ||
         fail "no complete checkpoint: $(ls -R "$tmp/d")"
@@ -84,7 +85,7 @@ kill)
     for spec in 1@3:made 1@3:written 0@3:written 3@3:written 0@3:complete; do
         rm -rf "$tmp/d"
         SHOAL_CKPT_KILL=$spec run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k - "$tmp/x.out"
-        expect_out "rank ${spec%%@*} (\(pid [0-9]+\) was killed by signal 9|died)"
+        expect_out "rank ${spec%%@*} (\(pid [0-9]+\) was killed by signal 9|died|failed)"
         at=12
         [[ $spec == *complete ]] && at=18
         run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r.out"
@@ -144,6 +145,10 @@ refuse)
           "$tmp/other_program" $iters $k - "$tmp/o" 2>&1) &&
         fail "another program restarted from the checkpoint"
     expect_out "a checkpoint of another program \(this is 'other_program'\)"
+
+    fresh
+    run fail -n $np --restart "$tmp/c" -- $iters $k - "$tmp/o" smaller
+    expect_out "ckpt.$e: region 1 is 520 bytes here, 528 in the image"
 
     rm -rf "$tmp/c"
     mkdir -p "$tmp/c"

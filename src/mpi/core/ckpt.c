@@ -486,6 +486,32 @@ int PMPIX_Checkpoint_register(void *ptr, size_t size)
 }
 SHOAL_MPIX_WEAK(Checkpoint_register)
 
+/* Do the regions registered so far match the image's (a candidate that
+ * does not is refused by every rank, rather than failing on one)? */
+static int regions_fit(const char *dir, const uint8_t *img, char *why,
+                       size_t whylen)
+{
+    ck_head_t h;
+    const uint64_t *sizes = (const uint64_t *)(img + sizeof(h));
+
+    memcpy(&h, img, sizeof(h));
+    for (int i = 0; i < ck.nreg; i++) {
+        if ((uint32_t)i >= h.nreg) {
+            snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": %d regions are "
+                     "registered, the image has %u", dir, h.epoch, ck.nreg,
+                     h.nreg);
+            return 0;
+        }
+        if (sizes[i] != ck.reg[i].size) {
+            snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": region %d is %zu "
+                     "bytes here, %" PRIu64 " in the image", dir, h.epoch, i,
+                     ck.reg[i].size, sizes[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A private duplicate of MPI_COMM_WORLD that returns errors. */
 static int private_comm(MPI_Comm *c)
 {
@@ -536,7 +562,8 @@ int PMPIX_Checkpoint_restarted(int *flag)
         ok[i] = complete_ok(dir, ep[i], why[i], sizeof(why[i]));
         if (ok[i]) {
             img[i] = read_image(dir, ep[i], why[i], sizeof(why[i]));
-            ok[i] = img[i] != NULL;
+            ok[i] = img[i] != NULL &&
+                    regions_fit(dir, img[i], why[i], sizeof(why[i]));
         }
         /* Said before the ranks agree, so that it is said before any of
          * them can end the job. */

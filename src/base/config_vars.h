@@ -181,8 +181,6 @@ BASE_CONFIG_VAR(TASK_TEMPLATE, ENUM, "on", "off|on", "library",
                 "Task runtime: copies of jobs are cloned from a template process that barely writes (on), not forked from the worker (off)")
 BASE_CONFIG_VAR(TASK_REUSE, INT, "256", "1:1000000", "library",
                 "Task runtime: runs of jobs one copy process may make one after another (a finished copy waits for its worker's next job instead of exiting); 1 makes a process per run")
-BASE_CONFIG_VAR(TASK_SPARE, INT, "2", "0:16", "library",
-                "Task runtime: processes a worker keeps made ahead of need for the next jobs (spare copies cloned from the template while it waits; finished copies waiting count too), so that a nested block's child, whose parent keeps its process, starts without a fork; 0 makes none")
 BASE_CONFIG_VAR(TASK_FAILOVER, ENUM, "on", "off|on", "library",
                 "Task runtime: when the coordinator's rank dies, the lowest rank alive coordinates and runs the program again from its start (off: the run ends)")
 

@@ -214,15 +214,6 @@ int task_spawn(const uint8_t *run, size_t len, pid_t *pid_p, int *fd_p);
 /* The template's pid (0: none); forgets a template that was reaped. */
 int task_spawn_pid(void);
 void task_spawn_gone(void);
-/* Spare copies (SHOAL_TASK_SPARE), asked of the template ahead of need
- * and waiting for a first run as a warm copy waits for its next one:
- * _ask sends a request (no wait), _take gets an answered one (1: its pid
- * and the worker's end of its channel; 0: none, or none yet unless
- * wait), _asked counts those asked, not yet taken.  task_spawn needs
- * every spare asked for taken first. */
-int task_spawn_spare_ask(void);
-int task_spawn_spare_take(int wait, pid_t *pid_p, int *fd_p);
-size_t task_spawn_spare_asked(void);
 
 /* ---- pages on demand in a copy (task_page.c) ---------------------------- */
 

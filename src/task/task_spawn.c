@@ -32,14 +32,9 @@
 #include "task/task_rt.h"
 
 static struct {
-    pid_t pid;     /* the template, or 0 */
-    int fd;        /* the worker's end of its channel */
-    size_t asked;  /* spares asked for, not yet answered */
-} sp = {0, -1, 0};
-
-/* A request for a spare (task_spawn_spare_ask): not a message type of
- * the runtime's. */
-#define SPAWN_SPARE UINT32_MAX
+    pid_t pid; /* the template, or 0 */
+    int fd;    /* the worker's end of its channel */
+} sp = {0, -1};
 
 /* The pid and, as SCM_RIGHTS, one descriptor. */
 static int send_pid_fd(int sock, pid_t pid, int fd)
@@ -69,9 +64,7 @@ static int send_pid_fd(int sock, pid_t pid, int fd)
     return n == (ssize_t)sizeof v ? 0 : -1;
 }
 
-/* 0 received, 1 nothing there yet (with MSG_DONTWAIT in flags), -1 the
- * channel is broken. */
-static int recv_pid_fd(int sock, pid_t *pid, int *fd, int flags)
+static int recv_pid_fd(int sock, pid_t *pid, int *fd)
 {
     int32_t v = -1;
     struct iovec iov = {&v, sizeof v};
@@ -86,11 +79,8 @@ static int recv_pid_fd(int sock, pid_t *pid, int *fd, int flags)
 
     *fd = -1;
     do
-        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
-    if (n < 0 && (flags & MSG_DONTWAIT) &&
-        (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 1;
     for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL;
          c = CMSG_NXTHDR(&mh, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
@@ -135,66 +125,6 @@ static void template_run(int sock, uint32_t copy, task_rd_t *rd)
     close(fds[0]);
 }
 
-static void spare_main(int fd, pid_t worker) BASE_NORETURN;
-
-/* A spare copy: made before its run was known, it waits for its first
- * TM_RUN on its channel and then is the copy the template would have
- * made for that run (its memory is the template's, which barely writes:
- * the same as a copy cloned when the run came).  Only runs whose pages
- * come on demand (TASK_RUN_ABSENT) are sent to it, as to a warm copy. */
-static void spare_main(int fd, pid_t worker)
-{
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != worker)
-        _exit(0);
-    for (;;) {
-        uint8_t *msg;
-        size_t len;
-        task_rd_t rd;
-        task_run_msg_t m;
-        task_path_t path;
-        if (task_chan_recv(fd, &msg, &len) != 1)
-            _exit(0); /* the worker ended it unused */
-        task_rd_init(&rd, msg, len);
-        uint32_t type = task_rd_u32(&rd), copy = task_rd_u32(&rd);
-        if (rd.err || type != TM_RUN) {
-            free(msg);
-            continue;
-        }
-        /* A run it cannot take ends it: the worker reports it lost. */
-        if (task_run_read(&rd, &m) != SHOAL_OK ||
-            !(m.flags & TASK_RUN_ABSENT) ||
-            task_path_decode(m.path, m.pathlen, &path) != SHOAL_OK)
-            _exit(1);
-        task_page_source(m.src_rank, m.src_copy, m.src_block);
-        task_copy_main(fd, copy, &path, m.fn, m.width, m.id, m.arg,
-                       m.arglen, m.state, m.statelen, m.flags);
-    }
-}
-
-/* In the template: a spare copy (spare_main), the worker's child. */
-static void template_spare(int sock, pid_t worker)
-{
-    int fds[2];
-
-    if (task_chan_pair(fds) != SHOAL_OK) {
-        send_pid_fd(sock, -1, -1);
-        return;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL,
-                               NULL, NULL, NULL);
-    if (pid == 0) {
-        close(fds[0]);
-        close(sock);
-        spare_main(fds[1], worker);
-    }
-    close(fds[1]);
-    send_pid_fd(sock, pid, pid > 0 ? fds[0] : -1);
-    close(fds[0]);
-}
-
 static void template_main(int sock, pid_t worker) BASE_NORETURN;
 
 static void template_main(int sock, pid_t worker)
@@ -212,8 +142,6 @@ static void template_main(int sock, pid_t worker)
         uint32_t type = task_rd_u32(&rd), copy = task_rd_u32(&rd);
         if (type == TM_RUN)
             template_run(sock, copy, &rd);
-        else if (type == SPAWN_SPARE)
-            template_spare(sock, worker);
         else
             send_pid_fd(sock, -1, -1);
         free(msg);
@@ -258,7 +186,6 @@ void task_spawn_gone(void)
         close(sp.fd);
     sp.fd = -1;
     sp.pid = 0;
-    sp.asked = 0;
 }
 
 void task_spawn_fini(void)
@@ -274,12 +201,8 @@ int task_spawn(const uint8_t *run, size_t len, pid_t *pid_p, int *fd_p)
 {
     if (sp.pid <= 0)
         return SHOAL_ERR_AGAIN;
-    if (sp.asked > 0)
-        return base_err(SHOAL_ERR_INTERNAL, "task: a copy asked of the "
-                                            "template before its spares "
-                                            "were taken");
     int s = task_chan_send(sp.fd, run, len);
-    if (s == SHOAL_OK && recv_pid_fd(sp.fd, pid_p, fd_p, 0) != 0)
+    if (s == SHOAL_OK && recv_pid_fd(sp.fd, pid_p, fd_p) != 0)
         s = SHOAL_ERR_PEER_DEAD;
     if (s != SHOAL_OK) {
         base_warn("task", "the template of copies is gone; copies are "
@@ -295,49 +218,4 @@ int task_spawn(const uint8_t *run, size_t len, pid_t *pid_p, int *fd_p)
                                           "create a copy");
     }
     return SHOAL_OK;
-}
-
-size_t task_spawn_spare_asked(void)
-{
-    return sp.asked;
-}
-
-int task_spawn_spare_ask(void)
-{
-    uint8_t req[8];
-    uint32_t t = SPAWN_SPARE;
-
-    if (sp.pid <= 0)
-        return SHOAL_ERR_AGAIN;
-    memcpy(req, &t, 4);
-    memset(req + 4, 0, 4);
-    if (task_chan_send(sp.fd, req, sizeof req) != SHOAL_OK) {
-        kill(sp.pid, SIGKILL);
-        task_spawn_gone(); /* reaped with the copies */
-        return SHOAL_ERR_AGAIN;
-    }
-    sp.asked++;
-    return SHOAL_OK;
-}
-
-int task_spawn_spare_take(int wait, pid_t *pid_p, int *fd_p)
-{
-    while (sp.asked > 0 && sp.pid > 0) {
-        int r = recv_pid_fd(sp.fd, pid_p, fd_p, wait ? 0 : MSG_DONTWAIT);
-        if (r == 1)
-            return 0;
-        if (r != 0) {
-            base_warn("task", "the template of copies is gone; copies are "
-                              "forked from the worker now");
-            kill(sp.pid, SIGKILL);
-            task_spawn_gone();
-            return 0;
-        }
-        sp.asked--;
-        if (*pid_p > 0 && *fd_p >= 0)
-            return 1;
-        if (*fd_p >= 0) /* (the template could not make it) */
-            close(*fd_p);
-    }
-    return 0;
 }

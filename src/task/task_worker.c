@@ -54,8 +54,7 @@ typedef struct w_idle {
 } w_idle_t;
 
 /* Processes kept waiting for a run: a worker runs one copy at a time,
- * plus parents waiting at their blocks.  Warm copies and spares
- * (SHOAL_TASK_SPARE, at most IDLE_MAX). */
+ * plus parents waiting at their blocks. */
 #define IDLE_MAX 16
 
 #define NO_COPY UINT32_MAX
@@ -192,50 +191,6 @@ static void src_forget(uint32_t copy)
         src_set(s, UINT32_MAX, 0, 0);
 }
 
-/* Spares the template has made: to the idle processes (a spare has made
- * no run yet).  wait: also those still being made. */
-static void spare_keep(int wait)
-{
-    pid_t pid;
-    int fd;
-    siginfo_t si;
-
-    while (task_spawn_spare_take(wait, &pid, &fd) == 1) {
-        /* One that died before it was taken was reaped as a stranger:
-         * its pid is no longer this worker's to signal. */
-        memset(&si, 0, sizeof(si));
-        if (wk.nidle < IDLE_MAX &&
-            waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
-                0 &&
-            si.si_pid == 0) {
-            wk.idle[wk.nidle++] = (w_idle_t){pid, fd, 0};
-            continue;
-        }
-        if (si.si_pid == 0 && wk.nidle >= IDLE_MAX)
-            kill(pid, SIGKILL); /* (cannot happen: see spare_fill) */
-        close(fd);
-    }
-}
-
-/* Asks the template for spares while fewer processes than
- * SHOAL_TASK_SPARE wait for a run, so that the next job, a nested
- * block's child say, whose parent keeps its process, finds one made
- * (the template clones it while this worker and its copies go on).
- * Only runs whose pages come on demand can go to a waiting process. */
-static void spare_fill(void)
-{
-    size_t want = (size_t)base_cfg.TASK_SPARE;
-
-    if (!task_rt.pages || wk.over || want == 0)
-        return;
-    if (want > IDLE_MAX)
-        want = IDLE_MAX;
-    spare_keep(0);
-    while (wk.nidle + task_spawn_spare_asked() < want)
-        if (task_spawn_spare_ask() != SHOAL_OK)
-            break;
-}
-
 static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
                      size_t len)
 {
@@ -251,24 +206,16 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
     if (s != SHOAL_OK)
         return s;
     uint32_t runs = 1;
-    /* A spare on its way is nearer than a copy asked for now; and the
-     * template answers in order. */
-    for (;;) {
-        if (wk.nidle == 0 || !(m.flags & TASK_RUN_ABSENT))
-            spare_keep(1);
-        if (!(m.flags & TASK_RUN_ABSENT) || wk.nidle == 0)
-            break;
-        while (wk.nidle > 0) {
-            w_idle_t w = wk.idle[--wk.nidle];
-            if (task_chan_send(w.fd, msg, len) == SHOAL_OK) {
-                pid = w.pid;
-                fds[0] = w.fd;
-                runs = w.runs + 1;
-                goto made;
-            }
-            kill(w.pid, SIGKILL); /* reaped as a stranger */
-            close(w.fd);
+    while ((m.flags & TASK_RUN_ABSENT) && wk.nidle > 0) {
+        w_idle_t w = wk.idle[--wk.nidle];
+        if (task_chan_send(w.fd, msg, len) == SHOAL_OK) {
+            pid = w.pid;
+            fds[0] = w.fd;
+            runs = w.runs + 1;
+            goto made;
         }
+        kill(w.pid, SIGKILL); /* reaped as a stranger */
+        close(w.fd);
     }
     s = task_spawn(msg, len, &pid, &fds[0]);
     if (s == SHOAL_OK)
@@ -722,8 +669,6 @@ int task_worker_tick(void)
     uint64_t now = base_time_ns();
     if (s == SHOAL_OK)
         s = page_timeouts(now);
-    if (s == SHOAL_OK)
-        spare_fill();
     if (s == SHOAL_OK && task_rt.rank != task_rt.coord &&
         now >= wk.next_beat) {
         task_buf_t b = {0};
@@ -744,7 +689,6 @@ void task_worker_kill_all(void)
     for (size_t i = 0; task_rt.srcs != NULL && i < TASK_SRC_SLOTS; i++)
         if (atomic_load(&task_rt.srcs[i].copy) != UINT32_MAX)
             src_set(&task_rt.srcs[i], UINT32_MAX, 0, 0);
-    spare_keep(1);
     for (size_t i = 0; i < wk.nidle; i++) {
         kill(wk.idle[i].pid, SIGKILL);
         waitpid(wk.idle[i].pid, NULL, 0);

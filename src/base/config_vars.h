@@ -181,6 +181,8 @@ BASE_CONFIG_VAR(TASK_TEMPLATE, ENUM, "on", "off|on", "library",
                 "Task runtime: copies of jobs are cloned from a template process that barely writes (on), not forked from the worker (off)")
 BASE_CONFIG_VAR(TASK_REUSE, INT, "256", "1:1000000", "library",
                 "Task runtime: runs of jobs one copy process may make one after another (a finished copy waits for its worker's next job instead of exiting); 1 makes a process per run")
+BASE_CONFIG_VAR(TASK_IDLE, INT, "128", "0:1024", "library",
+                "Task runtime: finished copies' processes a worker keeps waiting for later jobs (warm copies, SHOAL_TASK_REUSE); a nested block's parent keeps its process while it waits, so a shape with more parents waiting at once than this forks processes each time it runs; 0 keeps none")
 BASE_CONFIG_VAR(TASK_FAILOVER, ENUM, "on", "off|on", "library",
                 "Task runtime: when the coordinator's rank dies, the lowest rank alive coordinates and runs the program again from its start (off: the run ends)")
 

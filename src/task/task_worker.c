@@ -53,9 +53,12 @@ typedef struct w_idle {
     uint32_t runs;
 } w_idle_t;
 
-/* Processes kept waiting for a run: a worker runs one copy at a time,
- * plus parents waiting at their blocks. */
-#define IDLE_MAX 16
+/* Processes kept waiting for a run (SHOAL_TASK_IDLE, at most IDLE_MAX):
+ * a worker runs one copy at a time, plus parents waiting at their blocks,
+ * one process each, so a nested shape needs as many processes as it has
+ * parents waiting at once, each time it runs: those kept from the last
+ * time need no fork, no first touch of their memory and no exit. */
+#define IDLE_MAX 1024
 
 #define NO_COPY UINT32_MAX
 
@@ -645,7 +648,7 @@ static void retire(void)
             kill(c->pid, SIGCONT);
         src_forget(c->copy);
         if (c->absent && c->runs < (uint32_t)base_cfg.TASK_REUSE &&
-            wk.nidle < IDLE_MAX) {
+            wk.nidle < (size_t)base_cfg.TASK_IDLE && wk.nidle < IDLE_MAX) {
             wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};
             wk.c[i] = wk.c[--wk.n];
             continue;

@@ -1409,7 +1409,13 @@ udp_xdp)
     job long_offsets "$MH_AM/am_traffic" long_offsets
     job p2p_basic "$MH_MPIBIN/mpi_p2p_basic"
     job coll_basic "$MH_MPIBIN/mpi_coll_basic"
-    # two ranks per host: one of them on AF_XDP, the other on the socket
+    # two ranks per host: one of them on AF_XDP, the other on the socket.
+    # The kernel frees an exited rank's AF_XDP socket after a while: wait
+    # (5 s at most) until the last job's are gone, or the queue is taken.
+    for _ in $(seq 50); do
+        [ -z "$(in_ns "$P-h0" ss -a -H --xdp 2>/dev/null)$(in_ns "$P-h1" ss -a -H --xdp 2>/dev/null)" ] && break
+        sleep 0.1
+    done
     hosts="localhost:2,$(host 1 2)"
     SHOAL_LOG=info job mixed_paths "$MH_AM/am_traffic" all_to_all 300
     [ "$(grep -c -E "udp: AF_XDP on eth0 queue 0:" "$tmp/err")" -eq 2 ] ||

@@ -191,8 +191,6 @@ typedef struct udp_faults {
 /* Datagrams one sendmsg may carry with segmentation offload (the kernel's
  * UDP_MAX_SEGMENTS is 64, and 64 KiB in all). */
 #define UDP_GSO_SEGS 64
-/* Bytes of one offloaded sendmsg at most: an IP datagram's UDP payload. */
-#define UDP_STAGE_MAX 65536
 
 /* Peers a process keeps a connected socket to, at most (file
  * descriptors); datagrams to the others leave through the data socket. */

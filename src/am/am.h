@@ -195,8 +195,11 @@ void am_wires_stop(void);
 /* The wires up, as "shm+tcp", for the log. */
 void am_wires_describe(char *buf, size_t cap);
 
-/* The first listed wire that is up and reaches rank (NULL: none does). */
-const wire_ops_t *am_wire_for(int rank);
+/* The first listed wire that is up and reaches rank, and whose path to
+ * it is not blocked (NULL: none does).  One whose first-contact probe is
+ * out comes back in *pending (result NULL: ask again after progress);
+ * with pending NULL such wires are passed over. */
+const wire_ops_t *am_wire_for(int rank, const wire_ops_t **pending);
 
 /* A key derived from the job's secret for label, and this process's
  * address, from the first network wire up (wire_ops_t.side): for side

@@ -85,6 +85,11 @@ static int all_open(void *arg, int handled)
 
 static int connect_all(void)
 {
+    const wire_ops_t *pending;
+
+    /* First-contact probes to every peer go out together. */
+    for (int r = 0; r < am.job->size; r++)
+        (void)am_wire_for(r, &pending);
     for (int r = 0; r < am.job->size; r++) {
         am_peer_t *p;
         int status = am_peer_get(r, &p);

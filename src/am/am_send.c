@@ -10,6 +10,21 @@
 
 /* ---- peers ----------------------------------------------------------------- */
 
+typedef struct path_wait {
+    const wire_ops_t *w;
+    int rank;
+} path_wait_t;
+
+static int path_known(void *arg, int handled)
+{
+    path_wait_t *pw = arg;
+
+    (void)handled;
+    if (am.peers[pw->rank].conn != NULL || am.peers[pw->rank].dead)
+        return 1;
+    return pw->w->path(pw->rank, NULL, 0) != WIRE_PATH_PENDING;
+}
+
 int am_peer_get(int rank, am_peer_t **peer_p)
 {
     am_peer_t *p = &am.peers[rank];
@@ -19,13 +34,28 @@ int am_peer_get(int rank, am_peer_t **peer_p)
         *peer_p = p;
         return SHOAL_OK;
     }
-    const wire_ops_t *w;
+    const wire_ops_t *w, *pending;
 
-    if (p->dead)
-        return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", rank);
-    w = am_wire_for(rank);
-    if (w == NULL)
-        return am_wire_unreachable(rank);
+    for (;;) {
+        if (p->dead)
+            return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", rank);
+        /* A handler may not wait for a first-contact probe: it takes the
+         * next wire (its peer, which could not reach us by the probed
+         * one either, has most likely done the same). */
+        w = am_wire_for(rank, am.in_handler ? NULL : &pending);
+        if (w != NULL)
+            break;
+        if (am.in_handler || pending == NULL)
+            return am_wire_unreachable(rank);
+        path_wait_t pw = {pending, rank};
+        status = am_block(path_known, &pw, NULL, 0, -1);
+        if (status != SHOAL_OK)
+            return status;
+        if (p->conn != NULL) { /* a handler connected meanwhile */
+            *peer_p = p;
+            return SHOAL_OK;
+        }
+    }
     status = w->connect(rank, &p->conn);
     if (status != SHOAL_OK)
         return status;

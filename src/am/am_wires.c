@@ -124,16 +124,31 @@ static int net_up(const wire_ops_t *w)
     return 0;
 }
 
-/* Asked once per peer, when it is first used: no hurry. */
-const wire_ops_t *am_wire_for(int rank)
+/* Asked once per peer, when it is first used: no hurry.  A wire whose
+ * path to rank is still being probed ends the search with *pending set;
+ * with pending NULL (a handler, which may not wait) it is passed over. */
+const wire_ops_t *am_wire_for(int rank, const wire_ops_t **pending)
 {
+    if (pending != NULL)
+        *pending = NULL;
     if (rank == am.job->rank)
         return &wire_shm_ops;
     for (int i = 0; i < am.nlisted; i++) {
         const wire_ops_t *w = am.listed[i];
-        if (w == &wire_shm_ops ? shm_reaches(rank)
-                               : net_up(w) && w->reaches(rank))
+        if (w == &wire_shm_ops) {
+            if (shm_reaches(rank))
+                return w;
+            continue;
+        }
+        if (!net_up(w) || !w->reaches(rank))
+            continue;
+        int path = w->path != NULL ? w->path(rank, NULL, 0) : WIRE_PATH_OK;
+        if (path == WIRE_PATH_OK)
             return w;
+        if (path == WIRE_PATH_PENDING && pending != NULL) {
+            *pending = w;
+            return NULL;
+        }
     }
     return NULL;
 }
@@ -180,6 +195,20 @@ int am_wire_unreachable(int rank)
                         "rank %d runs on another host and SHOAL_WIRES=%s",
                         rank, base_cfg.WIRES);
     am_wires_describe(up, sizeof(up));
+    /* A wire that reaches rank but whose datagrams do not pass says why. */
+    for (int i = 0; i < am.nnet; i++) {
+        const wire_ops_t *w = am.net[i].ops;
+        char why[256];
+        if (w->path != NULL && w->reaches(rank) &&
+            w->path(rank, why, sizeof(why)) == WIRE_PATH_BLOCKED)
+            return base_err(SHOAL_ERR_PEER_UNREACHABLE,
+                            "rank %d is reached by no wire up here (%s): "
+                            "%s; SHOAL_WIRES=%s%s",
+                            rank, up, why, base_cfg.WIRES,
+                            strstr(base_cfg.WIRES, "tcp") == NULL
+                                ? " (list tcp after it to fall back to TCP)"
+                                : "");
+    }
     return base_err(SHOAL_ERR_PEER_UNREACHABLE,
                     "rank %d is reached by no wire up here (%s; "
                     "SHOAL_WIRES=%s)",

@@ -72,6 +72,8 @@ BASE_CONFIG_VAR(UDP_ACK_DELAY, DURATION, "200us", "0:1s", "library",
                 "How long an acknowledgement may wait for a datagram back to the same peer to ride on before it goes on its own")
 BASE_CONFIG_VAR(UDP_DEAD_TIMEOUT, DURATION, "20s", "0:3600s", "library",
                 "A peer of the datagram wire that answers nothing (data, acknowledgements or liveness probes) this long while data to it waits is reported dead; a peer that only computes still answers probes; 0 never")
+BASE_CONFIG_VAR(UDP_PROBE_TIMEOUT, DURATION, "2s", "0:600s", "library",
+                "Before its first frame to a peer, the datagram wire probes whether datagrams pass both ways; with no answer this long (or an ICMP error) the peer is reached by the next wire in SHOAL_WIRES (TCP in shm,udp,tcp); 0 skips the probe")
 BASE_CONFIG_VAR(UDP_FAULTS, STRING, "", "", "library",
                 "Testing aid: drop=N,dup=N,reorder=N (per mille) of the datagrams this rank sends are dropped, sent twice or sent after the next one")
 

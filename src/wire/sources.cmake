@@ -13,6 +13,7 @@ list(APPEND SHOAL_SOURCES
     wire/tcp/tcp_xfer.c
     wire/udp/udp_frame.c
     wire/udp/udp_live.c
+    wire/udp/udp_path.c
     wire/udp/udp_recv.c
     wire/udp/udp_send.c
     wire/udp/udp_setup.c

@@ -78,6 +78,11 @@ typedef struct wire_upcalls {
     void *(*place)(void *arg, int src, const wire_msg_t *msg);
 } wire_upcalls_t;
 
+/* path's answers */
+#define WIRE_PATH_BLOCKED 0
+#define WIRE_PATH_OK 1
+#define WIRE_PATH_PENDING 2
+
 /* A connection to one peer; each wire embeds this as its first member. */
 typedef struct wire_conn {
     const struct wire_ops *ops;
@@ -108,6 +113,14 @@ typedef struct wire_ops {
 
     /* 1 when this wire can reach rank, else 0. */
     int (*reaches)(int rank);
+    /*
+     * Optional (NULL: a rank reached is a rank that hears us): whether
+     * traffic passes to and from rank, asked (after reaches) before the
+     * first connect.  WIRE_PATH_PENDING: a first-contact probe is out, ask
+     * again after progress; WIRE_PATH_BLOCKED, with why filled: the layer
+     * above takes the next wire for rank.  Never blocks.
+     */
+    int (*path)(int rank, char *why, size_t cap);
     /* Open (or return the open) connection to rank.  May not block. */
     int (*connect)(int rank, wire_conn_t **conn_p);
 

@@ -1229,19 +1229,59 @@ udp_link_cut)
     nothing_left
     ;;
 udp_blocked)
-    # A host drops every UDP datagram while TCP passes (a firewall): the
-    # ranks across it hear nothing on the datagram wire, and the job must
-    # end within the bounds of SHOAL_UDP_DEAD_TIMEOUT with a message that
-    # says UDP may be blocked and how to use TCP, not hang, and leave
-    # nothing behind.
+    # A host drops every UDP datagram while TCP passes (a firewall), and
+    # SHOAL_WIRES=shm,udp lists no other wire: the first-contact probe
+    # gets no answer, and the job must end within the probe's timeout
+    # (not the dead timeout's 20 s) with a message that says UDP may be
+    # blocked and how to fall back to TCP, not hang, and leave nothing
+    # behind.
     need_wire
     command -v iptables >/dev/null || skip "no iptables command"
     layout mixed
     in_ns "$P-h1" iptables -A INPUT -p udp -j DROP
-    SHOAL_UDP_DEAD_TIMEOUT=3s run_within 40000 "$lns" --timeout 60 \
+    SHOAL_UDP_PROBE_TIMEOUT=1s run_within 20000 "$lns" --timeout 60 \
         --host "$hosts" "$MH_AM/am_traffic" random 1000
     [ "$rc" -ne 0 ] || fail "the job succeeded with UDP blocked"
-    expect_err "not one datagram from it in [0-9.]+ s of liveness probes \(SHOAL_UDP_DEAD_TIMEOUT\): UDP may be blocked between the hosts \(a firewall\); SHOAL_WIRES=shm,tcp uses TCP"
+    expect_err "no answer from rank [0-9]+'s host 10\.77\.[0-9.]+ to datagrams in 1\.0 s \(SHOAL_UDP_PROBE_TIMEOUT\): UDP may be blocked between the hosts \(a firewall\); SHOAL_WIRES=shm,udp \(list tcp after it to fall back to TCP\)"
+    nothing_left
+    ;;
+udp_fallback)
+    # SHOAL_WIRES=shm,udp,tcp across a firewall that passes TCP but not
+    # UDP: each pair across it finds by the first-contact probe that
+    # datagrams do not pass and talks over TCP; the job succeeds (every
+    # message checked), each rank warns once per host.  A firewall that
+    # drops UDP coming in, one that drops it going out (one direction
+    # only), and one that rejects it (ICMP port unreachable: known at
+    # once, no timeout); then AM traffic and MPI point-to-point and
+    # collectives.  With the probe off (SHOAL_UDP_PROBE_TIMEOUT=0) the
+    # same pairs stay on datagrams and the job fails.
+    need_wire
+    command -v iptables >/dev/null || skip "no iptables command"
+    layout mixed
+    export SHOAL_WIRES=shm,udp,tcp SHOAL_UDP_PROBE_TIMEOUT=1s
+    fell_back="to datagrams in 1\.0 s \(SHOAL_UDP_PROBE_TIMEOUT\): UDP may be blocked between the hosts \(a firewall\); its ranks are reached by the next wire in SHOAL_WIRES=shm,udp,tcp"
+    in_ns "$P-h1" iptables -A INPUT -p udp -j DROP
+    JOB_TIMEOUT=60 job fallback.in.am "$MH_AM/am_traffic" random 1000
+    expect_err "$fell_back"
+    JOB_TIMEOUT=60 job fallback.in.mpi "$MH_MPIBIN/mpi_p2p_basic"
+    expect_err "$fell_back"
+    JOB_TIMEOUT=60 job fallback.in.coll "$MH_MPIBIN/mpi_coll_basic"
+    in_ns "$P-h1" iptables -F INPUT
+    in_ns "$P-h1" iptables -A OUTPUT -p udp -j DROP
+    JOB_TIMEOUT=60 job fallback.out.am "$MH_AM/am_traffic" random 1000
+    expect_err "$fell_back"
+    in_ns "$P-h1" iptables -F OUTPUT
+    in_ns "$P-h1" iptables -A INPUT -p udp -j REJECT
+    t0=$(now_ns)
+    JOB_TIMEOUT=60 job fallback.reject.am "$MH_AM/am_traffic" random 1000
+    expect_err "datagrams to rank [0-9]+'s host 10\.77\.[0-9.]+ were refused \(Connection refused\): a firewall rejects UDP between the hosts"
+    took=$(ms_since "$t0")
+    [ "$took" -lt 5000 ] || fail "a rejecting firewall took $took ms to find"
+    in_ns "$P-h1" iptables -F INPUT
+    in_ns "$P-h1" iptables -A INPUT -p udp -j DROP
+    SHOAL_UDP_PROBE_TIMEOUT=0 SHOAL_UDP_DEAD_TIMEOUT=2s run_within 40000 \
+        "$lns" --timeout 60 --host "$hosts" "$MH_AM/am_traffic" random 1000
+    [ "$rc" -ne 0 ] || fail "the job succeeded over blocked datagrams without the probe"
     nothing_left
     ;;
 udp_strangers)

@@ -87,6 +87,15 @@ static inline int udp_seq_lt(uint32_t a, uint32_t b)
 
 /* ---- per-peer state -------------------------------------------------------- */
 
+/* udp_peer_t.path */
+#define UDP_PATH_UNKNOWN 0
+#define UDP_PATH_PROBING 1
+#define UDP_PATH_OK 2
+#define UDP_PATH_BLOCKED 3
+/* Hosts found blocked that are remembered (their other ranks are blocked
+ * without a probe); past it each is probed. */
+#define UDP_PATH_HOSTS 16
+
 /* A datagram sent and not yet acknowledged. */
 typedef struct udp_flight {
     uint64_t start;   /* its bytes in the ring: [start, start + len) */
@@ -148,6 +157,12 @@ typedef struct udp_peer {
     uint64_t probe_since;   /* the first probe not answered yet (0: none) */
     uint32_t probe_seq;
     int in_due;             /* in udp_state.due */
+    /* First contact (udp_path.c): do datagrams pass both ways? */
+    int path;               /* UDP_PATH_* */
+    int path_err;           /* BLOCKED: the ICMP error, 0 for no answer */
+    uint64_t path_since;    /* the first probe */
+    uint64_t path_at;       /* the next one (PROBING) */
+    uint64_t path_every;    /* the interval after it, doubling */
 
     /* Receiving. */
     uint32_t rcv_nxt;       /* next seq expected */
@@ -272,6 +287,14 @@ typedef struct udp_state {
     /* Watched fds (a doorbell socket, other wires). */
     int watch[8], watch_drain[8], nwatch;
     udp_faults_t faults;
+    /* First contact: how long a probe may go unanswered (0: no probe),
+     * and the hosts found blocked (udp_path.c). */
+    uint64_t path_ns;
+    struct {
+        struct sockaddr_storage addr;
+        int err;
+    } path_blocked[UDP_PATH_HOSTS];
+    int npath_blocked;
     /* Liveness: a thread answers probes on its own socket. */
     int live_fd, live_stop_fd;
     int live_started;
@@ -285,6 +308,8 @@ extern udp_state_t udp_state;
 /* udp_setup.c */
 /* The peer's state, set up on first use (reads its address). */
 int udp_peer_open(int rank, udp_peer_t **p_out);
+/* Its address read (once); 1 when its datagram wire is up. */
+int udp_peer_known(udp_peer_t *p);
 
 /* udp_send.c */
 int udp_send(wire_conn_t *conn, const wire_msg_t *msg);
@@ -339,6 +364,17 @@ void udp_errqueue(void);
 void udp_closed_report(void);
 /* p failed: report once. */
 void udp_peer_lost(udp_peer_t *p, int status, const char *why);
+/* One PROBE to p's liveness socket. */
+void udp_live_probe(udp_peer_t *p);
+
+/* udp_path.c: the first-contact probe (wire_ops_t.path). */
+int udp_path(int rank, char *why, size_t cap);
+/* A probe due again, or the time up (blocked). */
+void udp_path_timer(udp_peer_t *p, uint64_t now);
+/* A valid datagram from p: datagrams pass both ways. */
+void udp_path_heard(udp_peer_t *p);
+/* An ICMP error (errno err) for a datagram to p: blocked if probing. */
+void udp_path_refused(udp_peer_t *p, int err);
 
 /* udp_recv.c: one datagram from a sender at from; the sender's rank when
  * it was accepted, else -1. */

@@ -118,7 +118,7 @@ void udp_peer_lost(udp_peer_t *p, int status, const char *why)
     udp_state.up.peer_failed(udp_state.up.arg, p->base.rank, status, why);
 }
 
-static void probe(udp_peer_t *p)
+void udp_live_probe(udp_peer_t *p)
 {
     udp_hdr_t h = {.type = UDP_T_PROBE, .src = (uint32_t)udp_state.job->rank,
                    .dst = (uint32_t)p->base.rank, .seq = ++p->probe_seq,
@@ -165,7 +165,7 @@ void udp_live_peer(udp_peer_t *p, uint64_t now)
         return;
     }
     if (now >= p->probe_at) {
-        probe(p);
+        udp_live_probe(p);
         p->probe_at = now + PROBE_EVERY_NS;
     }
 }
@@ -192,6 +192,15 @@ static void errqueue_of(int fd)
                   (c->cmsg_level == SOL_IPV6 &&
                    c->cmsg_type == IPV6_RECVERR)))
                 continue;
+            /* A first-contact probe refused (a firewall that rejects,
+             * or no process there): the path is blocked. */
+            for (int r = 0; r < u->job->size; r++) {
+                udp_peer_t *p = &u->peers[r];
+                if (p->path == UDP_PATH_PROBING &&
+                    (udp_addr_equal(&to, &p->addr) ||
+                     udp_addr_equal(&to, &p->live_addr)))
+                    udp_path_refused(p, (int)e->ee_errno);
+            }
             if (e->ee_errno != ECONNREFUSED)
                 continue; /* unreachable hosts: the timeout judges */
             /* The port of a peer is closed: its process is gone. */

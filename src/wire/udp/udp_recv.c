@@ -357,7 +357,11 @@ static int on_datagram(const uint8_t *hdr, const uint8_t *payload, size_t n,
     if (h.src >= (uint32_t)u->job->size || h.src == h.dst)
         return reject("from a rank not in this job", from);
     p = &u->peers[h.src];
-    if (!p->open && udp_peer_open((int)h.src, &p) != SHOAL_OK)
+    /* An answer to a first-contact probe needs no more than the address;
+     * anything else opens the peer's state. */
+    if (!p->open && (h.type == UDP_T_PROBE_ACK
+                         ? !udp_peer_known(p)
+                         : udp_peer_open((int)h.src, &p) != SHOAL_OK))
         return reject("from a rank whose address is unknown", from);
     if (h.src_epoch != p->epoch)
         return reject("from an earlier process of that rank", from);
@@ -368,6 +372,8 @@ static int on_datagram(const uint8_t *hdr, const uint8_t *payload, size_t n,
     if (p->dead)
         return -1;
     p->heard_ns = now;
+    if (BASE_UNLIKELY(p->path != UDP_PATH_OK))
+        udp_path_heard(p);
     switch (h.type) {
     case UDP_T_DATA:
         udp_on_ack(p, &h, now);

@@ -752,6 +752,10 @@ void udp_timers(uint64_t now, int all)
             p->in_due = 0;
             continue;
         }
+        /* Not before a sleep (all): a probe's verdict changes what a
+         * waiter waits for, and is for the poll after it. */
+        if (BASE_UNLIKELY(p->path == UDP_PATH_PROBING) && !all)
+            udp_path_timer(p, now);
         if (p->credit_due)
             credits_out(p, all);
         if (p->q_sent < p->q_tail)
@@ -769,7 +773,8 @@ void udp_timers(uint64_t now, int all)
         }
         /* Still something to watch: data in flight, acks or credits. */
         if (p->snd_nxt == p->snd_una && p->q_sent == p->q_tail &&
-            p->ack_owed == 0 && !p->credit_due) {
+            p->ack_owed == 0 && !p->credit_due &&
+            p->path != UDP_PATH_PROBING) {
             p->in_due = 0;
             continue;
         }
@@ -779,6 +784,8 @@ void udp_timers(uint64_t now, int all)
             at = p->ack_since + u->ack_delay;
         if (p->probe_at != 0 && (at == 0 || p->probe_at < at))
             at = p->probe_at;
+        if (p->path == UDP_PATH_PROBING && (at == 0 || p->path_at < at))
+            at = p->path_at;
         if (p->q_sent < p->q_tail && p->snd_nxt - p->snd_una < send_limit(p))
             at = now + 1000000; /* the socket was full: try again soon */
         if (at != 0 && (next == 0 || at < next))

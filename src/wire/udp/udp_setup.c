@@ -508,6 +508,7 @@ static int udp_init(const boot_info_t *job, const wire_upcalls_t *up)
     u->rto_max = UDP_RTO_MAX_NS;
     u->ack_delay = (uint64_t)base_cfg.UDP_ACK_DELAY;
     u->dead_ns = (uint64_t)base_cfg.UDP_DEAD_TIMEOUT;
+    u->path_ns = (uint64_t)base_cfg.UDP_PROBE_TIMEOUT;
     if (!base_is_pow2(u->q_cap))
         return base_err(SHOAL_ERR_CONFIG,
                         "SHOAL_UDP_QUEUE=%u must be a power of two", u->q_cap);
@@ -565,7 +566,7 @@ err:
 /* ---- peers ------------------------------------------------------------------- */
 
 /* Read rank's entry; 1 when its datagram wire is up (p filled), else 0. */
-static int peer_lookup(udp_peer_t *p)
+int udp_peer_known(udp_peer_t *p)
 {
     udp_state_t *u = &udp_state;
     char text[160], ip[64];
@@ -665,7 +666,7 @@ int udp_peer_open(int rank, udp_peer_t **p_out)
     *p_out = p;
     if (p->open)
         return SHOAL_OK;
-    if (rank == u->job->rank || !peer_lookup(p))
+    if (rank == u->job->rank || !udp_peer_known(p))
         return base_err(SHOAL_ERR_PEER_UNREACHABLE,
                         "rank %d has no datagram wire", rank);
     p->q = malloc(u->q_cap);
@@ -696,7 +697,7 @@ static int udp_reaches(int rank)
     udp_state_t *u = &udp_state;
 
     return rank >= 0 && rank < u->job->size && rank != u->job->rank &&
-           peer_lookup(&u->peers[rank]);
+           udp_peer_known(&u->peers[rank]);
 }
 
 static int udp_connect(int rank, wire_conn_t **conn_p)
@@ -980,6 +981,7 @@ const wire_ops_t wire_udp_ops = {
     .init = udp_init,
     .fini = udp_fini,
     .reaches = udp_reaches,
+    .path = udp_path,
     .connect = udp_connect,
     .send = udp_send,
     .max_payload = udp_max_payload,

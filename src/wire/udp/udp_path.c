@@ -163,6 +163,10 @@ void udp_path_timer(udp_peer_t *p, uint64_t now)
 
 void udp_path_heard(udp_peer_t *p)
 {
+    if (p->path == UDP_PATH_PROBING)
+        base_debug("udp", "rank %d: datagrams pass both ways (first "
+                   "contact, %.0f us)", p->base.rank,
+                   (double)(base_time_ns() - p->path_since) / 1e3);
     if (p->path == UDP_PATH_UNKNOWN || p->path == UDP_PATH_PROBING) {
         p->path = UDP_PATH_OK;
         p->path_at = 0;

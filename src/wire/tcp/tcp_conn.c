@@ -150,17 +150,13 @@ static void sock_who(const tcp_sock_t *s, char *out, size_t cap)
         snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
 }
 
-/* A connection that broke the protocol: logged, counted, closed. */
-static void sock_drop(tcp_sock_t *s, const char *why)
+/* Our connection attempt s ended (refused, or broke off): closed, and its
+ * rank unreachable unless another connection to it is open or coming. */
+static void sock_give_up(tcp_sock_t *s, const char *why)
 {
     tcp_state_t *t = &tcp_state;
-    char who[96];
     int peer = s->initiator ? s->peer : -1;
 
-    sock_who(s, who, sizeof(who));
-    wire_stats.dropped++;
-    base_error("tcp", "refused a connection %s %s: %s",
-               s->initiator ? "to" : "from", who, why);
     tcp_sock_close(s);
     /* Our own way to that rank failed: it is unreachable unless another
      * connection to it is open or coming. */
@@ -170,6 +166,18 @@ static void sock_drop(tcp_sock_t *s, const char *why)
         t->peers[peer].dead = 1;
         t->up.peer_failed(t->up.arg, peer, SHOAL_ERR_PEER_UNREACHABLE, msg);
     }
+}
+
+/* A connection that broke the protocol: logged, counted, closed. */
+static void sock_drop(tcp_sock_t *s, const char *why)
+{
+    char who[96];
+
+    sock_who(s, who, sizeof(who));
+    wire_stats.dropped++;
+    base_error("tcp", "refused a connection %s %s: %s",
+               s->initiator ? "to" : "from", who, why);
+    sock_give_up(s, why);
 }
 
 static int hs_send(tcp_sock_t *s, const tcp_hs_t *h)
@@ -580,7 +588,11 @@ static void connected(tcp_sock_t *s)
     if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     if (err != 0) {
-        sock_drop(s, strerror(err));
+        /* Not a stranger to refuse: the peer's port is closed (its process
+         * is gone) or its host unreachable.  The am layer reports the rank
+         * failed, once; no protocol error to log. */
+        base_debug("tcp", "connect to rank %d: %s", s->peer, strerror(err));
+        sock_give_up(s, strerror(err));
         return;
     }
     memcpy(h.nonce, s->nonce_me, TCP_NONCE);

@@ -43,6 +43,7 @@ static struct {
     uint32_t *held; /* per lock: request + 1 while held */
     uint32_t flags;   /* TM_RUN's */
     uint32_t waiting; /* block + 1 while it waits at it (serves pages) */
+    size_t outlen;    /* the output the last run left in the memfd */
 } cp;
 
 static void send_msg(task_buf_t *b)
@@ -380,6 +381,7 @@ static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
 {
     cp.copy = copy;
     cp.flags = flags;
+    task_rt.my_news = task_rt.news ? &task_rt.news[copy % TASK_NEWS] : NULL;
     cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = 0;
     cp.open = 0;
     cp.njobs = 0;
@@ -470,8 +472,10 @@ static void rearm(uint32_t copy, const task_path_t *path, uint32_t flags)
     begin_run(copy, path, flags);
     memset(cp.held, 0, (task_rt.nlocks ? task_rt.nlocks : 1) *
                            sizeof(*cp.held));
-    if (ftruncate(STDOUT_FILENO, 0) != 0 ||
-        lseek(STDOUT_FILENO, 0, SEEK_SET) != 0)
+    /* (Nothing to empty after a run that printed nothing: two system
+     * calls a job saved.) */
+    if (cp.outlen > 0 && (ftruncate(STDOUT_FILENO, 0) != 0 ||
+                          lseek(STDOUT_FILENO, 0, SEEK_SET) != 0))
         base_fatal("task: job %s: output capture: %s", cp.path_text,
                    strerror(errno));
     cp.active = 1;
@@ -486,6 +490,7 @@ static void read_output(task_buf_t *b)
     if (fstat(STDOUT_FILENO, &st) != 0)
         fail(SHOAL_ERR_SYSTEM, "output: %s", strerror(errno));
     size_t n = (size_t)st.st_size, off = 0;
+    cp.outlen = n;
     task_buf_u64(b, n);
     uint8_t *at = task_buf_room(b, n);
     while (at != NULL && off < n) {

@@ -99,7 +99,14 @@ typedef struct task_rt {
      * block, and how many pages children read from them themselves. */
     struct task_src_slot *srcs;
     _Atomic uint64_t *self_reads;
+    /* In the page after the bell's: a flag per copy (by copy id modulo
+     * TASK_NEWS) that it sent its worker a message, so that the worker
+     * reads only the channels that have some (not every waiting
+     * parent's at every turn); my_news: this copy's flag (NULL in a
+     * worker). */
+    _Atomic uint8_t *news, *my_news;
 } task_rt_t;
+#define TASK_NEWS 4096
 
 /*
  * A copy of this worker that waits at a block (TM_BLOCK passed on,

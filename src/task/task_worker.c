@@ -44,6 +44,7 @@ typedef struct w_copy {
     uint32_t waits; /* block + 1 while it waits at it (TM_BLOCK sent,
                        TM_RESULTS not yet passed on): its memory is the
                        block's children's start, still */
+    int news;       /* its flag was up at this turn: read its channel */
 } w_copy_t;
 
 /* A warm copy's process between runs (task_copy.c, next_run). */
@@ -70,11 +71,18 @@ static struct {
     uint64_t runs, procs, direct; /* for the summary (SHOAL_LOG=info) */
     struct sigaction old_chld;
     uint64_t next_beat;
+    uint64_t next_sweep; /* every channel read, every process looked at */
     int over; /* the coordinator said the run is over (TM_END) */
 } wk;
 
+/* A child exited (SIGCHLD): reap looks. */
+static volatile sig_atomic_t chld;
+
 void task_ring(void)
 {
+    /* The flag after the message it announces, before the bell. */
+    if (task_rt.my_news != NULL)
+        atomic_store(task_rt.my_news, 1);
     if (task_rt.bell != NULL)
         atomic_store_explicit(task_rt.bell, 1, memory_order_release);
     wire_shm_wake_self();
@@ -84,6 +92,7 @@ static void on_chld(int sig)
 {
     int e = errno;
     (void)sig;
+    chld = 1;
     task_ring();
     errno = e;
 }
@@ -91,7 +100,7 @@ static void on_chld(int sig)
 int task_worker_init(void)
 {
     struct sigaction sa;
-    void *bell = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+    void *bell = mmap(NULL, 4096 + TASK_NEWS, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
     if (bell == MAP_FAILED)
@@ -99,6 +108,7 @@ int task_worker_init(void)
     task_rt.bell = bell;
     task_rt.self_reads = (_Atomic uint64_t *)((char *)bell + 8);
     task_rt.srcs = (task_src_slot_t *)((char *)bell + TASK_SRC_OFFSET);
+    task_rt.news = (_Atomic uint8_t *)((char *)bell + 4096);
     for (size_t i = 0; i < TASK_SRC_SLOTS; i++)
         atomic_store(&task_rt.srcs[i].copy, UINT32_MAX);
     /* The template of copies, before this worker writes anything. */
@@ -547,6 +557,18 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     }
 }
 
+/* A copy's message (malloc'd, taken over) for the coordinator: handled
+ * at once when it is this rank (no turn of the loop through the inbox;
+ * the coordinator only queues what it sends, so it never calls back). */
+static int to_coord(uint8_t *msg, size_t len)
+{
+    if (task_rt.coord != task_rt.rank)
+        return task_msg_send(task_rt.coord, msg, len);
+    int s = task_coord_handle(task_rt.rank, msg, len);
+    free(msg);
+    return s;
+}
+
 /* Relays what a copy sent to the coordinator. */
 static int drain(w_copy_t *c)
 {
@@ -577,17 +599,21 @@ static int drain(w_copy_t *c)
                 return s;
             continue;
         }
-        s = task_msg_send(task_rt.coord, msg, len);
+        s = to_coord(msg, len);
         if (s != SHOAL_OK)
             return s;
     }
 }
 
-static int reap(void)
+static int reap(int sweep)
 {
     int st;
     pid_t pid;
     siginfo_t si;
+
+    if (!chld && !sweep)
+        return SHOAL_OK;
+    chld = 0; /* (before the look: an exit after it raises it again) */
 
     /* Each exited process is looked at before it is reaped: its pid,
      * which a child may be about to read from, is forgotten while no
@@ -659,17 +685,40 @@ static void retire(void)
     }
 }
 
-int task_worker_tick(void)
+/* The copies whose flag is up (task_rt.h, news): each flag is lowered
+ * before its channel is read, so a message sent after the read raises it
+ * again.  Copies sharing a flag are all read.  A sweep reads every
+ * channel (once a heartbeat: a safety net, no message waits longer). */
+static int drain_news(int sweep)
 {
-    atomic_store_explicit(task_rt.bell, 0, memory_order_relaxed);
+    for (size_t i = 0; i < wk.n; i++)
+        wk.c[i].news = sweep ||
+                       atomic_load(&task_rt.news[wk.c[i].copy % TASK_NEWS]);
+    for (size_t i = 0; i < wk.n; i++)
+        if (wk.c[i].news)
+            atomic_store(&task_rt.news[wk.c[i].copy % TASK_NEWS], 0);
     for (size_t i = 0; i < wk.n; i++) {
-        int s = drain(&wk.c[i]);
+        int s = wk.c[i].news ? drain(&wk.c[i]) : SHOAL_OK;
         if (s != SHOAL_OK)
             return s;
     }
-    retire();
-    int s = reap();
+    return SHOAL_OK;
+}
+
+int task_worker_tick(void)
+{
     uint64_t now = base_time_ns();
+    int sweep = now >= wk.next_sweep;
+
+    if (sweep)
+        wk.next_sweep = now + task_rt.beat_ns;
+    /* (An exchange: a full barrier before the flags are read.) */
+    atomic_exchange(task_rt.bell, 0);
+    int s = drain_news(sweep);
+    if (s != SHOAL_OK)
+        return s;
+    retire();
+    s = reap(sweep);
     if (s == SHOAL_OK)
         s = page_timeouts(now);
     if (s == SHOAL_OK && task_rt.rank != task_rt.coord &&

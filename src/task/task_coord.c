@@ -192,8 +192,10 @@ static int send_to(int rank, task_buf_t *b)
 {
     if (b->err)
         return b->err;
-    int s = co.lost[rank] ? SHOAL_OK : task_msg_send(rank, b->p, b->len);
-    if (co.lost[rank])
+    int here = rank == task_rt.rank && task_worker_direct(b->p, b->len);
+    int s = co.lost[rank] || here ? SHOAL_OK
+                                  : task_msg_send(rank, b->p, b->len);
+    if (co.lost[rank] || here)
         free(b->p);
     memset(b, 0, sizeof(*b));
     return s;

@@ -193,6 +193,11 @@ void task_worker_fini(void);
  * TM_END it ends its copies and says goodbye. */
 int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
                        int *status_p);
+/* A message from the coordinator on this rank for one of its copies,
+ * passed on at once when it answers the copy's own message (TM_GRANT,
+ * TM_RESULTS: nothing meant for the copy can be queued before it);
+ * 0 when it must go through the inbox. */
+int task_worker_direct(const uint8_t *msg, size_t len);
 /* 1 once the coordinator said the run is over (TM_END): rank 0 gone then
  * is no failure. */
 int task_worker_over(void);

@@ -731,6 +731,17 @@ int task_worker_tick(void)
     return s;
 }
 
+int task_worker_direct(const uint8_t *msg, size_t len)
+{
+    int exit_p = 0, status = 0;
+
+    if (len < 8 || (msg[0] != TM_GRANT && msg[0] != TM_RESULTS))
+        return 0;
+    /* (Neither changes the table of copies, which a drain may be
+     * walking: the coordinator is called from there.) */
+    return task_worker_handle(msg, len, &exit_p, &status) == SHOAL_OK;
+}
+
 int task_worker_over(void)
 {
     return wk.over;

@@ -151,11 +151,26 @@ int task_page_absent(int fd, uint32_t copy)
     return task_region_absent(&task_rt.region, fetch);
 }
 
+/* A prefetch's page (task_track_prefetch): read by this copy itself
+ * from its source on this worker, or not at all. */
+static int peek(void *ctx, size_t page, void *dst)
+{
+    uint32_t area = (uint32_t)(uintptr_t)ctx;
+
+    return area < TASK_AREAS && own_read(area, page, dst);
+}
+
 int task_page_rearm(uint32_t copy, int sibling)
 {
     pg.copy = copy;
-    return sibling ? task_region_rewind(&task_rt.region)
-                   : task_region_rearm(&task_rt.region);
+    if (sibling)
+        return task_region_rewind(&task_rt.region);
+    /* The pages the last run touched, where the source is a copy of this
+     * worker: a fault and its signal saved for each the job touches
+     * again (a nested job's parent's pages, the shared variables every
+     * job reads). */
+    int s = task_region_rearm(&task_rt.region);
+    return s == SHOAL_OK ? task_region_prefetch(&task_rt.region, peek) : s;
 }
 
 void task_page_serve(int fd, const uint8_t *msg, size_t len,

@@ -202,6 +202,19 @@ int task_region_rearm(task_region_t *r)
     return SHOAL_OK;
 }
 
+int task_region_prefetch(task_region_t *r, task_track_peek_fn peek)
+{
+    for (int i = 0; i < TASK_AREAS; i++) {
+        task_area_t *a = &r->area[i];
+        if (a->track == NULL)
+            continue;
+        int s = task_track_prefetch(a->track, peek);
+        if (s < 0)
+            return s;
+    }
+    return SHOAL_OK;
+}
+
 int task_region_rewind(task_region_t *r)
 {
     for (int i = 0; i < TASK_AREAS; i++) {

@@ -70,6 +70,9 @@ int task_region_absent(task_region_t *r, task_track_fetch_fn fetch);
 /* Every page absent again, for the next run in the same process
  * (task_track_rearm). */
 int task_region_rearm(task_region_t *r);
+/* After task_region_rearm: task_track_prefetch in each tracked area, peek
+ * given the area (as its fetch's ctx) and the page. */
+int task_region_prefetch(task_region_t *r, task_track_peek_fn peek);
 /* Every written page back as it was before the first write
  * (task_track_rewind): for a sibling of the last run. */
 int task_region_rewind(task_region_t *r);

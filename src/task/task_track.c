@@ -33,6 +33,11 @@ struct task_track {
     atomic_size_t used; /* slots handed out */
     task_track_fetch_fn fetch; /* fills ABSENT pages */
     void *fetch_ctx;
+    /* pages this run fetched (first touches), and the last run's for
+     * task_track_prefetch, with whether they were written */
+    uint32_t hot[TASK_TRACK_HOT], want[TASK_TRACK_HOT];
+    uint8_t want_dirty[TASK_TRACK_HOT];
+    size_t nhot, nwant;
 };
 
 static _Atomic(task_track_t *) regions[TASK_TRACK_MAX];
@@ -89,6 +94,25 @@ static int fetch_page(task_track_t *t, size_t page)
     }
     mprotect(p, t->page, PROT_READ);
     atomic_store(&t->state[page], CLEAN);
+    if (t->nhot < TASK_TRACK_HOT)
+        t->hot[t->nhot++] = (uint32_t)page;
+    return 1;
+}
+
+/* Takes the twin of page p (BUSY, readable) into the next pool slot; 0
+ * when the pool is out of twins. */
+static int take_twin(task_track_t *t, size_t page, const uint8_t *p)
+{
+    size_t slot = atomic_fetch_add(&t->used, 1);
+    if (slot >= t->pool_pages) {
+        say("shoal task: write tracking ran out of twins (more pages "
+            "written than the pool holds); treating the write as a "
+            "crash\n");
+        return 0;
+    }
+    memcpy(t->pool + slot * t->page, p, t->page);
+    t->twin_of[page] = (uint32_t)slot;
+    t->page_of[slot] = (uint32_t)page;
     return 1;
 }
 
@@ -113,18 +137,11 @@ static int first_write(task_track_t *t, uintptr_t addr)
             expect = atomic_load(&t->state[page]);
         return expect == DIRTY || expect == CLEAN;
     }
-    size_t slot = atomic_fetch_add(&t->used, 1);
-    if (slot >= t->pool_pages) {
-        say("shoal task: write tracking ran out of twins (more pages "
-            "written than the pool holds); treating the write as a "
-            "crash\n");
+    uint8_t *p = t->base + page * t->page;
+    if (!take_twin(t, page, p)) {
         atomic_store(&t->state[page], CLEAN);
         return 0;
     }
-    uint8_t *p = t->base + page * t->page;
-    memcpy(t->pool + slot * t->page, p, t->page);
-    t->twin_of[page] = (uint32_t)slot;
-    t->page_of[slot] = (uint32_t)page;
     if (mprotect(p, t->page, PROT_READ | PROT_WRITE) != 0) {
         say("shoal task: mprotect failed on a tracked page\n");
         atomic_store(&t->state[page], CLEAN);
@@ -332,6 +349,12 @@ int task_track_rearm(task_track_t *t)
     if (t->fetch == NULL)
         return base_err(SHOAL_ERR_INVALID, "task track: rearm without "
                         "absent pages");
+    for (size_t i = 0; i < t->nhot; i++) {
+        t->want[i] = t->hot[i];
+        t->want_dirty[i] = atomic_load(&t->state[t->hot[i]]) == DIRTY;
+    }
+    t->nwant = t->nhot;
+    t->nhot = 0;
     atomic_store(&t->used, 0);
     memset((void *)t->state, ABSENT, t->npages);
     atomic_thread_fence(memory_order_release);
@@ -339,6 +362,43 @@ int task_track_rearm(task_track_t *t)
         return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect %p+%zu: %s",
                         (void *)t->base, t->size, strerror(errno));
     return SHOAL_OK;
+}
+
+int task_track_prefetch(task_track_t *t, task_track_peek_fn peek)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < t->nwant; i++) {
+        size_t page = t->want[i];
+        uint8_t *p = t->base + page * t->page;
+        uint8_t expect = ABSENT;
+        if (!atomic_compare_exchange_strong(&t->state[page], &expect, BUSY))
+            continue;
+        if (mprotect(p, t->page, PROT_READ | PROT_WRITE) != 0) {
+            atomic_store(&t->state[page], ABSENT);
+            return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                            strerror(errno));
+        }
+        if (peek(t->fetch_ctx, page, p) != 1) {
+            mprotect(p, t->page, PROT_NONE);
+            atomic_store(&t->state[page], ABSENT);
+            break;
+        }
+        if (t->nhot < TASK_TRACK_HOT)
+            t->hot[t->nhot++] = (uint32_t)page;
+        n++;
+        /* Written last time: twinned now, writable (no write fault). */
+        if (t->want_dirty[i] && take_twin(t, page, p)) {
+            atomic_store(&t->state[page], DIRTY);
+            continue;
+        }
+        if (mprotect(p, t->page, PROT_READ) != 0)
+            return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                            strerror(errno));
+        atomic_store(&t->state[page], CLEAN);
+    }
+    t->nwant = 0;
+    return n;
 }
 
 int task_track_rewind(task_track_t *t)

@@ -68,6 +68,15 @@ int task_track_absent(task_track_t *t, task_track_fetch_fn fetch, void *ctx);
 /* Pages on demand again (after task_track_absent): every page absent,
  * the twins back in the pool, for the next run in this process. */
 int task_track_rearm(task_track_t *t);
+/* After a rearm: the pages the last run fetched (at most TASK_TRACK_HOT,
+ * in the order of their first touch; the next run in the process likely
+ * touches them too) are filled by peek without a fault when it can (1),
+ * those the last run wrote twinned and writable at once; the first page
+ * peek cannot fill ends it (the rest stay absent).  Returns the pages
+ * filled, or an error. */
+#define TASK_TRACK_HOT 8
+typedef int (*task_track_peek_fn)(void *ctx, size_t page, void *dst);
+int task_track_prefetch(task_track_t *t, task_track_peek_fn peek);
 /* For a run that starts from the same memory as the last one: every
  * written page gets its twin back (what it held before the first write)
  * and is read-only and clean again; pages read stay, absent ones stay

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -263,6 +264,103 @@ static void test_threads(void)
     munmap(mem, 64 * page);
 }
 
+/* Pages on demand: fetch fills a page with its number; peek does too,
+ * up to peek_left pages, then cannot. */
+/* (volatile: fetch runs in the fault handler, behind the compiler's
+ * back) */
+static volatile int fetches, peeks, peek_left;
+
+static int fill_fetch(void *ctx, task_track_t *t, size_t pg, void *dst)
+{
+    (void)ctx;
+    (void)t;
+    fetches++;
+    memset(dst, (int)(pg + 1), page);
+    return 0;
+}
+
+static int fill_peek(void *ctx, size_t pg, void *dst)
+{
+    (void)ctx;
+    if (peek_left-- <= 0)
+        return 0;
+    peeks++;
+    memset(dst, (int)(pg + 1), page);
+    return 1;
+}
+
+/* A run reads page 2 and writes page 6; after a rearm the next run gets
+ * both without a fault, 6 twinned and writable (its diff holds exactly
+ * the next write), and pages the peek cannot fill fault as before; the
+ * one after that, which touched nothing, prefetches nothing. */
+static void test_prefetch(void)
+{
+    enum { N = 8 };
+    uint8_t *raw = map_pages(N);
+    volatile uint8_t *mem = raw;
+    volatile uint8_t sink;
+    task_track_t *t;
+
+    T_OK(task_track_create(raw, N * page, 0, &t));
+    T_OK(task_track_absent(t, fill_fetch, NULL));
+    sink = mem[2 * page];
+    mem[6 * page + 1] = 0x55;
+    T_EQ(fetches, 2);
+    T_EQ(sink, 3);
+    T_OK(task_track_rearm(t));
+    T_ASSERT(!task_track_is_present(t, 2) && !task_track_is_present(t, 6));
+    peek_left = 2;
+    T_EQ(task_track_prefetch(t, fill_peek), 2);
+    T_EQ(peeks, 2);
+    T_ASSERT(task_track_is_present(t, 2) && !task_track_is_dirty(t, 2));
+    T_ASSERT(task_track_is_dirty(t, 6));
+    T_EQ(mem[6 * page + 1], 7); /* the peeked bytes, not the last run's */
+    T_EQ(mem[2 * page + 9], 3);
+    mem[6 * page + 3] = 0x66; /* no fault: twinned already */
+    T_EQ(fetches, 2);
+    uint8_t *before = malloc(N * page), *now = malloc(N * page);
+    memset(before, 0, N * page);
+    memset(now, 0, N * page);
+    memset(before + 6 * page, 7, page);
+    memcpy(now + 6 * page, raw + 6 * page, page);
+    T_EQ(task_track_dirty_count(t), 1);
+    T_ASSERT(memcmp(task_track_twin(t, 6), before + 6 * page, page) == 0);
+    {
+        /* Only page 6 is tracked dirty: compare that page alone. */
+        task_diff_writer_t w;
+        const uint8_t *d;
+        size_t dl;
+        uint32_t runs;
+        task_diff_writer_init(&w, NULL, 0);
+        T_OK(task_track_collect(t, &w));
+        T_OK(task_diff_finish(&w, &d, &dl));
+        T_OK(task_diff_check(d, dl, N * page, &runs, NULL));
+        T_EQ(runs, 1);
+        T_OK(task_diff_apply(d, dl, before, N * page));
+        T_ASSERT(memcmp(before + 6 * page, now + 6 * page, page) == 0);
+        task_diff_writer_fini(&w);
+    }
+    sink = mem[4 * page]; /* never touched before: a fault */
+    T_EQ(fetches, 3);
+    /* The peek fails at once: everything stays absent, touches fault. */
+    T_OK(task_track_rearm(t));
+    peek_left = 0;
+    T_EQ(task_track_prefetch(t, fill_peek), 0);
+    T_ASSERT(!task_track_is_present(t, 2) && !task_track_is_present(t, 6));
+    sink = mem[6 * page];
+    T_EQ(fetches, 4);
+    /* A run that touched only page 6: the next prefetches it alone. */
+    T_OK(task_track_rearm(t));
+    peek_left = 8;
+    T_EQ(task_track_prefetch(t, fill_peek), 1);
+    T_ASSERT(!task_track_is_present(t, 2) && task_track_is_present(t, 6));
+    task_track_destroy(t);
+    munmap(raw, N * page);
+    free(before);
+    free(now);
+    (void)sink;
+}
+
 int main(void)
 {
     page = (size_t)sysconf(_SC_PAGESIZE);
@@ -270,5 +368,6 @@ int main(void)
     test_bad_ranges();
     test_foreign_faults();
     test_threads();
+    test_prefetch();
     return 0;
 }

@@ -5,7 +5,9 @@
  * again with shoalrun --restart must write the same result, bit for bit,
  * as an uninterrupted run (tests/mpi/ckpt_test.sh compares them).
  *
- * usage: mpi_ckpt_heat ITERS K RANK@ITER|- OUT [b2b|pending|smaller]
+ * usage: mpi_ckpt_heat ITERS K RANK@ITER[:MARKER]|- OUT [b2b|pending|smaller]
+ *   RANK@ITER:MARKER: the rank kills itself only if it can create the
+ *            file MARKER (once, however often the job is restarted)
  *   b2b:     two checkpoints back to back at each point
  *   pending: first check that a checkpoint with a message not received
  *            yet is refused on every rank with MPI_ERR_PENDING
@@ -13,6 +15,7 @@
  *            from a normal run's checkpoint must be refused)
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <mpi-ext.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,9 +52,12 @@ int main(int argc, char **argv)
     }
     int iters = atoi(argv[1]), k = atoi(argv[2]);
     const char *mode = argc > 5 ? argv[5] : "";
+    const char *marker = strchr(argv[3], ':');
     if (strcmp(argv[3], "-") != 0 &&
         sscanf(argv[3], "%d@%d", &kill_rank, &kill_it) != 2)
         return 2;
+    if (marker != NULL)
+        marker++;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -130,7 +136,9 @@ int main(int argc, char **argv)
             if (strcmp(mode, "b2b") == 0)
                 check("checkpoint 2", MPIX_Checkpoint(MPI_COMM_WORLD));
         }
-        if (rank == kill_rank && it == kill_it)
+        if (rank == kill_rank && it == kill_it &&
+            (marker == NULL ||
+             open(marker, O_WRONLY | O_CREAT | O_EXCL, 0644) >= 0))
             raise(SIGKILL);
     }
 

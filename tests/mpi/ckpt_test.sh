@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
-# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse|onfail
 #   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
 #            restarted with --restart, equals an uninterrupted run bit for bit
 #   b2b:     the same with two checkpoints back to back each time
@@ -11,6 +11,10 @@
 #   refuse:  torn, truncated, corrupt, missing, other-size and other-program
 #            checkpoints are refused with a clear message; the newest valid
 #            complete one is used
+#   onfail:  shoalrun --restart-on-failure: a rank killed once is restarted
+#            from the last complete checkpoint (or from the beginning before
+#            the first), exactly; the bound on restarts is kept; a failure
+#            of the program's own is not restarted; nothing is left running
 set -u
 shoalrun=$1 prog=$2 what=$3
 np=4 iters=30 k=6
@@ -51,6 +55,19 @@ expect_out() {
         fail "output does not match '$1'"
     fi
     echo "ok: $(grep -E -- "$1" <<<"$out" | head -1)"
+}
+
+# No rank of any run of this test is still running (their arguments hold
+# $tmp).
+no_leftovers() {
+    local left
+    left=$(pgrep -a -f -- "$tmp/" || true)
+    [[ -z $left ]] || fail "processes outlived the job: $left"
+}
+
+# how many lines of $out match
+count_out() {
+    grep -Ec -- "$1" <<<"$out" || true
 }
 
 # the uninterrupted run
@@ -166,6 +183,67 @@ refuse)
     expect_out "ckpt.$((e + 2))/rank.0: holds rank 0 of epoch $e, expected rank 0 of epoch $((e + 2))"
     expect_out "^restarted at iteration 30$"
     cmp "$tmp/ref.out" "$tmp/o" || fail "the result differs"
+    ;;
+onfail)
+    # Rank 2 kills itself once, at iteration 15: the launcher restarts the
+    # job from the checkpoint of iteration 12 (epoch 2), and the result is
+    # the uninterrupted run's.
+    run ok -n $np --ft --restart-on-failure --checkpoint-dir "$tmp/d" -- $iters $k "2@15:$tmp/m1" "$tmp/r.out"
+    [[ -e $tmp/m1 ]] || fail "rank 2 did not kill itself"
+    expect_out "rank 2 (\(pid [0-9]+\) was killed by signal 9|died|failed)"
+    expect_out "restart-on-failure: restart 1 of 3, from the checkpoint $tmp/d/ckpt.2$"
+    expect_out "^restarted at iteration 12$"
+    [[ $(count_out "restart-on-failure: restart") -eq 1 ]] || {
+        echo "$out"
+        fail "restarted other than once"
+    }
+    cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"
+    no_leftovers
+
+    # Without --ft too, and a death before the first checkpoint: the job
+    # starts again from the beginning.
+    run ok -n $np --restart-on-failure=2 --checkpoint-dir "$tmp/e" -- $iters $k "1@3:$tmp/m2" "$tmp/b.out"
+    expect_out "restart 1 of 2, from the beginning: the job has no complete checkpoint in $tmp/e yet"
+    [[ $(count_out "^restarted at") -eq 0 ]] || fail "restarted from a checkpoint"
+    cmp "$tmp/ref.out" "$tmp/b.out" || fail "the result differs"
+    no_leftovers
+
+    # A complete checkpoint of an earlier run (iteration 30, in $tmp/ref)
+    # is not this job's: killed before its first checkpoint, a fresh run
+    # starts from the beginning, not from it.
+    run ok -n $np --restart-on-failure --checkpoint-dir "$tmp/ref" -- $iters $k "3@4:$tmp/m3" "$tmp/c.out"
+    expect_out "restart 1 of 3, from the beginning"
+    cmp "$tmp/ref.out" "$tmp/c.out" || fail "the result differs"
+    no_leftovers
+
+    # The bound: rank 2 dies at iteration 15 every time; two restarts from
+    # the checkpoint of iteration 12, then shoalrun gives up with the last
+    # attempt's status (128+9, or over TCP that of a peer that saw it die).
+    run fail -n $np --ft --restart-on-failure=2 --checkpoint-dir "$tmp/f" -- $iters $k 2@15 "$tmp/x.out"
+    expect_out "a rank died again after 2 restarts; giving up \(the job's status is $status\)"
+    # (the restarted rank 0's "restarted at" line dies in its stdio buffer)
+    [[ $(count_out "restart [12] of 2, from the checkpoint $tmp/f/ckpt.2$") -eq 2 ]] || {
+        echo "$out"
+        fail "not restarted exactly twice"
+    }
+    [[ ! -e $tmp/x.out ]] || fail "a killed run wrote a result"
+    no_leftovers
+
+    # A failure of the program's own (here: nothing to restart from) is
+    # not restarted.
+    mkdir -p "$tmp/empty"
+    run fail -n $np --restart-on-failure --restart "$tmp/empty" -- $iters $k - "$tmp/o"
+    expect_out "no complete and valid checkpoint in"
+    expect_out "restart-on-failure: not restarting: no rank died"
+    [[ $(count_out "restart-on-failure: restart ") -eq 0 ]] || fail "restarted"
+
+    # Usage: a directory is needed, N is checked.
+    out=$("$shoalrun" -n 2 --restart-on-failure "$prog" 1 1 - "$tmp/o" 2>&1)
+    [[ $? -eq 2 ]] || fail "--restart-on-failure without a directory accepted"
+    expect_out "restart-on-failure needs a checkpoint directory"
+    out=$("$shoalrun" -n 2 --restart-on-failure=0 --checkpoint-dir "$tmp/g" "$prog" 1 1 - "$tmp/o" 2>&1)
+    [[ $? -eq 2 ]] || fail "--restart-on-failure=0 accepted"
+    expect_out "expected a number of restarts, 1 to 1000"
     ;;
 *)
     fail "unknown test $what"

@@ -80,7 +80,7 @@ shoal_mp_program(bench_ft SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ft_bench.c)
 # and against broken checkpoints; its exit status says (the programs it
 # runs print FAIL on purpose when they refuse a checkpoint).
 shoal_mp_program(mpi_ckpt_heat SOURCES ckpt_heat.c)
-foreach(what restart b2b kill pending refuse)
+foreach(what restart b2b kill pending refuse onfail)
     add_test(NAME mp.mpi.ckpt_${what}.np4
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
                      $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
@@ -89,7 +89,7 @@ foreach(what restart b2b kill pending refuse)
 endforeach()
 # The cut's markers rely on each channel being FIFO: the TCP wire alone,
 # and the progress thread.
-foreach(what restart pending)
+foreach(what restart pending onfail)
     add_test(NAME mp.mpi.ckpt_${what}_tcp.np4
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
                      $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})

@@ -46,6 +46,12 @@ static const char usage_text[] =
     "  --restart DIR         restart from the newest complete checkpoint\n"
     "                        of DIR, which later checkpoints go to too\n"
     "                        (sets SHOAL_CKPT_DIR and SHOAL_CKPT_RESTART)\n"
+    "  --restart-on-failure[=N]\n"
+    "                        when a rank dies (a signal shoalrun did not\n"
+    "                        send, a host lost), stop the job and start it\n"
+    "                        again from the newest complete checkpoint of\n"
+    "                        its directory, or from the beginning before\n"
+    "                        the first; at most N times (default 3)\n"
     "  --tag-output          prefix each output line with [rank]\n"
     "  --bind-to core|none|auto\n"
     "                        pin rank i to the i-th CPU of shoalrun's mask\n"
@@ -160,6 +166,25 @@ static int parse_bind(const char *text, int *out, int *exit_p)
         }
     return usage_error(exit_p,
                        "--bind-to '%s': expected core, none or auto", text);
+}
+
+/* --restart-on-failure[=N]: the value only after '=' (the next word may
+ * be the program). */
+static int parse_restart_max(const char *arg, int *out, int *exit_p)
+{
+    const char *eq = strchr(arg, '=');
+    char *end;
+
+    if (eq == NULL) {
+        *out = SHOALRUN_RESTARTS_DEFAULT;
+        return 0;
+    }
+    long v = strtol(eq + 1, &end, 10);
+    if (eq[1] == '\0' || *end != '\0' || v < 1 || v > 1000)
+        return usage_error(exit_p, "--restart-on-failure='%s': expected a "
+                           "number of restarts, 1 to 1000", eq + 1);
+    *out = (int)v;
+    return 0;
 }
 
 /*
@@ -382,8 +407,12 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         if (setenv("SHOAL_CKPT_DIR", v, 1) != 0 ||
             (restart && setenv("SHOAL_CKPT_RESTART", "1", 1) != 0))
             return usage_error(exit_p, "%s: cannot set SHOAL_CKPT_*", opt);
+        a->ckpt_dir = v;
+        a->ckpt_restart |= restart;
         return 0;
     }
+    if (is_option(arg, "--restart-on-failure"))
+        return parse_restart_max(arg, &a->restart_max, exit_p);
     if (strcmp(arg, "--noise-report") == 0) {
         a->noise_report = 1;
         return 0;
@@ -556,6 +585,10 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         if (parse_option(argc, argv, &i, a, exit_p))
             return 1;
     }
+    if (a->restart_max > 0 && a->ckpt_dir == NULL)
+        return usage_error(exit_p, "--restart-on-failure needs a checkpoint "
+                           "directory to restart from: add --checkpoint-dir "
+                           "DIR (or --restart DIR)");
     if (a->nhost_specs > 0 || a->hostfile != NULL)
         return parse_hosts(a, argc, argv, i, exit_p);
     if (a->nranks == 0 && i < argc) {

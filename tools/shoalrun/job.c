@@ -239,6 +239,10 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
             : job_others(job->nalive, buf, sizeof(buf));
 
     job_on_host(job, r->rank, host, sizeof(host));
+    /* Not the launcher's SIGTERM or SIGKILL, nor a stop the user asked. */
+    if (sig != 0 && !job->quiet && !(job->stopping && sig == SIGTERM) &&
+        !(job->killed && sig == SIGKILL))
+        job->died = 1;
     /* Any expendable rank may die while another is left (the task
      * runtime's coordinator too: the lowest rank alive takes over); the
      * last one's death ends the job as any rank's would. */
@@ -536,8 +540,10 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
     if (status == SHOAL_OK)
         status = job_stdin_setup(job);
     if (status == SHOAL_OK && job->args->timeout_s > 0)
-        job->deadline = base_time_ns() +
-                        (uint64_t)(job->args->timeout_s * 1e9);
+        job->deadline = job->args->deadline_ns
+                            ? job->args->deadline_ns
+                            : base_time_ns() +
+                                  (uint64_t)(job->args->timeout_s * 1e9);
     /* The daemons first: starting them takes longest. */
     if (status == SHOAL_OK && conf != NULL)
         status =
@@ -694,8 +700,9 @@ static void job_place(job_t *job, const shoalrun_host_t *here)
         r->local = i >= job->first && i < job->first + job->nlocal;
         r->alive = !job->daemon && !r->local;
         /* --ft: any rank may die and the job goes on (docs/FT.md), as an
-         * expendable task worker may. */
-        r->expendable = base_cfg.FT != 0;
+         * expendable task worker may; unless --restart-on-failure restarts
+         * the whole job then. */
+        r->expendable = base_cfg.FT != 0 && job->args->restart_max == 0;
         job->nalive += r->alive;
     }
 }
@@ -722,7 +729,7 @@ static int job_run(job_t *job, shoalrun_tree_conf_t *conf)
     return job->failed ? job->exit_code : 0;
 }
 
-int shoalrun_job_run(shoalrun_args_t *args)
+int shoalrun_job_run(shoalrun_args_t *args, int *died_p)
 {
     shoalrun_tree_conf_t conf;
     shoalrun_msg_t jobmsg = {0};
@@ -731,9 +738,14 @@ int shoalrun_job_run(shoalrun_args_t *args)
     int code;
 
     job_init(&job, args);
+    if (died_p != NULL)
+        *died_p = 0;
     if (args->hosts.n == 0) {
         job_place(&job, NULL);
-        return job_run(&job, NULL);
+        code = job_run(&job, NULL);
+        if (died_p != NULL)
+            *died_p = job.died && !job.quiet;
+        return code;
     }
     job.hosts = &args->hosts;
     job_place(&job, shoalrun_hosts_of_node(&args->hosts, 0));
@@ -746,6 +758,8 @@ int shoalrun_job_run(shoalrun_args_t *args)
     }
     code = job_run(&job, &conf);
     shoalrun_msg_fini(&jobmsg);
+    if (died_p != NULL)
+        *died_p = job.died && !job.quiet;
     return code;
 }
 

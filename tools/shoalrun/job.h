@@ -57,6 +57,9 @@ typedef struct job {
     int exit_code;
     int quiet;  /* the stop was asked for: deaths expected */
     int killed; /* SIGKILL was needed after the grace */
+    /* A rank died of a signal we did not send, or a host was lost, while
+     * the stop was not asked for (--restart-on-failure restarts then). */
+    int died;
     int user_signals;
 } job_t;
 

@@ -341,6 +341,8 @@ static void tree_lost(void *ctx, int node, const char *why)
                          strpbrk(ranks, "-,") ? "them" : "it");
         return;
     }
+    if (!job->quiet)
+        job->died = 1;
     if (job_fail(job, SHOALRUN_EXIT_FAILED))
         shoalrun_say("host %s lost: %s (%d rank%s%s)%s", h ? h->name : "?", why,
                      gone, gone == 1 ? "" : "s",

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--daemon") == 0)
         return shoalrun_daemon_main(argc, argv);
     if (!shoalrun_args_parse(argc, argv, &args, &code))
-        code = shoalrun_job_run(&args);
+        code = shoalrun_restart_run(&args);
     shoalrun_args_fini(&args);
     return code;
 }

@@ -14,6 +14,7 @@
  *   stdio_fwd.c  the ranks' stdout/stderr to ours, our stdin to rank 0
  *   noise.c      --noise: ranks stopped on a schedule, or sharing their CPU
  *                with busy processes
+ *   restart.c    --restart-on-failure: the job again after a death
  *   cleanup.c    the /dev/shm sweep and the watchdog that cleans up after
  *                a shoalrun that was killed
  * Across hosts (--host, --hostfile):
@@ -49,6 +50,8 @@
 #define SHOALRUN_EXIT_NOTFOUND 127 /* program not found */
 
 #define SHOALRUN_MAX_RANKS 4096
+/* --restart-on-failure without =N: restarts at most. */
+#define SHOALRUN_RESTARTS_DEFAULT 3
 /* How long ranks get to exit after SIGTERM before SIGKILL. */
 #define SHOALRUN_GRACE_NS 1000000000ull
 /* After the last rank is reaped, how long we still wait for the end of its
@@ -119,6 +122,19 @@ typedef struct shoalrun_args {
     int noise_report;             /* --noise-report */
     char **argv;      /* the program and its arguments (NULL-terminated) */
     char path[PATH_MAX]; /* the program, resolved through PATH */
+    /* Checkpoint/restart (docs/FT.md): --checkpoint-dir or --restart DIR
+     * (NULL: none), whether --restart was given, and --restart-on-failure's
+     * bound on restarts (0: the option was not given). */
+    const char *ckpt_dir;
+    int ckpt_restart;
+    int restart_max;
+    /* Set by restart.c for every attempt: their common --timeout deadline
+     * (0: from the attempt's start), and the signal mask and open-file
+     * limit shoalrun started with, which the ranks get (have_start). */
+    uint64_t deadline_ns;
+    int have_start;
+    sigset_t start_mask;
+    struct rlimit start_nofile;
 } shoalrun_args_t;
 
 /*
@@ -586,6 +602,16 @@ int shoalrun_tree_below(const shoalrun_tree_t *t, int node, int top);
  * what is left of them. */
 void shoalrun_tree_fini(shoalrun_tree_t *t);
 
+/* ---- restart.c ----------------------------------------------------------- */
+
+/*
+ * Run the job, and with --restart-on-failure run it again after a rank's
+ * death, from the newest complete checkpoint of the job's directory (or
+ * from the beginning when there is none yet), at most args->restart_max
+ * times.  Returns shoalrun's exit status (the last attempt's).
+ */
+int shoalrun_restart_run(shoalrun_args_t *args);
+
 /* ---- daemon.c ------------------------------------------------------------ */
 
 /* `shoalrun --daemon ADDR PORT NODE`; returns the exit status. */
@@ -596,8 +622,13 @@ int shoalrun_daemon_job(const shoalrun_args_t *args, const char *kvsname,
 
 /* ---- job.c --------------------------------------------------------------- */
 
-/* Run the whole job; returns shoalrun's exit status. */
-int shoalrun_job_run(shoalrun_args_t *args);
+/*
+ * Run the whole job; returns shoalrun's exit status.  *died_p (may be
+ * NULL) tells whether the job ended because a rank died of a signal
+ * shoalrun did not send, or a host was lost, and not because the user or
+ * --timeout stopped it: what --restart-on-failure restarts for.
+ */
+int shoalrun_job_run(shoalrun_args_t *args, int *died_p);
 /* The same for a daemon: its ranks are first..first+nlocal-1 of args. */
 int shoalrun_job_run_daemon(shoalrun_args_t *args, const char *kvsname,
                             const shoalrun_tree_conf_t *conf);

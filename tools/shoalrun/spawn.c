@@ -68,6 +68,10 @@ int shoalrun_launch_init(shoalrun_launch_t *l, const shoalrun_args_t *args,
     l->stdin_fd = STDIN_FILENO;
     sigprocmask(SIG_SETMASK, NULL, &l->child_mask);
     int status = raise_fd_limit(l);
+    if (args->have_start) { /* a restart: our own are changed by now */
+        l->child_mask = args->start_mask;
+        l->child_nofile = args->start_nofile;
+    }
     if (status == SHOAL_OK)
         status = choose_binding(l, args->bind);
     return status;

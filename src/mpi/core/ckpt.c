@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mpi/core/ckpt_dir.h"
 #include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
@@ -62,8 +63,7 @@ static struct {
     uint64_t epoch; /* the loaded checkpoint's */
 } ck;
 
-static const uint8_t ck_key[16] = {'s', 'h', 'o', 'a', 'l', '-', 'c', 'k',
-                                   'p', 't', '-', 'k', 'e', 'y', '-', '1'};
+#define ck_key ckpt_dir_key
 
 static const char *prog_name(void)
 {
@@ -73,8 +73,7 @@ static const char *prog_name(void)
 
 static uint64_t prog_id(void)
 {
-    const char *n = prog_name();
-    return base_siphash(ck_key, n, strlen(n));
+    return ckpt_dir_prog_id(prog_name());
 }
 
 /* Checksum of an image: the head (sum 0) and sizes, and each region's
@@ -175,44 +174,6 @@ static void remove_ckpt_dir(const char *path)
     }
     closedir(d);
     rmdir(path);
-}
-
-/* The epochs of DIR's ckpt.<n> directories, largest first (at most max). */
-static int list_epochs(const char *dir, uint64_t *ep, int max)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (d == NULL)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        if (strncmp(e->d_name, "ckpt.", 5) != 0)
-            continue;
-        errno = 0;
-        uint64_t v = strtoull(e->d_name + 5, &end, 10);
-        if (errno != 0 || *end != '\0' || end == e->d_name + 5 || v == 0)
-            continue;
-        if (n < max) {
-            ep[n++] = v;
-        } else { /* keep the largest */
-            int lo = 0;
-            for (int i = 1; i < n; i++)
-                if (ep[i] < ep[lo])
-                    lo = i;
-            if (v > ep[lo])
-                ep[lo] = v;
-        }
-    }
-    closedir(d);
-    for (int i = 1; i < n; i++) /* insertion sort, descending */
-        for (int j = i; j > 0 && ep[j] > ep[j - 1]; j--) {
-            uint64_t t = ep[j];
-            ep[j] = ep[j - 1];
-            ep[j - 1] = t;
-        }
-    return n;
 }
 
 /* Write this rank's image of epoch into cdir; 0 or -1 (errno kept in *err). */
@@ -391,24 +352,17 @@ bad:
 static int complete_ok(const char *dir, uint64_t epoch, char *why,
                        size_t whylen)
 {
-    char path[1024], line[256];
-    unsigned long long e, p;
-    int size;
-    FILE *f;
+    uint64_t p;
+    int size, c = ckpt_dir_complete(dir, epoch, &size, &p);
 
-    snprintf(path, sizeof(path), "%s/ckpt.%" PRIu64 "/COMPLETE", dir, epoch);
-    f = fopen(path, "re");
-    if (f == NULL) {
+    if (c == 0) {
         snprintf(why, whylen, "%s/ckpt.%" PRIu64 ": not complete (no "
                  "COMPLETE: a checkpoint cut short)", dir, epoch);
         return 0;
     }
-    int ok = fgets(line, sizeof(line), f) != NULL &&
-             sscanf(line, "shoal-checkpoint 1 epoch=%llu ranks=%d prog=%llx",
-                    &e, &size, &p) == 3;
-    fclose(f);
-    if (!ok || e != epoch) {
-        snprintf(why, whylen, "%s: unreadable", path);
+    if (c < 0) {
+        snprintf(why, whylen, "%s/ckpt.%" PRIu64 "/COMPLETE: unreadable",
+                 dir, epoch);
         return 0;
     }
     if (size != mpi.world_size) {
@@ -553,7 +507,7 @@ int PMPIX_Checkpoint_restarted(int *flag)
     /* Rank 0 lists the candidates, newest first; every rank checks its
      * own image of each; the newest valid everywhere wins. */
     if (mpi.world_rank == 0)
-        n = list_epochs(dir, ep, CK_MAX_CANDIDATES);
+        n = ckpt_dir_epochs(dir, ep, CK_MAX_CANDIDATES);
     rc = PMPI_Bcast(&n, 1, MPI_INT, 0, c);
     if (rc == MPI_SUCCESS && n > 0)
         rc = PMPI_Bcast(ep, n, MPI_UINT64_T, 0, c);
@@ -715,7 +669,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     if (rc == MPI_SUCCESS) {
         uint64_t msg[2] = {0, 0};
         if (me == 0) {
-            nold = list_epochs(dir, old, CK_MAX_CANDIDATES);
+            nold = ckpt_dir_epochs(dir, old, CK_MAX_CANDIDATES);
             epoch = nold > 0 ? old[0] + 1 : 1;
             if (ck.loaded && epoch <= ck.epoch)
                 epoch = ck.epoch + 1;

@@ -2,6 +2,7 @@
 # Paths are relative to src/.
 list(APPEND SHOAL_SOURCES
     mpi/core/ckpt.c
+    mpi/core/ckpt_dir.c
     mpi/core/errhandler.c
     mpi/core/error.c
     mpi/core/ft.c

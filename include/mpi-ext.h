@@ -13,8 +13,10 @@
 /* Programs test these to know the ULFM calls are there. */
 #define MPIX_FT 1
 #define SHOAL_MPIX_ULFM 1
-/* ... and the checkpoint calls (MPIX_Checkpoint*, in mpi.h). */
+/* ... and the checkpoint calls (MPIX_Checkpoint*, in mpi.h), with
+ * MPIX_Checkpoint_if_requested (checkpoints the launcher asks for). */
 #define SHOAL_MPIX_CHECKPOINT 1
+#define SHOAL_MPIX_CHECKPOINT_IF_REQUESTED 1
 
 /* Older ULFM names of the same classes. */
 #ifndef MPI_ERR_PROC_FAILED

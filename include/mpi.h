@@ -1890,10 +1890,14 @@ SHOAL_MPIX_FN(Comm_ack_failed, (MPI_Comm comm, int num_to_ack, int *num_acked))
  * MPI_COMM_WORLD) writes every rank's image under shoalrun
  * --checkpoint-dir DIR, and after shoalrun --restart DIR
  * MPIX_Checkpoint_restarted (collective) loads the newest complete one.
+ * MPIX_Checkpoint_if_requested, called by every rank once per iteration,
+ * takes a checkpoint only when shoalrun asked for one (--checkpoint-every
+ * or SIGUSR1), at the same call on every rank; *taken says whether.
  */
 SHOAL_MPIX_FN(Checkpoint_register, (void *ptr, size_t size))
 SHOAL_MPIX_FN(Checkpoint, (MPI_Comm comm))
 SHOAL_MPIX_FN(Checkpoint_restarted, (int *flag))
+SHOAL_MPIX_FN(Checkpoint_if_requested, (MPI_Comm comm, int *taken))
 #undef SHOAL_MPIX_FN
 
 #ifdef __cplusplus

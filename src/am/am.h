@@ -115,6 +115,10 @@ typedef struct am_state {
     int *dead_order;
     uint64_t last_peer_check;
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
+    /* Run with each peer check of a wait: an upper layer that listens to
+     * the launcher while the rank waits (the MPI layer's checkpoints the
+     * launcher asks for, mpi/core/ckpt_trigger.c); NULL: none. */
+    void (*wait_hook)(void);
     shoal_stats_t stats;
     /* The network wires up, in SHOAL_WIRES order (am_wires.c): progress
      * polls each through its throttle, waits sleep in net[0], which also

@@ -97,6 +97,8 @@ static void check_peers_now(uint64_t now)
     wire_shm_ops.check_peers();
     for (int i = 0; i < am.nnet; i++)
         am.net[i].ops->check_peers();
+    if (am.wait_hook != NULL)
+        am.wait_hook();
 }
 
 /*

@@ -108,6 +108,8 @@ BASE_CONFIG_VAR(CKPT_DIR, STRING, "", "", "library",
                 "Directory MPIX_Checkpoint writes checkpoints to (ckpt.<epoch>/rank.<r>); set by shoalrun --checkpoint-dir or --restart")
 BASE_CONFIG_VAR(CKPT_RESTART, BOOL, "0", "", "library",
                 "MPIX_Checkpoint_restarted loads the newest complete checkpoint of SHOAL_CKPT_DIR; set by shoalrun --restart")
+BASE_CONFIG_VAR(CKPT_TRIGGER, BOOL, "0", "", "library",
+                "Set by shoalrun with a checkpoint directory on one host: the launcher may ask for checkpoints (--checkpoint-every, SIGUSR1), taken in MPIX_Checkpoint_if_requested")
 BASE_CONFIG_VAR(CKPT_KILL, STRING, "", "", "library",
                 "For tests: RANK@EPOCH:PHASE makes that rank kill itself (SIGKILL) inside checkpoint EPOCH at PHASE: made (directory made, nothing written), written (its image renamed, not confirmed), complete (rank 0: COMPLETE on disk, older checkpoints not removed)")
 

@@ -342,6 +342,29 @@ int boot_failed_rank(void)
     return boot.be.failed_rank(boot.be.kvs.ctx);
 }
 
+int boot_ckpt_notices(long *req, long *tgt_id, long *tgt)
+{
+    *req = *tgt_id = *tgt = 0;
+    if (!boot.active || boot.be.ckpt_notices == NULL)
+        return 0;
+    boot.be.ckpt_notices(boot.be.kvs.ctx, req, tgt_id, tgt);
+    return 1;
+}
+
+int boot_tell(const char *cmd, long id, long count)
+{
+    if (!boot.active || boot.be.tell == NULL)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "boot: the launcher takes "
+                        "no '%s'", cmd);
+    return boot.be.tell(boot.be.kvs.ctx, cmd, id, count);
+}
+
+void boot_await(int timeout_ms)
+{
+    if (boot.active && boot.be.await != NULL)
+        boot.be.await(boot.be.kvs.ctx, timeout_ms);
+}
+
 int boot_barrier(void)
 {
     if (!boot.active)

@@ -73,6 +73,20 @@ int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p);
  * or -1; never waits (docs/FT.md). */
 int boot_failed_rank(void);
 
+/*
+ * Checkpoints shoalrun asks for (docs/FT.md, "Checkpoints the launcher
+ * asks for"; only under shoalrun, whose PMI-1 server speaks these lines).
+ * boot_ckpt_notices: the newest request id and target (id, count) the
+ * launcher sent, 0 when none, read without waiting; 0 when the backend
+ * has none.  boot_tell: a line the launcher does not answer,
+ * "cmd=<cmd> id=<id> count=<count>" (id < 0: left out);
+ * SHOAL_ERR_UNSUPPORTED when the backend cannot.  boot_await: wait at
+ * most timeout_ms for the launcher to send something.
+ */
+int boot_ckpt_notices(long *req, long *tgt_id, long *tgt);
+int boot_tell(const char *cmd, long id, long count);
+void boot_await(int timeout_ms);
+
 /* Collective barrier through the launcher (slow; for init and finalize). */
 int boot_barrier(void);
 

@@ -47,6 +47,11 @@ typedef struct boot_backend {
     /* Optional: a rank the launcher said died (shoalrun --ft), or -1;
      * never waits. */
     int (*failed_rank)(void *ctx);
+    /* Optional (shoalrun): the launcher's checkpoint requests (boot.h,
+     * boot_ckpt_notices), lines it does not answer, and waiting for it. */
+    void (*ckpt_notices)(void *ctx, long *req, long *tgt_id, long *tgt);
+    int (*tell)(void *ctx, const char *cmd, long id, long count);
+    void (*await)(void *ctx, int timeout_ms);
 } boot_backend_t;
 
 /* Largest value boot_put accepts (keeps a runaway caller from flooding). */

@@ -133,11 +133,36 @@ static int pmi1_fill(boot_pmi1_t *c, uint64_t deadline, const char *what)
     }
 }
 
-/* A notice of shoalrun --ft: keep its rank; 1 when msg was one. */
+/* A checkpoint request or target of shoalrun: keep the newest; 1 when
+ * msg was one. */
+static int take_ckpt_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
+{
+    long id, count;
+
+    if (strcmp(msg->cmd, "shoal-ckpt-request") == 0) {
+        if (pmi_get_long(msg, "id", &id) == SHOAL_OK && id > c->ckpt_req)
+            c->ckpt_req = id;
+        return 1;
+    }
+    if (strcmp(msg->cmd, "shoal-ckpt-target") != 0)
+        return 0;
+    if (pmi_get_long(msg, "id", &id) == SHOAL_OK &&
+        pmi_get_long(msg, "count", &count) == SHOAL_OK && id > 0 &&
+        count > 0 && id > c->ckpt_tgt_id) {
+        c->ckpt_tgt_id = id;
+        c->ckpt_tgt = count;
+    }
+    return 1;
+}
+
+/* A notice of shoalrun --ft (or a checkpoint's): keep its rank; 1 when
+ * msg was one. */
 static int take_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
 {
     long rank;
 
+    if (take_ckpt_notice(c, msg))
+        return 1;
     if (strcmp(msg->cmd, "shoal-ft-dead") != 0)
         return 0;
     if (pmi_get_long(msg, "rank", &rank) != SHOAL_OK || rank < 0)
@@ -209,6 +234,52 @@ void boot_pmi1_poll(boot_pmi1_t *c)
                                   "between calls: %s", msg.cmd);
     }
     pthread_mutex_unlock(&c->lock);
+}
+
+void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
+                            long *tgt)
+{
+    boot_pmi1_poll(c);
+    pthread_mutex_lock(&c->lock);
+    *req = c->ckpt_req;
+    *tgt_id = c->ckpt_tgt_id;
+    *tgt = c->ckpt_tgt;
+    pthread_mutex_unlock(&c->lock);
+}
+
+int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, long count)
+{
+    pmi_fmt_t f;
+    int status;
+
+    pmi_fmt_init(&f, cmd);
+    if (id >= 0)
+        pmi_fmt_add_long(&f, "id", id);
+    pmi_fmt_add_long(&f, "count", count);
+    status = pmi_fmt_end(&f);
+    if (status != SHOAL_OK)
+        return status;
+    pthread_mutex_lock(&c->lock);
+    if (c->failed)
+        status = base_err(c->fail_status, "PMI connection unusable after "
+                          "an earlier failure");
+    else
+        status = boot_pmi1_send(c, f.buf, f.len,
+                                base_time_ns() + c->timeout_ns, cmd);
+    pthread_mutex_unlock(&c->lock);
+    return status;
+}
+
+void boot_pmi1_await(boot_pmi1_t *c, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+    int wait;
+
+    pthread_mutex_lock(&c->lock);
+    wait = c->fd >= 0 && !c->failed && pmi_linebuf_pending(&c->in) == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (wait)
+        poll(&pfd, 1, timeout_ms);
 }
 
 int boot_pmi1_take_notice(boot_pmi1_t *c)

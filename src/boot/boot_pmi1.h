@@ -28,6 +28,10 @@ typedef struct boot_pmi1 {
      * which may come between replies: ranks not yet taken. */
     int *notice;
     int nnotice, notice_cap;
+    /* shoalrun's checkpoint requests (docs/FT.md, "Checkpoints the
+     * launcher asks for"): the newest "cmd=shoal-ckpt-request id=K" and
+     * "cmd=shoal-ckpt-target id=K count=T" seen; 0: none yet. */
+    long ckpt_req, ckpt_tgt_id, ckpt_tgt;
 } boot_pmi1_t;
 
 /* Read what the launcher sent unasked, without waiting (a notice): 0 when
@@ -35,6 +39,14 @@ typedef struct boot_pmi1 {
 void boot_pmi1_poll(boot_pmi1_t *c);
 /* A rank some notice said died, or -1. */
 int boot_pmi1_take_notice(boot_pmi1_t *c);
+/* The newest checkpoint request and target seen (read without waiting). */
+void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
+                            long *tgt);
+/* Send "cmd=<cmd> id=<id> count=<count>" (id < 0: none), a line the
+ * launcher does not answer. */
+int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, long count);
+/* Wait at most timeout_ms for the launcher to send something. */
+void boot_pmi1_await(boot_pmi1_t *c, int timeout_ms);
 
 /*
  * Handshake on a connected fd (PMI_FD mode): init, get_maxes,

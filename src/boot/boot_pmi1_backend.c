@@ -116,6 +116,21 @@ static int pmi1_failed_rank(void *ctx)
     return rank;
 }
 
+static void pmi1_ckpt_notices(void *ctx, long *req, long *tgt_id, long *tgt)
+{
+    boot_pmi1_ckpt_notices(ctx, req, tgt_id, tgt);
+}
+
+static int pmi1_tell(void *ctx, const char *cmd, long id, long count)
+{
+    return boot_pmi1_tell(ctx, cmd, id, count);
+}
+
+static void pmi1_await(void *ctx, int timeout_ms)
+{
+    boot_pmi1_await(ctx, timeout_ms);
+}
+
 int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
                       char *jobid, size_t jobid_cap)
 {
@@ -148,6 +163,9 @@ int boot_pmi1_backend(boot_backend_t *be, int *rank_p, int *size_p,
         .abort = pmi1_abort,
         .fini = pmi1_fini,
         .failed_rank = pmi1_failed_rank,
+        .ckpt_notices = pmi1_ckpt_notices,
+        .tell = pmi1_tell,
+        .await = pmi1_await,
     };
     *rank_p = c->rank;
     *size_p = c->size;

@@ -5,7 +5,9 @@
  * again with shoalrun --restart must write the same result, bit for bit,
  * as an uninterrupted run (tests/mpi/ckpt_test.sh compares them).
  *
- * usage: mpi_ckpt_heat ITERS K RANK@ITER[:MARKER]|- OUT [b2b|pending|smaller]
+ * usage: mpi_ckpt_heat ITERS K RANK@ITER[:MARKER]|- OUT
+ *                      [b2b|pending|smaller|poll[:USEC]]
+ *   K:       a checkpoint every K iterations; 0: none
  *   RANK@ITER:MARKER: the rank kills itself only if it can create the
  *            file MARKER (once, however often the job is restarted)
  *   b2b:     two checkpoints back to back at each point
@@ -13,6 +15,10 @@
  *            yet is refused on every rank with MPI_ERR_PENDING
  *   smaller: the cells' region registered 8 bytes short (a restart
  *            from a normal run's checkpoint must be refused)
+ *   poll:    MPIX_Checkpoint_if_requested after every iteration (the
+ *            checkpoints shoalrun asks for); rank 0 says where one was
+ *            taken, and every rank checks they all took it at the same
+ *            iteration; with USEC, rank 0 sleeps that long each iteration
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -21,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 64 /* cells per rank */
 
@@ -72,6 +79,16 @@ int main(int argc, char **argv)
     MPI_Error_class(rc, &cls);
     if (cls != MPI_ERR_COMM)
         die("MPIX_Checkpoint(MPI_COMM_SELF) is not MPI_ERR_COMM", rc);
+    int taken;
+    if (MPIX_Checkpoint_if_requested(MPI_COMM_WORLD, NULL) != MPI_ERR_ARG)
+        die("MPIX_Checkpoint_if_requested(taken NULL)", MPI_ERR_OTHER);
+    rc = MPIX_Checkpoint_if_requested(MPI_COMM_SELF, &taken);
+    MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_COMM)
+        die("MPIX_Checkpoint_if_requested(MPI_COMM_SELF) is not "
+            "MPI_ERR_COMM", rc);
+    int poll = strncmp(mode, "poll", 4) == 0;
+    long nap = poll && mode[4] == ':' ? atol(mode + 5) : 0;
 
     /* The state: the iteration and the cells (the halo too, harmless). */
     check("register it", MPIX_Checkpoint_register(&it, sizeof(it)));
@@ -131,7 +148,27 @@ int main(int argc, char **argv)
             v[i] = u[i] + 0.2 * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
         memcpy(&u[1], &v[1], N * sizeof(double));
         it++;
-        if (it % k == 0) {
+        if (poll) {
+            if (rank == 0 && nap > 0)
+                usleep((useconds_t)nap);
+            check("checkpoint if requested",
+                  MPIX_Checkpoint_if_requested(MPI_COMM_WORLD, &taken));
+            if (taken) {
+                int lo, hi;
+                check("allreduce", MPI_Allreduce(&it, &lo, 1, MPI_INT,
+                                                 MPI_MIN, MPI_COMM_WORLD));
+                check("allreduce", MPI_Allreduce(&it, &hi, 1, MPI_INT,
+                                                 MPI_MAX, MPI_COMM_WORLD));
+                if (lo != hi)
+                    die("the ranks checkpointed at different iterations",
+                        MPI_ERR_OTHER);
+                if (rank == 0) {
+                    printf("checkpoint taken at iteration %d\n", it);
+                    fflush(stdout);
+                }
+            }
+        }
+        if (k > 0 && it % k == 0) {
             check("checkpoint", MPIX_Checkpoint(MPI_COMM_WORLD));
             if (strcmp(mode, "b2b") == 0)
                 check("checkpoint 2", MPIX_Checkpoint(MPI_COMM_WORLD));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
-# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse|onfail
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse|onfail|trigger
 #   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
 #            restarted with --restart, equals an uninterrupted run bit for bit
 #   b2b:     the same with two checkpoints back to back each time
@@ -11,6 +11,10 @@
 #   refuse:  torn, truncated, corrupt, missing, other-size and other-program
 #            checkpoints are refused with a clear message; the newest valid
 #            complete one is used
+#   trigger: shoalrun --checkpoint-every and SIGUSR1: the checkpoints are
+#            taken at the call the launcher names, on every rank at the
+#            same iteration, the images are there with the right epoch, and
+#            a restart from the last one is exact
 #   onfail:  shoalrun --restart-on-failure: a rank killed once is restarted
 #            from the last complete checkpoint (or from the beginning before
 #            the first), exactly; the bound on restarts is kept; a failure
@@ -183,6 +187,95 @@ refuse)
     expect_out "ckpt.$((e + 2))/rank.0: holds rank 0 of epoch $e, expected rank 0 of epoch $((e + 2))"
     expect_out "^restarted at iteration 30$"
     cmp "$tmp/ref.out" "$tmp/o" || fail "the result differs"
+    ;;
+trigger)
+    # Rank 0 sleeps 1 ms each iteration (the others wait for it in the
+    # halo exchange): 1500 iterations, a few seconds.
+    long=1500
+    run ok -n $np --checkpoint-dir "$tmp/ref2" -- $long 0 - "$tmp/ref2.out"
+    [[ -z $(ls "$tmp/ref2") ]] || fail "checkpoints without a request"
+
+    # Every 0.25 s: each request is answered with a call number, taken at
+    # that iteration (the program checks every rank took it at the same
+    # one), and the directory holds the last, of epoch = how many.
+    run ok -n $np --checkpoint-every 0.25 --checkpoint-dir "$tmp/d" -- $long 0 - "$tmp/p.out" poll:1000
+    asked=$(count_out "checkpoint request [0-9]+ \(--checkpoint-every\): the ranks take it at their call [0-9]+ of")
+    taken=$(count_out "^checkpoint taken at iteration [0-9]+$")
+    # (a request answered while a rank finishes names a call past the end)
+    [[ $taken -ge 2 && ( $taken -eq $asked || $taken -eq $((asked - 1)) ) ]] || {
+        echo "$out"
+        fail "$asked checkpoints asked for, $taken taken"
+    }
+    for call in $(sed -n 's/.*the ranks take it at their call \([0-9]*\) of.*/\1/p' <<<"$out"); do
+        [[ $call -gt $long ]] || expect_out "^checkpoint taken at iteration $call$"
+    done
+    last=$(grep -E "^checkpoint taken at iteration" <<<"$out" | tail -1 | awk '{print $5}')
+    [[ $(ls "$tmp/d") == ckpt.$taken && -e $tmp/d/ckpt.$taken/COMPLETE ]] ||
+        fail "left $(ls "$tmp/d"), expected ckpt.$taken"
+    grep -q "^shoal-checkpoint 1 epoch=$taken ranks=$np " "$tmp/d/ckpt.$taken/COMPLETE" ||
+        fail "COMPLETE: $(cat "$tmp/d/ckpt.$taken/COMPLETE")"
+    cmp "$tmp/ref2.out" "$tmp/p.out" || fail "the result differs"
+    run ok -n $np --restart "$tmp/d" -- $long 0 - "$tmp/r.out" poll
+    expect_out "^restarted at iteration $last$"
+    cmp "$tmp/ref2.out" "$tmp/r.out" || fail "the restarted result differs"
+
+    # SIGUSR1 to shoalrun, twice in a row: one checkpoint at the call it
+    # names (the second is refused while the first is pending, or is a
+    # second request), and the restart from it is exact.
+    "$shoalrun" -n $np --checkpoint-dir "$tmp/s" --timeout 60 "$prog" $long 0 - "$tmp/s.out" poll:1000 >"$tmp/log" 2>&1 &
+    pid=$!
+    sleep 1
+    kill -USR1 $pid
+    sleep 0.05 # (two pending signals would be one)
+    kill -USR1 $pid
+    wait $pid
+    status=$?
+    out=$(cat "$tmp/log")
+    [[ $status -eq 0 ]] || {
+        echo "$out"
+        fail "shoalrun exited with $status after SIGUSR1"
+    }
+    expect_out "got SIGUSR1: asking the ranks for a checkpoint"
+    expect_out "checkpoint request 1 \(SIGUSR1\): the ranks take it at their call [0-9]+ of"
+    call=$(sed -n 's/.*request 1 (SIGUSR1): the ranks take it at their call \([0-9]*\) of.*/\1/p' <<<"$out")
+    expect_out "^checkpoint taken at iteration $call$"
+    expect_out "(SIGUSR1: a checkpoint request is pending already|checkpoint request 2 \(SIGUSR1\))"
+    taken=$(count_out "^checkpoint taken at iteration [0-9]+$")
+    [[ -e $tmp/s/ckpt.$taken/COMPLETE ]] || fail "no ckpt.$taken: $(ls "$tmp/s")"
+    cmp "$tmp/ref2.out" "$tmp/s.out" || fail "the result differs"
+    last=$(grep -E "^checkpoint taken at iteration" <<<"$out" | tail -1 | awk '{print $5}')
+    run ok -n $np --restart "$tmp/s" -- $long 0 - "$tmp/r2.out" poll
+    expect_out "^restarted at iteration $last$"
+    cmp "$tmp/ref2.out" "$tmp/r2.out" || fail "the restarted result differs"
+    no_leftovers
+
+    # Without a checkpoint directory SIGUSR1 still goes to the ranks
+    # (sleep dies of it); with one it does not, and a program that never
+    # initializes MPI is never asked.
+    "$shoalrun" -n 2 --timeout 60 sleep 3 >"$tmp/log" 2>&1 &
+    pid=$!
+    sleep 0.5
+    kill -USR1 $pid
+    wait $pid
+    status=$?
+    [[ $status -eq 138 ]] || fail "SIGUSR1 without a directory: status $status, expected 138: $(cat "$tmp/log")"
+    "$shoalrun" -n 2 --checkpoint-dir "$tmp/h" --timeout 60 sleep 1 >"$tmp/log" 2>&1 &
+    pid=$!
+    sleep 0.5
+    kill -USR1 $pid
+    wait $pid
+    status=$?
+    out=$(cat "$tmp/log")
+    [[ $status -eq 0 ]] || fail "SIGUSR1 with a directory: status $status: $out"
+    expect_out "SIGUSR1: the checkpoint is asked for once every rank has finished MPI_Init"
+
+    # The usage errors.
+    out=$("$shoalrun" -n 2 --checkpoint-every 1 "$prog" 1 0 - "$tmp/o" 2>&1)
+    [[ $? -eq 2 ]] || fail "--checkpoint-every without a directory accepted"
+    expect_out "checkpoint-every needs a checkpoint directory"
+    out=$("$shoalrun" -n 2 --checkpoint-every 0 --checkpoint-dir "$tmp/g" "$prog" 1 0 - "$tmp/o" 2>&1)
+    [[ $? -eq 2 ]] || fail "--checkpoint-every 0 accepted"
+    expect_out "checkpoint-every '0' is not a number of seconds above 0"
     ;;
 onfail)
     # Rank 2 kills itself once, at iteration 15: the launcher restarts the

@@ -80,7 +80,7 @@ shoal_mp_program(bench_ft SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ft_bench.c)
 # and against broken checkpoints; its exit status says (the programs it
 # runs print FAIL on purpose when they refuse a checkpoint).
 shoal_mp_program(mpi_ckpt_heat SOURCES ckpt_heat.c)
-foreach(what restart b2b kill pending refuse onfail)
+foreach(what restart b2b kill pending refuse onfail trigger)
     add_test(NAME mp.mpi.ckpt_${what}.np4
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
                      $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
@@ -88,18 +88,17 @@ foreach(what restart b2b kill pending refuse onfail)
         LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE)
 endforeach()
 # The cut's markers rely on each channel being FIFO: the TCP wire alone,
-# and the progress thread.
-foreach(what restart pending onfail)
-    add_test(NAME mp.mpi.ckpt_${what}_tcp.np4
-             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
-                     $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
-    set_tests_properties(mp.mpi.ckpt_${what}_tcp.np4 PROPERTIES
-        LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE
-        ENVIRONMENT "SHOAL_WIRES=tcp")
-endforeach()
-add_test(NAME mp.mpi.ckpt_restart_thread.np4
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
-                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> restart)
-set_tests_properties(mp.mpi.ckpt_restart_thread.np4 PROPERTIES
-    LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE
-    ENVIRONMENT "SHOAL_PROGRESS=thread")
+# and the progress thread (whose waits are not am_block's).
+function(shoal_ckpt_variant suffix env)
+    foreach(what ${ARGN})
+        add_test(NAME mp.mpi.ckpt_${what}_${suffix}.np4
+                 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
+                         $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat>
+                         ${what})
+        set_tests_properties(mp.mpi.ckpt_${what}_${suffix}.np4 PROPERTIES
+            LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE
+            ENVIRONMENT "${env}")
+    endforeach()
+endfunction()
+shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart pending onfail trigger)
+shoal_ckpt_variant(thread SHOAL_PROGRESS=thread restart trigger)

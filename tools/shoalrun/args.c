@@ -52,6 +52,11 @@ static const char usage_text[] =
     "                        again from the newest complete checkpoint of\n"
     "                        its directory, or from the beginning before\n"
     "                        the first; at most N times (default 3)\n"
+    "  --checkpoint-every S  ask the ranks for a checkpoint every S seconds\n"
+    "                        (one host); the program takes it in its next\n"
+    "                        MPIX_Checkpoint_if_requested call, and so for\n"
+    "                        SIGUSR1 to shoalrun, which is not passed on\n"
+    "                        with a checkpoint directory (docs/FT.md)\n"
     "  --tag-output          prefix each output line with [rank]\n"
     "  --bind-to core|none|auto\n"
     "                        pin rank i to the i-th CPU of shoalrun's mask\n"
@@ -139,7 +144,9 @@ static int parse_nranks(const char *text, int *out, int *exit_p)
     return 0;
 }
 
-static int parse_timeout(const char *text, double *out, int *exit_p)
+/* --timeout S, --checkpoint-every S: seconds, fractions allowed. */
+static int parse_seconds(const char *opt, const char *text, double *out,
+                         int *exit_p)
 {
     char *end;
 
@@ -148,8 +155,7 @@ static int parse_timeout(const char *text, double *out, int *exit_p)
     if (text[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) ||
         v <= 0 || v > 1e8)
         return usage_error(exit_p,
-                           "--timeout '%s' is not a number of seconds "
-                           "above 0",
+                           "%s '%s' is not a number of seconds above 0", opt,
                            text);
     *out = v;
     return 0;
@@ -378,7 +384,8 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     }
     if (is_option(arg, "--timeout")) {
         v = option_value(argc, argv, i, "--timeout", exit_p);
-        return v == NULL || parse_timeout(v, &a->timeout_s, exit_p);
+        return v == NULL ||
+               parse_seconds("--timeout", v, &a->timeout_s, exit_p);
     }
     if (is_option(arg, "--bind-to") || strcmp(arg, "-bind-to") == 0) {
         v = option_value(argc, argv, i, "--bind-to", exit_p);
@@ -413,6 +420,11 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     }
     if (is_option(arg, "--restart-on-failure"))
         return parse_restart_max(arg, &a->restart_max, exit_p);
+    if (is_option(arg, "--checkpoint-every")) {
+        v = option_value(argc, argv, i, "--checkpoint-every", exit_p);
+        return v == NULL || parse_seconds("--checkpoint-every", v,
+                                          &a->ckpt_every_s, exit_p);
+    }
     if (strcmp(arg, "--noise-report") == 0) {
         a->noise_report = 1;
         return 0;
@@ -589,6 +601,13 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         return usage_error(exit_p, "--restart-on-failure needs a checkpoint "
                            "directory to restart from: add --checkpoint-dir "
                            "DIR (or --restart DIR)");
+    if (a->ckpt_every_s > 0 && a->ckpt_dir == NULL)
+        return usage_error(exit_p, "--checkpoint-every needs a checkpoint "
+                           "directory: add --checkpoint-dir DIR (or "
+                           "--restart DIR)");
+    if (a->ckpt_every_s > 0 && (a->nhost_specs > 0 || a->hostfile != NULL))
+        return usage_error(exit_p, "--checkpoint-every works on one host "
+                           "only (not with --host or --hostfile yet)");
     if (a->nhost_specs > 0 || a->hostfile != NULL)
         return parse_hosts(a, argc, argv, i, exit_p);
     if (a->nranks == 0 && i < argc) {

@@ -300,6 +300,7 @@ static void rank_exited(job_t *job, rank_t *r, int status)
     } else
         job_report_exit(job, r, r->pid, status, pmi);
     shoalrun_pmi_rank_exited(&job->pmi, r->rank);
+    shoalrun_ckpt_rank_gone(&job->ckpt, r->rank);
     if (job->nlocal_alive == 0) {
         job->drain_deadline = base_time_ns() + SHOALRUN_DRAIN_NS;
         shoalrun_noise_quiet(&job->noise); /* nothing left to disturb */
@@ -394,6 +395,15 @@ static void on_signal(void *ctx, int fd, short revents)
             kill_all(job, SIGHUP, 1);
             break;
         case SIGUSR1:
+            /* With a checkpoint directory: ask the ranks for one. */
+            if (job->ckpt.on) {
+                shoalrun_say("got SIGUSR1: asking the ranks for a "
+                             "checkpoint");
+                shoalrun_ckpt_ask(&job->ckpt, "SIGUSR1");
+                break;
+            }
+            kill_all(job, (int)si.ssi_signo, 0);
+            break;
         case SIGUSR2:
             kill_all(job, (int)si.ssi_signo, 0);
             break;
@@ -497,10 +507,17 @@ static int make_names(job_t *job)
     return SHOAL_OK;
 }
 
+static void on_ckpt(void *ctx, int rank, int what, long id, long count)
+{
+    job_t *job = ctx;
+
+    shoalrun_ckpt_event(&job->ckpt, rank, what, id, count);
+}
+
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
     shoalrun_pmi_events_t ev = {
-        .ctx = job, .abort = on_abort, .stuck = on_stuck};
+        .ctx = job, .abort = on_abort, .stuck = on_stuck, .ckpt = on_ckpt};
     shoalrun_tree_events_t tev;
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
@@ -529,6 +546,8 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
         status = shoalrun_pmi_init(&job->pmi, &job->loop, job->nranks,
                                    job->first, job->nlocal, job->kvsname,
                                    job->hosts ? job->mapping : NULL, &ev);
+    if (status == SHOAL_OK && !job->daemon)
+        status = shoalrun_ckpt_init(&job->ckpt, job->args, &job->pmi);
     if (status == SHOAL_OK)
         status = shoalrun_stdio_init(&job->io, &job->loop, job->nranks,
                                      job->args->tag_output);
@@ -555,6 +574,8 @@ static void check_timers(job_t *job)
 {
     uint64_t now = base_time_ns();
 
+    if (!job->stopping)
+        shoalrun_ckpt_timer(&job->ckpt, now);
     if (job->deadline && now >= job->deadline && !job->stopping) {
         shoalrun_say("job exceeded the %g s timeout; stopping %d rank%s",
                      job->args->timeout_s, job->nalive,
@@ -598,6 +619,9 @@ static int next_wait_ms(const job_t *job)
         next = job->kill_deadline;
     if (job->nlocal_alive == 0 && job->drain_deadline < next)
         next = job->drain_deadline;
+    if (!job->stopping && job->ckpt.on && job->ckpt.every_ns &&
+        job->ckpt.next_ns < next)
+        next = job->ckpt.next_ns;
     if (next == UINT64_MAX)
         return job->tree ? 1000 : -1;
     if (next <= now)
@@ -662,6 +686,7 @@ static void job_cleanup(job_t *job)
     shoalrun_tree_fini(job->tree);
     job->tree = NULL;
     shoalrun_watchdog_done(&job->wd);
+    shoalrun_ckpt_fini(&job->ckpt);
     shoalrun_pmi_fini(&job->pmi);
     shoalrun_loop_fini(&job->loop);
     if (job->sigfd >= 0)

@@ -26,6 +26,7 @@ typedef struct job {
     shoalrun_watchdog_t wd;
     shoalrun_launch_t launch;
     shoalrun_noise_t noise;
+    shoalrun_ckpt_t ckpt; /* checkpoints asked of the ranks */
     rank_t *ranks;      /* every rank of the job */
     int nranks, nalive; /* nalive: those this process answers for */
     int first, nlocal, nlocal_alive; /* the ranks started here */

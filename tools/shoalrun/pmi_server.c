@@ -452,6 +452,25 @@ static void h_unsupported(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
     reply_rc(c, reply, -1, "unsupported_by_shoalrun");
 }
 
+/* Lines of checkpoints the launcher asks for (ckpt_trigger.c); no reply. */
+static void h_ckpt(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
+{
+    shoalrun_pmi_t *s = c->srv;
+    long id = 0, count = 0;
+    int what = strcmp(m->cmd, "shoal-ckpt-ready") == 0 ? SHOALRUN_CKPT_READY
+               : strcmp(m->cmd, "shoal-ckpt-at") == 0  ? SHOALRUN_CKPT_AT
+                                                        : SHOALRUN_CKPT_FINAL;
+
+    if ((what == SHOALRUN_CKPT_AT &&
+         (pmi_get_long(m, "id", &id) != SHOAL_OK || id <= 0)) ||
+        pmi_get_long(m, "count", &count) != SHOAL_OK || count < 0) {
+        complain(c, "'%s' without a valid id and count", m->cmd);
+        return;
+    }
+    if (s->ev.ckpt != NULL)
+        s->ev.ckpt(s->ev.ctx, c->rank, what, id, count);
+}
+
 static const struct {
     const char *cmd;
     handler_fn fn;
@@ -469,6 +488,9 @@ static const struct {
     {"publish_name", h_unsupported},
     {"unpublish_name", h_unsupported},
     {"lookup_name", h_unsupported},
+    {"shoal-ckpt-ready", h_ckpt},
+    {"shoal-ckpt-at", h_ckpt},
+    {"shoal-ckpt-final", h_ckpt},
 };
 
 static void handle_line(shoalrun_pmi_conn_t *c, const char *line, size_t len)
@@ -627,6 +649,21 @@ void shoalrun_pmi_notify_dead(shoalrun_pmi_t *s, int dead)
         pmi_fmt_add_long(&f, "rank", dead);
         conn_send(c, &f);
     }
+}
+
+void shoalrun_pmi_tell(shoalrun_pmi_t *s, int rank, const char *cmd, long id,
+                       long count)
+{
+    shoalrun_pmi_conn_t *c = &s->conns[rank - s->first];
+    pmi_fmt_t f;
+
+    if (c->fd < 0)
+        return;
+    pmi_fmt_init(&f, cmd);
+    pmi_fmt_add_long(&f, "id", id);
+    if (count >= 0)
+        pmi_fmt_add_long(&f, "count", count);
+    conn_send(c, &f);
 }
 
 void shoalrun_pmi_fini(shoalrun_pmi_t *s)

@@ -15,6 +15,8 @@
  *   noise.c      --noise: ranks stopped on a schedule, or sharing their CPU
  *                with busy processes
  *   restart.c    --restart-on-failure: the job again after a death
+ *   ckpt_request.c  --checkpoint-every and SIGUSR1: checkpoints asked of
+ *                the ranks
  *   cleanup.c    the /dev/shm sweep and the watchdog that cleans up after
  *                a shoalrun that was killed
  * Across hosts (--host, --hostfile):
@@ -128,6 +130,7 @@ typedef struct shoalrun_args {
     const char *ckpt_dir;
     int ckpt_restart;
     int restart_max;
+    double ckpt_every_s; /* --checkpoint-every; 0: none */
     /* Set by restart.c for every attempt: their common --timeout deadline
      * (0: from the attempt's start), and the signal mask and open-file
      * limit shoalrun started with, which the ranks get (have_start). */
@@ -270,7 +273,13 @@ typedef struct shoalrun_pmi_events {
      * hosts a daemon tells the launcher, which alone decides what a lost
      * host costs.  May be NULL. */
     void (*expendable)(void *ctx, int rank);
+    /* The lines of checkpoints the launcher asks for (ckpt_trigger.c):
+     * what is SHOALRUN_CKPT_READY, _AT (id, count) or _FINAL (count).
+     * May be NULL (the lines are then ignored). */
+    void (*ckpt)(void *ctx, int rank, int what, long id, long count);
 } shoalrun_pmi_events_t;
+
+enum { SHOALRUN_CKPT_READY, SHOALRUN_CKPT_AT, SHOALRUN_CKPT_FINAL };
 
 typedef struct shoalrun_pmi_conn shoalrun_pmi_conn_t;
 typedef struct shoalrun_msg shoalrun_msg_t;
@@ -322,6 +331,10 @@ void shoalrun_pmi_rank_exited(shoalrun_pmi_t *s, int rank);
  * died (an unsolicited line "cmd=shoal-ft-dead rank=N", which the library
  * reads while it waits: docs/FT.md). */
 void shoalrun_pmi_notify_dead(shoalrun_pmi_t *s, int dead);
+/* Send rank "cmd=<cmd> id=<id>[ count=<count>]" (count < 0: left out),
+ * which it does not answer. */
+void shoalrun_pmi_tell(shoalrun_pmi_t *s, int rank, const char *cmd, long id,
+                       long count);
 void shoalrun_pmi_fini(shoalrun_pmi_t *s);
 
 /* ---- stdio_fwd.c --------------------------------------------------------- */
@@ -601,6 +614,44 @@ int shoalrun_tree_below(const shoalrun_tree_t *t, int node, int top);
 /* Close everything; wait a little for the remote-exec commands, then kill
  * what is left of them. */
 void shoalrun_tree_fini(shoalrun_tree_t *t);
+
+/* ---- ckpt_request.c ------------------------------------------------------ */
+
+/* A rank, as the checkpoint requests see it. */
+typedef struct shoalrun_ckpt_rank {
+    int ready;    /* finished MPI_Init: requests may go to it */
+    int gone;     /* exited */
+    int final;    /* in MPI_Finalize: count is its last */
+    int answered; /* answered the current request with count */
+    long count;
+} shoalrun_ckpt_rank_t;
+
+typedef struct shoalrun_ckpt {
+    int on;            /* one host with a checkpoint directory */
+    uint64_t every_ns; /* --checkpoint-every; 0: none */
+    uint64_t next_ns;  /* the next periodic request */
+    int wanted;        /* a request waits for the ranks to be ready */
+    const char *why;   /* what asked for it: "SIGUSR1", "--checkpoint-every" */
+    long id, last_id;  /* the request collecting answers (0: none) */
+    int nranks;
+    shoalrun_ckpt_rank_t *r;
+    shoalrun_pmi_t *pmi;
+} shoalrun_ckpt_t;
+
+/* Off (all calls no-ops) without a checkpoint directory or across hosts;
+ * else sets SHOAL_CKPT_TRIGGER=1 for the ranks. */
+int shoalrun_ckpt_init(shoalrun_ckpt_t *k, const shoalrun_args_t *a,
+                       shoalrun_pmi_t *pmi);
+void shoalrun_ckpt_fini(shoalrun_ckpt_t *k);
+/* Ask the ranks for a checkpoint (why: for the messages). */
+void shoalrun_ckpt_ask(shoalrun_ckpt_t *k, const char *why);
+/* A rank's checkpoint line (shoalrun_pmi_events_t.ckpt). */
+void shoalrun_ckpt_event(shoalrun_ckpt_t *k, int rank, int what, long id,
+                         long count);
+void shoalrun_ckpt_rank_gone(shoalrun_ckpt_t *k, int rank);
+/* --checkpoint-every: ask when due; the time of the next (UINT64_MAX:
+ * none). */
+uint64_t shoalrun_ckpt_timer(shoalrun_ckpt_t *k, uint64_t now);
 
 /* ---- restart.c ----------------------------------------------------------- */
 

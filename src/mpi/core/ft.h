@@ -79,4 +79,11 @@ void mpi_ft_finalize(void);
 /* Checkpoint/restart (ckpt.c): its memory, at MPI_Finalize. */
 void mpi_ckpt_fini(void);
 
+/* Checkpoints the launcher asks for (ckpt_trigger.c): tell shoalrun the
+ * rank is ready (end of MPI_Init), its last count (start of
+ * MPI_Finalize), and forget (end of MPI_Finalize). */
+void mpi_ckpt_trigger_init(void);
+void mpi_ckpt_trigger_final(void);
+void mpi_ckpt_trigger_fini(void);
+
 #endif /* SHOAL_MPI_FT_H */

@@ -93,6 +93,7 @@ static int init_common(int required, int *provided, const char *fn)
                 shoal_error_detail());
         return MPI_ERR_OTHER;
     }
+    mpi_ckpt_trigger_init();
     if (provided != NULL)
         *provided = mpi.thread_level;
     return MPI_SUCCESS;
@@ -124,6 +125,8 @@ int PMPI_Finalize(void)
     int status;
 
     MPI_CHECK_INIT("MPI_Finalize");
+    /* No more checkpoints the launcher asks for: our last count. */
+    mpi_ckpt_trigger_final();
     /* From here on this thread alone drives the engine. */
     mpi_progress_thread_stop();
     /* The standard runs COMM_SELF's delete callbacks first, while the
@@ -150,6 +153,7 @@ int PMPI_Finalize(void)
         status = SHOAL_OK;
     mpi_ft_fini();
     mpi_ckpt_fini();
+    mpi_ckpt_trigger_fini();
     mpi.finalized = 1;
     if (status != SHOAL_OK)
         return mpi_error(NULL, mpi_class_of_status(status), "MPI_Finalize",

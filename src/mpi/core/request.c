@@ -232,8 +232,10 @@ int mpi_wait_until(int (*done_fn)(void *arg), void *arg)
         d = done_fn(arg);
         mpi.in_wait--;
         /* This loop is not am_block's, which looks for dead peers; under
-         * SHOAL_FT it must too, once it has waited a while. */
-        if (BASE_UNLIKELY(mpi_ft.on) && !d && spins >= 64)
+         * SHOAL_FT it must too, once it has waited a while, and so must it
+         * for the launcher's checkpoint requests (am.wait_hook). */
+        if (BASE_UNLIKELY(mpi_ft.on || am.wait_hook != NULL) && !d &&
+            spins >= 64)
             am_check_peers_due();
         if (BASE_UNLIKELY(mpi_ft.watch != NULL) && !d && watch_broken(&u)) {
             mpi_unlock();

@@ -3,6 +3,7 @@
 list(APPEND SHOAL_SOURCES
     mpi/core/ckpt.c
     mpi/core/ckpt_dir.c
+    mpi/core/ckpt_trigger.c
     mpi/core/errhandler.c
     mpi/core/error.c
     mpi/core/ft.c

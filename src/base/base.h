@@ -271,8 +271,27 @@ long base_hex_decode(const char *text, size_t textlen, void *out, size_t cap);
 /* 64-bit FNV-1a hash. */
 uint64_t base_hash64(const void *data, size_t len);
 
+/* The hashes' words: a 64-bit rotation left (b in 1..63), and a 64-bit
+ * little-endian load from any address (one instruction on x86-64). */
+static inline uint64_t base_rotl64(uint64_t x, int b)
+{
+    return (x << b) | (x >> (64 - b));
+}
+
+static inline uint64_t base_load64le(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
 /* SipHash-2-4 of data under a 16-byte key (a MAC: siphash.c). */
 uint64_t base_siphash(const uint8_t key[16], const void *data, size_t len);
+/* A fast checksum of data (not a MAC: sum64.c), several GB/s. */
+uint64_t base_sum64(const void *data, size_t len, uint64_t seed);
 
 /* Number of CPUs this process may run on (its affinity mask). */
 int base_cpu_count(void);

@@ -5,4 +5,5 @@ list(APPEND SHOAL_SOURCES
     base/err.c
     base/log.c
     base/siphash.c
+    base/sum64.c
     base/util.c)

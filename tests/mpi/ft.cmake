@@ -74,6 +74,9 @@ set_tests_properties(mp.mpi.ft_off.np4 PROPERTIES
 # bench/ft/ft_bench.c (docs/PERFORMANCE.md): agree and shrink medians,
 # detection time; built here, run by bench/ft/run.
 shoal_mp_program(bench_ft SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ft_bench.c)
+# bench/ft/ckpt_bench.c: checkpoint and restart costs, run by
+# bench/ft/ckpt_run.
+shoal_mp_program(bench_ckpt SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ckpt_bench.c)
 
 # Checkpoint/restart (docs/FT.md): tests/mpi/ckpt_test.sh runs the heat
 # program of tests/mpi/ckpt_heat.c uninterrupted, killed and restarted,

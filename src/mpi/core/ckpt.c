@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@
 #include "mpi/p2p/p2p_engine.h"
 
 #define CK_MAGIC "SHOALCKP"
-#define CK_VERSION 1u
+#define CK_VERSION 2u /* 2: the regions' checksums are base_sum64 */
 #define CK_TAG 4242
 #define CK_MAX_CANDIDATES 16
 #define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
@@ -76,10 +77,22 @@ static uint64_t prog_id(void)
     return ckpt_dir_prog_id(prog_name());
 }
 
-/* Checksum of an image: the head (sum 0) and sizes, and each region's
- * hash, hashed together (no copy of the regions). */
+/* Pieces in which a region is checksummed (and written, and read), so
+ * that the checksum runs while the kernel writes or reads the next. */
+#define CK_PIECE ((size_t)8 << 20)
+
+/* A region's checksum so far, after the next piece. */
+static uint64_t piece_sum(uint64_t acc, const void *p, size_t n)
+{
+    return base_sum64(p, n, acc);
+}
+
+/* Checksum of an image: SipHash of the head (sum 0), the sizes and the
+ * regions' checksums, each base_sum64 chained over its CK_PIECE pieces
+ * from the region's index (fast: regions are large; SipHash is about
+ * 1 GB/s here). */
 static uint64_t image_sum(const ck_head_t *h, const uint64_t *sizes,
-                          const void *const *data)
+                          const uint64_t *rsum)
 {
     size_t n = sizeof(*h) + (size_t)h->nreg * 16;
     uint8_t *buf = malloc(n);
@@ -91,17 +104,17 @@ static uint64_t image_sum(const ck_head_t *h, const uint64_t *sizes,
     hz.sum = 0;
     memcpy(buf, &hz, sizeof(hz));
     memcpy(buf + sizeof(hz), sizes, (size_t)h->nreg * 8);
-    for (uint32_t i = 0; i < h->nreg; i++) {
-        uint64_t r = base_siphash(ck_key, data[i], (size_t)sizes[i]);
-        memcpy(buf + sizeof(hz) + (size_t)h->nreg * 8 + (size_t)i * 8, &r, 8);
-    }
+    memcpy(buf + sizeof(hz) + (size_t)h->nreg * 8, rsum, (size_t)h->nreg * 8);
     sum = base_siphash(ck_key, buf, n);
     free(buf);
     return sum;
 }
 
+static void remove_join(void);
+
 void mpi_ckpt_fini(void)
 {
+    remove_join();
     free(ck.reg);
     free(ck.img);
     memset(&ck, 0, sizeof(ck));
@@ -122,6 +135,31 @@ static int write_all(int fd, const void *p, size_t n)
         c += w;
         n -= (size_t)w;
     }
+    return 0;
+}
+
+/* Write region i in pieces, each handed to writeback at once and then
+ * checksummed while the kernel writes it; *sum_p is its checksum. */
+static int write_region(int fd, int i, uint64_t *sum_p)
+{
+    const char *c = ck.reg[i].ptr;
+    size_t n = ck.reg[i].size;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    uint64_t acc = (uint64_t)i;
+
+    while (n > 0) {
+        size_t k = n < CK_PIECE ? n : CK_PIECE;
+        if (write_all(fd, c, k) != 0)
+            return -1;
+        if (at >= 0) {
+            sync_file_range(fd, at, (off_t)k, SYNC_FILE_RANGE_WRITE);
+            at += (off_t)k;
+        }
+        acc = piece_sum(acc, c, k);
+        c += k;
+        n -= k;
+    }
+    *sum_p = acc;
     return 0;
 }
 
@@ -176,17 +214,67 @@ static void remove_ckpt_dir(const char *path)
     rmdir(path);
 }
 
+/* The older checkpoints, removed by a thread of rank 0 once a new one is
+ * committed (unlinking large files costs as much as writing them on some
+ * file systems): the program goes on meanwhile.  Joined before the next
+ * checkpoint lists the directory, and at MPI_Finalize. */
+static struct {
+    pthread_t thread;
+    int running;
+    char dir[CK_DIR_MAX + 1];
+    uint64_t old[CK_MAX_CANDIDATES];
+    int nold;
+} rm_bg;
+
+static void remove_olds(const char *dir, const uint64_t *old, int nold)
+{
+    for (int i = 0; i < nold; i++) {
+        char od[960];
+        snprintf(od, sizeof(od), "%s/ckpt.%" PRIu64, dir, old[i]);
+        remove_ckpt_dir(od);
+    }
+}
+
+static void *remove_main(void *arg)
+{
+    (void)arg;
+    remove_olds(rm_bg.dir, rm_bg.old, rm_bg.nold);
+    return NULL;
+}
+
+static void remove_join(void)
+{
+    if (rm_bg.running)
+        pthread_join(rm_bg.thread, NULL);
+    rm_bg.running = 0;
+}
+
+/* Remove dir's checkpoints old[0..nold) in the background (inline if no
+ * thread can be started). */
+static void remove_later(const char *dir, const uint64_t *old, int nold)
+{
+    remove_join();
+    if (nold == 0)
+        return;
+    snprintf(rm_bg.dir, sizeof(rm_bg.dir), "%s", dir);
+    memcpy(rm_bg.old, old, (size_t)nold * sizeof(*old));
+    rm_bg.nold = nold;
+    rm_bg.running = pthread_create(&rm_bg.thread, NULL, remove_main, NULL) == 0;
+    if (!rm_bg.running)
+        remove_olds(dir, old, nold);
+}
+
 /* Write this rank's image of epoch into cdir; 0 or -1 (errno kept in *err). */
 static int write_image(const char *cdir, uint64_t epoch, int *err)
 {
     char tmp[1024], fin[1024];
     ck_head_t h;
-    uint64_t *sizes = calloc((size_t)ck.nreg + 1, sizeof(*sizes));
-    const void **data = calloc((size_t)ck.nreg + 1, sizeof(*data));
+    uint64_t *sizes = calloc(2 * (size_t)ck.nreg + 1, sizeof(*sizes));
+    uint64_t *rsum = sizes + ck.nreg;
     int fd = -1, rc = -1;
 
     *err = ENOMEM;
-    if (sizes == NULL || data == NULL)
+    if (sizes == NULL)
         goto out;
     memset(&h, 0, sizeof(h));
     memcpy(h.magic, CK_MAGIC, 8);
@@ -199,21 +287,25 @@ static int write_image(const char *cdir, uint64_t epoch, int *err)
     snprintf(h.name, sizeof(h.name), "%s", prog_name());
     for (int i = 0; i < ck.nreg; i++) {
         sizes[i] = ck.reg[i].size;
-        data[i] = ck.reg[i].ptr;
         h.data_bytes += ck.reg[i].size;
     }
-    h.sum = image_sum(&h, sizes, data);
     snprintf(tmp, sizeof(tmp), "%s/rank.%d.tmp", cdir, mpi.world_rank);
     snprintf(fin, sizeof(fin), "%s/rank.%d", cdir, mpi.world_rank);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         goto fail;
+    /* The head goes first with the sum 0 and again at the end with it:
+     * the regions are checksummed while the kernel writes them back
+     * (started piece by piece), and fsync waits only for what is left. */
     if (write_all(fd, &h, sizeof(h)) != 0 ||
         write_all(fd, sizes, (size_t)ck.nreg * 8) != 0)
         goto fail;
     for (int i = 0; i < ck.nreg; i++)
-        if (write_all(fd, ck.reg[i].ptr, ck.reg[i].size) != 0)
+        if (write_region(fd, i, &rsum[i]) != 0)
             goto fail;
+    h.sum = image_sum(&h, sizes, rsum);
+    if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+        goto fail;
     if (fsync(fd) != 0)
         goto fail;
     if (close(fd) != 0) {
@@ -233,19 +325,75 @@ fail:
     unlink(tmp);
 out:
     free(sizes);
-    free(data);
     return rc;
 }
 
+/* Read n bytes at p; 0, or -1 with why set. */
+static int read_exact(int fd, void *p, size_t n, const char *path, char *why,
+                      size_t whylen)
+{
+    char *c = p;
+
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(why, whylen, "%s: read failed: %s", path,
+                     r < 0 ? strerror(errno) : "early end of file");
+            return -1;
+        }
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Is the head h (of a file of len bytes at path) this rank's image of
+ * epoch?  1, or 0 with why set. */
+static int head_ok(const ck_head_t *h, off_t len, uint64_t epoch,
+                   const char *path, char *why, size_t whylen)
+{
+    if (memcmp(h->magic, CK_MAGIC, 8) != 0 || h->version != CK_VERSION) {
+        snprintf(why, whylen, "%s: not a Shoal checkpoint image (version %u)",
+                 path, CK_VERSION);
+        return 0;
+    }
+    if (h->prog != prog_id()) {
+        snprintf(why, whylen, "%s: written by program '%s', this is '%s'",
+                 path, h->name, prog_name());
+        return 0;
+    }
+    if (h->size != (uint32_t)mpi.world_size) {
+        snprintf(why, whylen, "%s: written by a job of %u ranks, this one "
+                 "has %d", path, h->size, mpi.world_size);
+        return 0;
+    }
+    if (h->rank != (uint32_t)mpi.world_rank || h->epoch != epoch) {
+        snprintf(why, whylen, "%s: holds rank %u of epoch %" PRIu64
+                 ", expected rank %d of epoch %" PRIu64, path, h->rank,
+                 h->epoch, mpi.world_rank, epoch);
+        return 0;
+    }
+    if (h->nreg > ((size_t)len - sizeof(*h)) / 8) {
+        snprintf(why, whylen, "%s: truncated (%u regions do not fit)", path,
+                 h->nreg);
+        return 0;
+    }
+    return 1;
+}
+
 /* Read and check this rank's image of epoch in dir: the image (malloc'd)
- * or NULL with why (a message) set. */
+ * or NULL with why (a message) set.  The regions are read in pieces and
+ * checksummed as they come, while the kernel reads ahead. */
 static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
                            size_t whylen)
 {
     char path[1024];
     struct stat st;
     uint8_t *buf = NULL;
-    size_t got = 0;
+    uint64_t *rsum = NULL;
+    ck_head_t h;
     int fd;
 
     snprintf(path, sizeof(path), "%s/ckpt.%" PRIu64 "/rank.%d", dir, epoch,
@@ -261,89 +409,64 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
                  path, (long long)st.st_size);
         goto bad;
     }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     buf = malloc((size_t)st.st_size);
     if (buf == NULL) {
         snprintf(why, whylen, "%s: out of memory", path);
         goto bad;
     }
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            snprintf(why, whylen, "%s: read failed: %s", path,
-                     r < 0 ? strerror(errno) : "early end of file");
-            goto bad;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    fd = -1;
-
-    ck_head_t h;
+    if (read_exact(fd, buf, sizeof(h), path, why, whylen) != 0)
+        goto bad;
     memcpy(&h, buf, sizeof(h));
-    if (memcmp(h.magic, CK_MAGIC, 8) != 0 || h.version != CK_VERSION) {
-        snprintf(why, whylen, "%s: not a Shoal checkpoint image (version %u)",
-                 path, CK_VERSION);
-        goto bad;
-    }
     h.name[CK_NAME - 1] = '\0';
-    if (h.prog != prog_id()) {
-        snprintf(why, whylen, "%s: written by program '%s', this is '%s'",
-                 path, h.name, prog_name());
+    if (!head_ok(&h, st.st_size, epoch, path, why, whylen))
         goto bad;
-    }
-    if (h.size != (uint32_t)mpi.world_size) {
-        snprintf(why, whylen, "%s: written by a job of %u ranks, this one "
-                 "has %d", path, h.size, mpi.world_size);
-        goto bad;
-    }
-    if (h.rank != (uint32_t)mpi.world_rank || h.epoch != epoch) {
-        snprintf(why, whylen, "%s: holds rank %u of epoch %" PRIu64
-                 ", expected rank %d of epoch %" PRIu64, path, h.rank,
-                 h.epoch, mpi.world_rank, epoch);
-        goto bad;
-    }
-    size_t need = sizeof(h);
-    if (h.nreg > ((size_t)st.st_size - sizeof(h)) / 8) {
-        snprintf(why, whylen, "%s: truncated (%u regions do not fit)", path,
-                 h.nreg);
-        goto bad;
-    }
+    size_t need = sizeof(h) + (size_t)h.nreg * 8;
     const uint64_t *sizes = (const uint64_t *)(buf + sizeof(h));
-    const void **data = calloc((size_t)h.nreg + 1, sizeof(*data));
     uint64_t total = 0;
-    if (data == NULL) {
+    rsum = calloc((size_t)h.nreg + 1, sizeof(*rsum));
+    if (rsum == NULL) {
         snprintf(why, whylen, "%s: out of memory", path);
         goto bad;
     }
-    need += (size_t)h.nreg * 8;
-    for (uint32_t i = 0; i < h.nreg; i++) {
-        if (sizes[i] > (uint64_t)st.st_size) {
-            total = UINT64_MAX;
-            break;
-        }
-        data[i] = buf + need + total;
-        total += sizes[i];
-    }
+    if (read_exact(fd, buf + sizeof(h), (size_t)h.nreg * 8, path, why,
+                   whylen) != 0)
+        goto bad;
+    for (uint32_t i = 0; i < h.nreg && total != UINT64_MAX; i++)
+        total = sizes[i] > (uint64_t)st.st_size ? UINT64_MAX
+                                                 : total + sizes[i];
     if (total != h.data_bytes || need + total != (uint64_t)st.st_size) {
         snprintf(why, whylen, "%s: truncated or padded (%lld bytes, the head "
                  "says %" PRIu64 ")", path, (long long)st.st_size,
                  (uint64_t)need + h.data_bytes);
-        free(data);
         goto bad;
     }
-    uint64_t sum = image_sum(&h, sizes, data);
-    free(data);
+    for (uint32_t i = 0; i < h.nreg; i++) {
+        uint64_t acc = i;
+        for (uint64_t off = 0; off < sizes[i]; off += CK_PIECE) {
+            size_t k = sizes[i] - off < CK_PIECE ? (size_t)(sizes[i] - off)
+                                                 : CK_PIECE;
+            if (read_exact(fd, buf + need, k, path, why, whylen) != 0)
+                goto bad;
+            acc = piece_sum(acc, buf + need, k);
+            need += k;
+        }
+        rsum[i] = acc;
+    }
+    close(fd);
+    fd = -1;
+    uint64_t sum = image_sum(&h, sizes, rsum);
     if (sum != h.sum) {
         snprintf(why, whylen, "%s: checksum mismatch (the image is corrupt)",
                  path);
         goto bad;
     }
+    free(rsum);
     return buf;
 bad:
     if (fd >= 0)
         close(fd);
+    free(rsum);
     free(buf);
     return NULL;
 }
@@ -669,6 +792,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     if (rc == MPI_SUCCESS) {
         uint64_t msg[2] = {0, 0};
         if (me == 0) {
+            remove_join(); /* the last checkpoint's cleanup is over */
             nold = ckpt_dir_epochs(dir, old, CK_MAX_CANDIDATES);
             epoch = nold > 0 ? old[0] + 1 : 1;
             if (ck.loaded && epoch <= ck.epoch)
@@ -729,14 +853,8 @@ int PMPIX_Checkpoint(MPI_Comm comm)
         }
         rc = PMPI_Bcast(&done, 1, MPI_INT, 0, c);
         ok = done;
-        if (rc == MPI_SUCCESS && ok && me == 0) {
-            for (int i = 0; i < nold; i++) {
-                char od[960];
-                snprintf(od, sizeof(od), "%s/ckpt.%" PRIu64, dir, old[i]);
-                remove_ckpt_dir(od);
-            }
-            fsync_path(dir);
-        }
+        if (rc == MPI_SUCCESS && ok && me == 0)
+            remove_later(dir, old, nold);
     }
     PMPI_Comm_free(&c);
     if (rc != MPI_SUCCESS)

@@ -271,12 +271,38 @@ static void test_siphash(void)
     T_ASSERT(base_siphash(key, msg, 40) != base_siphash(key, msg + 1, 40));
 }
 
+/* The checkpoint images' checksum: alignment does not matter, every
+ * length from 0 to 100 and every flipped bit of a 100-byte buffer gives
+ * another sum, and so does another seed. */
+static void test_sum64(void)
+{
+    uint8_t msg[101], moved[102];
+    uint64_t sums[101];
+
+    for (int i = 0; i < 101; i++)
+        msg[i] = (uint8_t)(i * 7 + 1);
+    for (size_t len = 0; len <= 100; len++) {
+        memcpy(moved + 1, msg, len);
+        sums[len] = base_sum64(msg, len, 0);
+        T_ASSERT(base_sum64(moved + 1, len, 0) == sums[len]);
+        for (size_t k = 0; k < len; k++)
+            T_ASSERT(sums[k] != sums[len]);
+    }
+    T_ASSERT(base_sum64(msg, 100, 1) != sums[100]);
+    for (int bit = 0; bit < 800; bit++) {
+        msg[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        T_ASSERT(base_sum64(msg, 100, 0) != sums[100]);
+        msg[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+}
+
 static const t_case_t cases[] = {
     {"status_strings", test_status_strings}, {"error_detail", test_error_detail},
     {"config_parse", test_config_parse},     {"config_load", test_config_load},
     {"hex", test_hex},                       {"list", test_list},
     {"vec", test_vec},                       {"strmap", test_strmap},
     {"bitmap", test_bitmap},                 {"siphash", test_siphash},
+    {"sum64", test_sum64},
 };
 
 int main(int argc, char **argv)

@@ -385,7 +385,9 @@ static int head_ok(const ck_head_t *h, off_t len, uint64_t epoch,
 
 /* Read and check this rank's image of epoch in dir: the image (malloc'd)
  * or NULL with why (a message) set.  The regions are read in pieces and
- * checksummed as they come, while the kernel reads ahead. */
+ * checksummed as they come, while the kernel reads ahead; those
+ * registered already go straight into their memory (so a refused image
+ * leaves them changed). */
 static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
                            size_t whylen)
 {
@@ -442,15 +444,20 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
         goto bad;
     }
     for (uint32_t i = 0; i < h.nreg; i++) {
+        /* A region registered already, of its size, is read in place (no
+         * copy; buf's pages there are never touched); the others into
+         * buf, for a later MPIX_Checkpoint_register. */
+        uint8_t *dst = (int)i < ck.nreg && ck.reg[i].size == sizes[i]
+                           ? ck.reg[i].ptr : buf + need;
         uint64_t acc = i;
         for (uint64_t off = 0; off < sizes[i]; off += CK_PIECE) {
             size_t k = sizes[i] - off < CK_PIECE ? (size_t)(sizes[i] - off)
                                                  : CK_PIECE;
-            if (read_exact(fd, buf + need, k, path, why, whylen) != 0)
+            if (read_exact(fd, dst + off, k, path, why, whylen) != 0)
                 goto bad;
-            acc = piece_sum(acc, buf + need, k);
-            need += k;
+            acc = piece_sum(acc, dst + off, k);
         }
+        need += sizes[i];
         rsum[i] = acc;
     }
     close(fd);
@@ -604,9 +611,9 @@ int PMPIX_Checkpoint_restarted(int *flag)
     const char *fn = "MPIX_Checkpoint_restarted";
     const char *dir = base_cfg.CKPT_DIR;
     uint64_t ep[CK_MAX_CANDIDATES];
-    int ok[CK_MAX_CANDIDATES], n = 0, rc, pick = -1;
-    uint8_t *img[CK_MAX_CANDIDATES];
-    char why[CK_MAX_CANDIDATES][1536];
+    int n = 0, rc, pick = -1;
+    uint8_t *img = NULL;
+    char why[1536];
     MPI_Comm c;
 
     MPI_CHECK_INIT(fn);
@@ -634,31 +641,29 @@ int PMPIX_Checkpoint_restarted(int *flag)
     rc = PMPI_Bcast(&n, 1, MPI_INT, 0, c);
     if (rc == MPI_SUCCESS && n > 0)
         rc = PMPI_Bcast(ep, n, MPI_UINT64_T, 0, c);
-    for (int i = 0; i < n; i++) {
-        img[i] = NULL;
-        ok[i] = complete_ok(dir, ep[i], why[i], sizeof(why[i]));
-        if (ok[i]) {
-            img[i] = read_image(dir, ep[i], why[i], sizeof(why[i]));
-            ok[i] = img[i] != NULL &&
-                    regions_fit(dir, img[i], why[i], sizeof(why[i]));
+    /* One candidate at a time, newest first, each rank reading its image
+     * (into the registered regions: see read_image), until one is valid
+     * on every rank. */
+    for (int i = 0; i < n && rc == MPI_SUCCESS && pick < 0; i++) {
+        int ok = complete_ok(dir, ep[i], why, sizeof(why));
+        if (ok) {
+            img = read_image(dir, ep[i], why, sizeof(why));
+            ok = img != NULL && regions_fit(dir, img, why, sizeof(why));
         }
         /* Said before the ranks agree, so that it is said before any of
          * them can end the job. */
-        if (!ok[i])
+        if (!ok)
             base_error("ckpt", "rank %d: cannot restart from %s",
-                       mpi.world_rank, why[i]);
-    }
-    if (rc == MPI_SUCCESS && n > 0)
-        rc = PMPI_Allreduce(MPI_IN_PLACE, ok, n, MPI_INT, MPI_MIN, c);
-    PMPI_Comm_free(&c);
-    for (int i = 0; i < n; i++) {
-        if (pick < 0 && ok[i] && rc == MPI_SUCCESS) {
+                       mpi.world_rank, why);
+        rc = PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c);
+        if (rc == MPI_SUCCESS && ok)
             pick = i;
-            continue;
+        else {
+            free(img);
+            img = NULL;
         }
-        free(img[i]);
-        img[i] = NULL;
     }
+    PMPI_Comm_free(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(MPI_COMM_WORLD, rc, fn, "the ranks could not agree "
                          "on a checkpoint");
@@ -667,17 +672,12 @@ int PMPIX_Checkpoint_restarted(int *flag)
                          "no complete and valid checkpoint in %s for this "
                          "job ('%s', %d ranks): cannot restart", dir,
                          prog_name(), mpi.world_size);
-    ck.img = img[pick];
+    ck.img = img; /* the registered regions are filled already */
     ck.epoch = ep[pick];
     ck.loaded = 1;
     ck.asked = 1;
     if (mpi.world_rank == 0)
         base_info("ckpt", "restarting from %s/ckpt.%" PRIu64, dir, ck.epoch);
-    for (int i = 0; i < ck.nreg; i++) {
-        rc = restore_region(i, fn);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
     *flag = 1;
     return MPI_SUCCESS;
 }

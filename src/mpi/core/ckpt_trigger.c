@@ -40,8 +40,11 @@
 /* Waiting for the target: progress, then wait this long on the socket. */
 #define AWAIT_MS 1
 /* A rank asleep in an MPI wait (often for a rank that waits for the
- * target) looks at the launcher's socket at least this often. */
-#define WAIT_LOOK_NS 10000000ull
+ * target) looks at the launcher's socket at least this often: as often
+ * as SHOAL_FT_DETECT's default looks for dead peers (a shorter nap makes
+ * am_wait.c's lost wake-up check misfire on a loaded host, where a
+ * waker may be descheduled for longer). */
+#define WAIT_LOOK_NS 50000000ull
 
 static struct {
     pthread_mutex_t lock;

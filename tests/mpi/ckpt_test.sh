@@ -322,6 +322,23 @@ onfail)
     [[ ! -e $tmp/x.out ]] || fail "a killed run wrote a result"
     no_leftovers
 
+    # shoalrun killed with SIGKILL during its second attempt: no rank of
+    # it is left (each attempt has its own watchdog; the ranks die with
+    # their parent).
+    "$shoalrun" -n $np --restart-on-failure --checkpoint-dir "$tmp/k" --timeout 60 "$prog" 1500 500 "1@15:$tmp/m4" "$tmp/k.out" poll:1000 >"$tmp/log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 100; i++)); do
+        grep -q "restart 1 of 3" "$tmp/log" && break
+        sleep 0.05
+    done
+    sleep 0.3
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    out=$(cat "$tmp/log")
+    expect_out "restart-on-failure: restart 1 of 3, from the beginning"
+    sleep 1
+    no_leftovers
+
     # A failure of the program's own (here: nothing to restart from) is
     # not restarted.
     mkdir -p "$tmp/empty"

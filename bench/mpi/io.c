@@ -3,7 +3,11 @@
  * mpicc.mpich): every rank moves `size` bytes per call, the time of a call
  * is the slowest rank's, the result the aggregate MB/s of the median call.
  *
- *   io [--op OP] [--sizes S1,S2,...] [--iters N] [--dir DIR] [--quick]
+ *   io [--op OP] [--sizes S1,S2,...] [--iters N] [--dir DIR] [--sync]
+ *      [--file PATH] [--quick]
+ *
+ * --file names the data file (default DIR/iobench.<ppid>.dat), so that a
+ * tracer can watch that one file (strace -P).
  *
  * OP (default write):
  *   write, read        contiguous: rank r's block at r * size,
@@ -16,10 +20,24 @@
  *                      block) into one contiguous file region per rank:
  *                      the datatype given to MPI_File_write_at, or packed
  *                      by MPI_Pack first and written as bytes
+ *   mtile_write,       mpi-tile-io's geometry: the ranks a grid of tiles
+ *   mtile_read         (2 x 2 at 4 ranks, MPI_Dims_create), each tile
+ *                      1024 x 768 elements of `size` bytes (32: the
+ *                      digest's 96 MB file), a subarray filetype over a
+ *                      contiguous element etype, MPI_File_write_all /
+ *                      read_all of the whole tile
+ *   sub3d_write,       a 3-D array of doubles, each rank one n x n x n
+ *   sub3d_read         block (n = cbrt(size / 8)), the process grid from
+ *                      MPI_Dims_create split along the fastest dimension
+ *                      first (pieces of n doubles), MPI_File_write_all /
+ *                      read_all
  *
+ * With --sync every timed write is followed by MPI_File_sync inside the
+ * timing (the bytes reach the device, as dd conv=fsync).
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
  * IOBENCH_DS=enable|disable romio_ds_read.
- * Output: "# library: ...", then "<size> <MB/s>" lines.
+ * Output: "# library: ...", then "<size> <MB/s>" lines, MB/s of the bytes
+ * every rank moved.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,67 +53,113 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double run(const char *op, const char *path, long long size,
-                  int iters, MPI_Info info)
+/* The filetype (and element type) of a noncontiguous op; the bytes and
+ * elements each rank moves per call. */
+static void noncontig_view(const char *op, long long size, MPI_Datatype *ft,
+                           MPI_Datatype *el, long long *bytes, int *count)
 {
-    MPI_File fh;
-    MPI_Datatype ft = MPI_DATATYPE_NULL, mt = MPI_DATATYPE_NULL;
-    char *buf, *packed = NULL;
-    double *t = malloc((size_t)iters * sizeof(double)), med;
-    int rd = strcmp(op, "read") == 0 || strcmp(op, "tile_read") == 0;
-    int tile = strncmp(op, "tile_", 5) == 0;
-    int list = strcmp(op, "listio") == 0, pack = strcmp(op, "pack") == 0;
-    long long piece = 0;
-
-    buf = malloc((size_t)(list || pack ? 2 * size : size));
-    memset(buf, 'a' + rank % 26, (size_t)(list || pack ? 2 * size : size));
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                  info, &fh);
-    if (tile) {
+    if (strncmp(op, "mtile_", 6) == 0) {
+        int dims[2] = {0, 0}, sizes[2], sub[2] = {768, 1024}, starts[2];
+        MPI_Dims_create(nprocs, 2, dims);
+        sizes[0] = 768 * dims[0];
+        sizes[1] = 1024 * dims[1];
+        starts[0] = 768 * (rank / dims[1]);
+        starts[1] = 1024 * (rank % dims[1]);
+        MPI_Type_contiguous((int)size, MPI_BYTE, el);
+        MPI_Type_commit(el);
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, *el, ft);
+        *count = 768 * 1024;
+        *bytes = (long long)*count * size;
+    } else if (strncmp(op, "sub3d_", 6) == 0) {
+        int dims[3] = {0, 0, 0}, d[3], sizes[3], sub[3], starts[3], n = 1;
+        while ((long long)(n + 1) * (n + 1) * (n + 1) * 8 <= size)
+            n++;
+        MPI_Dims_create(nprocs, 3, dims);
+        /* dims come largest first: the fastest dimension splits most. */
+        d[0] = dims[2];
+        d[1] = dims[1];
+        d[2] = dims[0];
+        for (int i = 0; i < 3; i++) {
+            sizes[i] = n * d[i];
+            sub[i] = n;
+        }
+        starts[0] = n * (rank / (d[1] * d[2]));
+        starts[1] = n * (rank / d[2] % d[1]);
+        starts[2] = n * (rank % d[2]);
+        *el = MPI_DATATYPE_NULL;
+        MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C,
+                                 MPI_DOUBLE, ft);
+        *count = n * n * n;
+        *bytes = (long long)*count * 8;
+    } else { /* tile_: column stripes of a 1024-row byte array */
         int sizes[2], sub[2], starts[2];
-        piece = size / 1024;
+        long long piece = size / 1024;
         sizes[0] = 1024;
         sizes[1] = (int)(piece * nprocs);
         sub[0] = 1024;
         sub[1] = (int)piece;
         starts[0] = 0;
         starts[1] = (int)(piece * rank);
+        *el = MPI_DATATYPE_NULL;
         MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C,
-                                 MPI_BYTE, &ft);
-        MPI_Type_commit(&ft);
-        MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", info);
+                                 MPI_BYTE, ft);
+        *count = (int)(piece * 1024);
+        *bytes = *count;
     }
+    MPI_Type_commit(ft);
+}
+
+static double run(const char *op, const char *path, long long size,
+                  int iters, int sync, MPI_Info info)
+{
+    MPI_File fh;
+    MPI_Datatype ft = MPI_DATATYPE_NULL, mt = MPI_DATATYPE_NULL;
+    MPI_Datatype el = MPI_DATATYPE_NULL, vt = MPI_BYTE;
+    char *buf, *packed = NULL;
+    double *t = malloc((size_t)iters * sizeof(double)), med;
+    const char *u = strchr(op, '_');
+    int rd = strcmp(op, "read") == 0 || (u && strcmp(u, "_read") == 0);
+    int nc = u != NULL; /* tile_, mtile_, sub3d_: through a view */
+    int list = strcmp(op, "listio") == 0, pack = strcmp(op, "pack") == 0;
+    int count = (int)size;
+    long long bytes = size, alloc;
+
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                  info, &fh);
+    if (nc) {
+        noncontig_view(op, size, &ft, &el, &bytes, &count);
+        vt = el != MPI_DATATYPE_NULL ? el : strncmp(op, "sub3d_", 6) == 0
+                                                ? MPI_DOUBLE
+                                                : MPI_BYTE;
+        MPI_File_set_view(fh, 0, vt, ft, "native", info);
+    }
+    alloc = list || pack ? 2 * size : bytes;
+    buf = malloc((size_t)alloc);
+    memset(buf, 'a' + rank % 26, (size_t)alloc);
     if (list || pack) {
-        piece = size / 1000;
+        long long piece = size / 1000;
         MPI_Type_vector(1000, (int)piece, (int)(2 * piece), MPI_BYTE, &mt);
         MPI_Type_commit(&mt);
         if (pack)
             packed = malloc((size_t)size);
     }
-    if (!rd || tile) {
-        /* Reads need data there: one untimed write first. */
-        if (tile)
-            MPI_File_write_all(fh, buf, (int)(piece * 1024), MPI_BYTE,
-                               MPI_STATUS_IGNORE);
-        else if (!list && !pack)
-            MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
-                                  MPI_STATUS_IGNORE);
-    }
-    if (rd && !tile)
+    /* Reads need data there, and writes start on an existing file: one
+     * untimed write first. */
+    if (nc)
+        MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+    else if (!list && !pack)
         MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
                               MPI_STATUS_IGNORE);
     for (int i = 0; i < iters; i++) {
         double t0, dt;
-        if (tile)
+        if (nc)
             MPI_File_seek(fh, 0, MPI_SEEK_SET);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        if (tile && rd)
-            MPI_File_read_all(fh, buf, (int)(piece * 1024), MPI_BYTE,
-                              MPI_STATUS_IGNORE);
-        else if (tile)
-            MPI_File_write_all(fh, buf, (int)(piece * 1024), MPI_BYTE,
-                               MPI_STATUS_IGNORE);
+        if (nc && rd)
+            MPI_File_read_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+        else if (nc)
+            MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
         else if (list)
             MPI_File_write_at(fh, rank * size, buf, 1, mt,
                               MPI_STATUS_IGNORE);
@@ -110,12 +174,16 @@ static double run(const char *op, const char *path, long long size,
         else
             MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
                                   MPI_STATUS_IGNORE);
+        if (sync && !rd)
+            MPI_File_sync(fh);
         dt = MPI_Wtime() - t0;
         MPI_Allreduce(&dt, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
     MPI_File_close(&fh);
     if (ft != MPI_DATATYPE_NULL)
         MPI_Type_free(&ft);
+    if (el != MPI_DATATYPE_NULL)
+        MPI_Type_free(&el);
     if (mt != MPI_DATATYPE_NULL)
         MPI_Type_free(&mt);
     qsort(t, (size_t)iters, sizeof(double), cmp_double);
@@ -126,15 +194,16 @@ static double run(const char *op, const char *path, long long size,
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         MPI_File_delete(path, MPI_INFO_NULL);
-    return (double)size * nprocs / med / 1e6;
+    return (double)bytes * nprocs / med / 1e6;
 }
 
 int main(int argc, char **argv)
 {
     const char *op = "write", *dir = "/tmp", *sizes = "65536,1048576,4194304";
     const char *cb = getenv("IOBENCH_CB"), *ds = getenv("IOBENCH_DS");
+    const char *file = NULL;
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
-    int iters = 20, len;
+    int iters = 20, len, sync = 0;
     MPI_Info info = MPI_INFO_NULL;
 
     MPI_Init(&argc, &argv);
@@ -151,6 +220,10 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             iters = 3;
+        else if (strcmp(argv[i], "--sync") == 0)
+            sync = 1;
+        else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+            file = argv[++i];
     }
     if (iters < 1)
         iters = 1;
@@ -167,12 +240,16 @@ int main(int argc, char **argv)
         printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "
                "aggregate MB/s\n",
                strtok(lib, "\n"), op, nprocs, iters);
-    snprintf(path, sizeof(path), "%s/iobench.%d.dat", dir, (int)getppid());
+    if (file != NULL)
+        snprintf(path, sizeof(path), "%s", file);
+    else
+        snprintf(path, sizeof(path), "%s/iobench.%d.dat", dir,
+                 (int)getppid());
     MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
     list = strdup(sizes);
     for (s = strtok(list, ","); s != NULL; s = strtok(NULL, ",")) {
         long long size = atoll(s);
-        double mbs = run(op, path, size, iters, info);
+        double mbs = run(op, path, size, iters, sync, info);
         if (rank == 0)
             printf("%lld %.1f\n", size, mbs);
     }

@@ -35,7 +35,7 @@
  * With --sync every timed write is followed by MPI_File_sync inside the
  * timing (the bytes reach the device, as dd conv=fsync).
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
- * IOBENCH_DS=enable|disable romio_ds_read.
+ * IOBENCH_DS=enable|disable romio_ds_read, IOBENCH_DSW romio_ds_write.
  * Output: "# library: ...", then "<size> <MB/s>" lines, MB/s of the bytes
  * every rank moved.
  */
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 {
     const char *op = "write", *dir = "/tmp", *sizes = "65536,1048576,4194304";
     const char *cb = getenv("IOBENCH_CB"), *ds = getenv("IOBENCH_DS");
-    const char *file = NULL;
+    const char *dsw = getenv("IOBENCH_DSW"), *file = NULL;
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
     int iters = 20, len, sync = 0;
     MPI_Info info = MPI_INFO_NULL;
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
     }
     if (iters < 1)
         iters = 1;
-    if (cb != NULL || ds != NULL)
+    if (cb != NULL || ds != NULL || dsw != NULL)
         MPI_Info_create(&info);
     if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
@@ -235,6 +235,8 @@ int main(int argc, char **argv)
     }
     if (ds != NULL)
         MPI_Info_set(info, "romio_ds_read", ds);
+    if (dsw != NULL)
+        MPI_Info_set(info, "romio_ds_write", dsw);
     MPI_Get_library_version(lib, &len);
     if (rank == 0)
         printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "

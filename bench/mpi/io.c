@@ -20,6 +20,8 @@
  *                      block) into one contiguous file region per rank:
  *                      the datatype given to MPI_File_write_at, or packed
  *                      by MPI_Pack first and written as bytes
+ *   listio_read        the same read back: MPI_File_read_at with the
+ *                      datatype
  *   mtile_write,       mpi-tile-io's geometry: the ranks a grid of tiles
  *   mtile_read         (2 x 2 at 4 ranks, MPI_Dims_create), each tile
  *                      1024 x 768 elements of `size` bytes (32: the
@@ -35,7 +37,8 @@
  * With --sync every timed write is followed by MPI_File_sync inside the
  * timing (the bytes reach the device, as dd conv=fsync).
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
- * IOBENCH_DS=enable|disable romio_ds_read, IOBENCH_DSW romio_ds_write.
+ * IOBENCH_DS=enable|disable romio_ds_read, IOBENCH_DSW romio_ds_write,
+ * IOBENCH_CB_NODES cb_nodes.
  * Output: "# library: ...", then "<size> <MB/s>" lines, MB/s of the bytes
  * every rank moved.
  */
@@ -119,8 +122,8 @@ static double run(const char *op, const char *path, long long size,
     double *t = malloc((size_t)iters * sizeof(double)), med;
     const char *u = strchr(op, '_');
     int rd = strcmp(op, "read") == 0 || (u && strcmp(u, "_read") == 0);
-    int nc = u != NULL; /* tile_, mtile_, sub3d_: through a view */
-    int list = strcmp(op, "listio") == 0, pack = strcmp(op, "pack") == 0;
+    int list = strncmp(op, "listio", 6) == 0, pack = strcmp(op, "pack") == 0;
+    int nc = u != NULL && !list; /* tile_, mtile_, sub3d_: a view */
     int count = (int)size;
     long long bytes = size, alloc;
 
@@ -147,7 +150,7 @@ static double run(const char *op, const char *path, long long size,
      * untimed write first. */
     if (nc)
         MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
-    else if (!list && !pack)
+    else if (!(list || pack) || rd)
         MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
                               MPI_STATUS_IGNORE);
     for (int i = 0; i < iters; i++) {
@@ -160,6 +163,8 @@ static double run(const char *op, const char *path, long long size,
             MPI_File_read_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
         else if (nc)
             MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+        else if (list && rd)
+            MPI_File_read_at(fh, rank * size, buf, 1, mt, MPI_STATUS_IGNORE);
         else if (list)
             MPI_File_write_at(fh, rank * size, buf, 1, mt,
                               MPI_STATUS_IGNORE);
@@ -202,6 +207,7 @@ int main(int argc, char **argv)
     const char *op = "write", *dir = "/tmp", *sizes = "65536,1048576,4194304";
     const char *cb = getenv("IOBENCH_CB"), *ds = getenv("IOBENCH_DS");
     const char *dsw = getenv("IOBENCH_DSW"), *file = NULL;
+    const char *cbn = getenv("IOBENCH_CB_NODES");
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
     int iters = 20, len, sync = 0;
     MPI_Info info = MPI_INFO_NULL;
@@ -227,7 +233,7 @@ int main(int argc, char **argv)
     }
     if (iters < 1)
         iters = 1;
-    if (cb != NULL || ds != NULL || dsw != NULL)
+    if (cb != NULL || ds != NULL || dsw != NULL || cbn != NULL)
         MPI_Info_create(&info);
     if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
@@ -237,6 +243,8 @@ int main(int argc, char **argv)
         MPI_Info_set(info, "romio_ds_read", ds);
     if (dsw != NULL)
         MPI_Info_set(info, "romio_ds_write", dsw);
+    if (cbn != NULL)
+        MPI_Info_set(info, "cb_nodes", cbn);
     MPI_Get_library_version(lib, &len);
     if (rank == 0)
         printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "

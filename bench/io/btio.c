@@ -14,7 +14,8 @@
  *   btio [--grid G] [--dumps D] [--every S] [--dir DIR] [--sync]
  *
  * With --sync, MPI_File_sync after the last dump counts as write time.
- * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write.
+ * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
+ * IOBENCH_CB_NODES cb_nodes.
  * Output: "# ..." lines, then "<G> <MB/s>": the bytes written and read
  * over the IO time (the slowest rank's time in write_all, sync and
  * read_all; the computation is left out, as BT-IO's IO time is).  Exits
@@ -36,6 +37,7 @@ static double value(int s, long long i, long long j, long long k, int m)
 int main(int argc, char **argv)
 {
     const char *dir = "/tmp", *cb = getenv("IOBENCH_CB");
+    const char *cbn = getenv("IOBENCH_CB_NODES");
     int g = 64, dumps = 20, every = 5, sync = 0, rank, np, bad = 0, badall;
     int dims[3] = {0, 0, 0}, d[3], gs[3], sub[3], st[3], ms[3], mst[3] = {1,
                                                                         1, 1};
@@ -91,11 +93,14 @@ int main(int argc, char **argv)
     r = calloc((size_t)(ms[0] * ms[1] * ms[2]) * 5, sizeof(double));
     if (u == NULL || r == NULL)
         MPI_Abort(MPI_COMM_WORLD, 3);
-    if (cb != NULL) {
+    if (cb != NULL || cbn != NULL)
         MPI_Info_create(&info);
+    if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
         MPI_Info_set(info, "romio_cb_write", cb);
     }
+    if (cbn != NULL)
+        MPI_Info_set(info, "cb_nodes", cbn);
     snprintf(path, sizeof(path), "%s/btio.%d.dat", dir, (int)getppid());
     MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0)

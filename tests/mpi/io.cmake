@@ -28,6 +28,18 @@ shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
 # MPI_Register_datarep: a big-endian, biased representation in which shorts
 # grow to 4 bytes; file bytes checked with POSIX reads; bad input.
 shoal_mpi_test(io_datarep SOURCES io_datarep.c NP 1 2 4)
+# bench/io/btio.c, the BT-IO-like checkpoint of bench/io/run, as a test:
+# subarray views over a 5-double etype, a halo'd memory subarray, dumps
+# appended with write_all and every value read back and checked, without
+# and with collective buffering.
+shoal_mp_program(mpi_io_btio SOURCES ${PROJECT_SOURCE_DIR}/bench/io/btio.c)
+foreach(np 2 4)
+    shoal_mp_test(mpi.io_btio PROGRAM mpi_io_btio NP ${np}
+                  ARGS --grid 16 --dumps 4 --every 2 LABELS mpi)
+    shoal_mp_test(mpi.io_btio_cb PROGRAM mpi_io_btio NP ${np}
+                  ARGS --grid 16 --dumps 4 --every 2 ENV IOBENCH_CB=enable
+                  LABELS mpi)
+endforeach()
 # A rank killed during a collective write: the bytes an earlier
 # MPI_File_sync covered stay (two jobs: the crash, then the check).
 shoal_mp_program(mpi_io_crash SOURCES io_crash.c)

@@ -11,21 +11,42 @@
  * side (a subarray too), so neither side is contiguous.  At the end every
  * dump is read back collectively and every value checked.
  *
- *   btio [--grid G] [--dumps D] [--every S] [--dir DIR] [--sync]
+ *   btio [--grid G] [--dumps D] [--every S] [--dir DIR] [--sync] [--span]
  *
  * With --sync, MPI_File_sync after the last dump counts as write time.
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
  * IOBENCH_CB_NODES cb_nodes.
  * Output: "# ..." lines, then "<G> <MB/s>": the bytes written and read
  * over the IO time (the slowest rank's time in write_all, sync and
- * read_all; the computation is left out, as BT-IO's IO time is).  Exits
+ * read_all, summed over the calls; with --span each call's time from the
+ * first rank's start to the last rank's end on the host's monotonic clock
+ * instead; the computation is left out, as BT-IO's IO time is).  Exits
  * nonzero, saying where, when a value read back is wrong.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Seconds of the host's monotonic clock (comparable between processes). */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The slowest rank's time since t0, or (span) from the first rank's t0 to
+ * the last rank's now (collective). */
+static double elapsed(double t0, int span)
+{
+    double t1 = now(), se[3] = {-t0, t1, t1 - t0}, g[3];
+    MPI_Allreduce(se, g, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return span ? g[0] + g[1] : g[2];
+}
 
 /* The value of component m at global point (i, j, k) after step s. */
 static double value(int s, long long i, long long j, long long k, int m)
@@ -38,11 +59,12 @@ int main(int argc, char **argv)
 {
     const char *dir = "/tmp", *cb = getenv("IOBENCH_CB");
     const char *cbn = getenv("IOBENCH_CB_NODES");
-    int g = 64, dumps = 20, every = 5, sync = 0, rank, np, bad = 0, badall;
+    int g = 64, dumps = 20, every = 5, sync = 0, span = 0, rank, np, bad = 0;
+    int badall;
     int dims[3] = {0, 0, 0}, d[3], gs[3], sub[3], st[3], ms[3], mst[3] = {1,
                                                                         1, 1};
     long long n[3];
-    double *u, *r, twr = 0, trd = 0, t0, dt, mx;
+    double *u, *r, twr = 0, trd = 0, t0;
     char path[512];
     MPI_Datatype cell, ftype, mtype;
     MPI_Info info = MPI_INFO_NULL;
@@ -63,6 +85,8 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (strcmp(argv[i], "--sync") == 0)
             sync = 1;
+        else if (strcmp(argv[i], "--span") == 0)
+            span = 1;
     }
     MPI_Dims_create(np, 3, dims);
     for (int i = 0; i < 3; i++)
@@ -124,25 +148,21 @@ int main(int argc, char **argv)
         if (step % every != 0)
             continue;
         MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
+        t0 = now();
         MPI_File_set_view(fh, dump * dumpbytes, cell, ftype, "native", info);
         MPI_File_write_all(fh, u, 1, mtype, MPI_STATUS_IGNORE);
         if (sync && dump == dumps - 1)
             MPI_File_sync(fh);
-        dt = MPI_Wtime() - t0;
-        MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        twr += mx;
+        twr += elapsed(t0, span);
         dump++;
     }
     for (int dump = 0; dump < dumps; dump++) {
         int s = (dump + 1) * every;
         MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
+        t0 = now();
         MPI_File_set_view(fh, dump * dumpbytes, cell, ftype, "native", info);
         MPI_File_read_all(fh, r, 1, mtype, MPI_STATUS_IGNORE);
-        dt = MPI_Wtime() - t0;
-        MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        trd += mx;
+        trd += elapsed(t0, span);
         for (int i = 0; i < n[0] && !bad; i++)
             for (int j = 0; j < n[1] && !bad; j++)
                 for (int k = 0; k < n[2] && !bad; k++)

@@ -42,7 +42,8 @@ static int hint_enabled(MPI_Info info, const char *key)
 {
     const char *v = mpi_info_lookup(info, key);
 
-    /* "automatic" (and no hint) is off until measured: docs/IO.md. */
+    /* "automatic" (and no hint) is off: measured slower on one host
+     * (docs/IO.md, "Collective buffering by default"). */
     return v != NULL && strcmp(v, "enable") == 0;
 }
 

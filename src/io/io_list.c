@@ -78,56 +78,57 @@ static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
  */
 #define IO_SMALL_BLOCK 1024
 
-/* Staged transfer of iov[0..n) (got bytes, < IOV_MAX * IO_SMALL_BLOCK). */
-static int staged(int fd, int wr, const struct iovec *iov, int n, MPI_Count got,
+/* Staged transfer of the cursor's next got bytes (at most
+ * IOV_MAX * IO_SMALL_BLOCK): packed by the datatype engine into stage and
+ * written with one pwrite, or read with one pread and unpacked. */
+static int staged(int fd, int wr, mpi_dt_cursor_t *c, MPI_Count got,
                   MPI_Offset off, char *stage, MPI_Count *moved, int *eof)
 {
     MPI_Count done = 0;
     int rc;
 
-    if (wr) {
-        char *p = stage;
-        for (int i = 0; i < n; i++) {
-            memcpy(p, iov[i].iov_base, iov[i].iov_len);
-            p += iov[i].iov_len;
-        }
-    }
+    if (wr && mpi_dt_cursor_pack(c, stage, got) < got)
+        return EIO; /* the memory side ended before the file side */
     if ((rc = whole(fd, wr, stage, got, off, &done)) != 0)
         return rc;
     if (done < got)
         *eof = 1;
-    if (!wr) {
-        MPI_Count left = done;
-        const char *p = stage;
-        for (int i = 0; i < n && left > 0; i++) {
-            size_t k =
-                iov[i].iov_len < (size_t)left ? iov[i].iov_len : (size_t)left;
-            memcpy(iov[i].iov_base, p, k);
-            p += k;
-            left -= (MPI_Count)k;
-        }
-    }
+    if (!wr)
+        mpi_dt_cursor_unpack(c, stage, done);
     *moved += done;
     return 0;
 }
 
-/* One run of len bytes at file offset off, from the cursor's memory. */
+/* One run of len bytes at file offset off, from the cursor's memory.
+ * A memory type whose blocks average under IO_SMALL_BLOCK is staged
+ * without listing its blocks first (listing 1000 of them cost as much as
+ * copying them); otherwise the blocks are listed, and staged only if
+ * those listed turn out small. */
 static int run(int fd, int wr, mpi_dt_cursor_t *c, MPI_Offset off,
                MPI_Count len, MPI_Count *moved, int *eof, char **stage_p)
 {
     struct iovec iov[IOV_MAX];
+    const MPI_Count cap = (MPI_Count)IOV_MAX * IO_SMALL_BLOCK;
+    MPI_Datatype dt = c->dt;
+    int small = !mpi_dt_contig(dt) && dt->nsegs > 1 &&
+                dt->size / dt->nsegs < IO_SMALL_BLOCK;
 
     while (len > 0 && !*eof) {
         int niov = 0, rc;
-        MPI_Count before = *moved;
-        MPI_Count got = mpi_dt_cursor_iov(c, iov, IOV_MAX, len, &niov);
-        if (got <= 0)
-            return EIO; /* the memory side ended before the file side */
-        if (niov > 1 && got / niov < IO_SMALL_BLOCK) {
-            if (*stage_p == NULL &&
-                (*stage_p = malloc((size_t)IOV_MAX * IO_SMALL_BLOCK)) == NULL)
+        MPI_Count before = *moved, got;
+        mpi_dt_cursor_t c0 = *c;
+        if (small) {
+            got = len < cap ? len : cap;
+        } else {
+            got = mpi_dt_cursor_iov(c, iov, IOV_MAX, len, &niov);
+            if (got <= 0)
+                return EIO; /* the memory side ended before the file side */
+        }
+        if (small || (niov > 1 && got / niov < IO_SMALL_BLOCK)) {
+            if (*stage_p == NULL && (*stage_p = malloc((size_t)cap)) == NULL)
                 return ENOMEM;
-            rc = staged(fd, wr, iov, niov, got, off, *stage_p, moved, eof);
+            *c = c0; /* the datatype engine copies */
+            rc = staged(fd, wr, c, got, off, *stage_p, moved, eof);
         } else {
             rc = io_rw_full(fd, wr, iov, niov, off, moved, eof);
         }

@@ -49,6 +49,21 @@ shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
 # ... and then its successor (rank 1) too.
 shoal_ft_test(ft_agree_coord2 PROGRAM mpi_ft_ulfm NP 8 ARGS agree 0 1)
 
+# An intercommunicator between the two halves of 8 ranks, one rank of
+# each half killed: during MPIX_Comm_agree (each group gets the other's
+# AND, the error until acknowledged, get_failed and ack_failed over both
+# groups, a wildcard receive pending until then), also with the
+# agreement's coordinator (world 0) among the victims, and during
+# MPIX_Comm_shrink; the shrunk intercommunicator carries point-to-point
+# messages, MPI_Allreduce and an agreement between its groups.
+shoal_mp_program(mpi_ft_inter SOURCES ft_inter.c)
+target_include_directories(mpi_ft_inter PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+shoal_ft_test(ft_inter_agree PROGRAM mpi_ft_inter NP 8 ARGS agree 2 5)
+shoal_ft_test(ft_inter_agree_coord PROGRAM mpi_ft_inter NP 8 ARGS agree 0 7)
+shoal_ft_test(ft_inter_shrink PROGRAM mpi_ft_inter NP 8 ARGS shrink 1 5)
+shoal_ft_test(ft_inter_shrink_tcp PROGRAM mpi_ft_inter NP 6 ARGS shrink 2 4
+              ENV SHOAL_WIRES=tcp)
+
 # A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
 # (the second on the shrunk communicator), and N-2; the result must be
 # bit-identical to a sequential run.

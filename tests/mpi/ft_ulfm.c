@@ -34,11 +34,7 @@
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
-#include <mpi-ext.h>
-#include <signal.h>
-#include <unistd.h>
-
-#include "mpitest.h"
+#include "ft_test.h"
 
 static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
@@ -47,27 +43,6 @@ static int lost(int i)
 {
     return lost_from >= 0 ? i >= lost_from : i == victim || i == victim2;
 }
-
-static void die(void)
-{
-    fflush(stdout);
-    fflush(stderr);
-    raise(SIGKILL);
-}
-
-static int cls(int rc)
-{
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define EXPECT(want, call)                                                   \
-    do {                                                                     \
-        int rc_ = (call);                                                    \
-        MT_CHECK(cls(rc_) == (want), "%s: class %d, want %d (%s)", #call,   \
-                 cls(rc_), (want), #want);                                   \
-    } while (0)
 
 /* Shrink comm, check the survivors can compute together, return it. */
 static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
@@ -105,7 +80,7 @@ static void mode_p2p(void)
          * (over TCP), and a peer that sees us dead first may fail the
          * barrier, as ULFM allows. */
         usleep(100000);
-        die();
+        ft_die();
     }
     /* A receive from the dead rank, and a rendezvous send to it; a
      * blocking probe for its message. */
@@ -218,7 +193,7 @@ static void mode_coll(int barrier, int nonblocking)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == victim) {
         usleep(200000); /* the others are waiting by now */
-        die();
+        ft_die();
     }
     if (nonblocking) {
         if (barrier)
@@ -252,11 +227,11 @@ static void mode_agree(void)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == victim) {
         usleep(200000);
-        die();
+        ft_die();
     }
     if (me == victim2) {
         usleep(250000);
-        die();
+        ft_die();
     }
     /* The failure happens during the call: nobody acknowledged it. */
     flag = ~(1 << me);
@@ -297,7 +272,7 @@ static void mode_rendezvous(void)
                 MT_OK(MPI_Isend(big, sizeof(big), MPI_CHAR, i, 5,
                                 MPI_COMM_WORLD, &reqs[i]));
         usleep(100000); /* the requests to send have arrived */
-        die();
+        ft_die();
     }
     usleep(200000); /* dead by now, maybe not noticed yet */
     EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(big, sizeof(big), MPI_CHAR,
@@ -340,7 +315,7 @@ static void mode_persistent(void)
     }
     if (me == victim) {
         usleep(200000);
-        die();
+        ft_die();
     }
     MT_OK(MPI_Start(&req));
     EXPECT(MPIX_ERR_PROC_FAILED, MPI_Wait(&req, MPI_STATUS_IGNORE));
@@ -359,7 +334,7 @@ static void mode_shrink(void)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == victim) {
         usleep(200000);
-        die();
+        ft_die();
     }
     /* Shrink runs while the victim dies: it is left out. */
     nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
@@ -370,10 +345,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
 
-    MT_OK(MPI_Init(&argc, &argv));
-    MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MT_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
-    MT_OK(MPI_Comm_size(MPI_COMM_WORLD, &np));
+    ft_init(&argc, &argv, &me, &np);
     victim = argc > 2 ? atoi(argv[2]) : np - 1;
     if (argc > 3)
         victim2 = atoi(argv[3]);

@@ -104,12 +104,53 @@ static int rank_in(MPI_Group g, int world)
     return -1;
 }
 
+/* The group of comm's members that comes first, and the other one. */
+static MPI_Group first_group(MPI_Comm c)
+{
+    return !c->is_inter || c->group->world[0] < c->remote_group->world[0]
+               ? c->group
+               : c->remote_group;
+}
+
+static MPI_Group second_group(MPI_Comm c)
+{
+    return first_group(c) == c->group ? c->remote_group : c->group;
+}
+
+int mpi_ft_local_first(MPI_Comm comm)
+{
+    return first_group(comm) == comm->group;
+}
+
+int mpi_ft_nmembers(MPI_Comm comm)
+{
+    return comm->is_inter ? comm->size + comm->remote_size : comm->size;
+}
+
+int mpi_ft_member_world(MPI_Comm comm, int i)
+{
+    MPI_Group g = first_group(comm);
+
+    return i < g->size ? g->world[i] : second_group(comm)->world[i - g->size];
+}
+
+int mpi_ft_member_index(MPI_Comm comm, int world)
+{
+    MPI_Group g = first_group(comm);
+    int r = rank_in(g, world);
+
+    if (r >= 0 || !comm->is_inter)
+        return r;
+    r = rank_in(second_group(comm), world);
+    return r >= 0 ? g->size + r : -1;
+}
+
 int mpi_ft_failed_list(MPI_Comm comm, int *ranks)
 {
     int n = 0;
 
     for (int i = 0; i < am.deaths; i++) {
-        int r = rank_in(comm->group, am.dead_order[i]);
+        int r = mpi_ft_member_index(comm, am.dead_order[i]);
         if (r >= 0)
             ranks[n++] = r;
     }
@@ -119,7 +160,7 @@ int mpi_ft_failed_list(MPI_Comm comm, int *ranks)
 mpi_ft_comm_t *mpi_ft_comm(MPI_Comm comm)
 {
     mpi_ft_comm_t *f = comm->ft;
-    int n = comm->size, bmw = (n + 63) / 64;
+    int n = mpi_ft_nmembers(comm), bmw = (n + 63) / 64;
 
     if (f != NULL)
         return f;
@@ -128,6 +169,8 @@ mpi_ft_comm_t *mpi_ft_comm(MPI_Comm comm)
         return NULL;
     f->size = n;
     f->bmw = bmw;
+    f->me = mpi_ft_local_first(comm) ? comm->rank
+                                     : comm->remote_size + comm->rank;
     f->slots = calloc((size_t)(2 * n), sizeof(*f->slots));
     f->bits = calloc((size_t)(2 * n + 2) * (size_t)(2 * bmw),
                      sizeof(uint64_t));
@@ -161,20 +204,23 @@ static void ft_comm_free(MPI_Comm c)
 
 int mpi_ft_unacked(MPI_Comm comm)
 {
-    int n = 0;
+    int n = 0, acked;
 
     if (am.deaths == 0)
         return 0;
-    if (comm->is_inter) {
-        for (int i = 0; i < comm->remote_size; i++)
-            if (mpi_ft_dead(comm->peer_world[i]))
-                return 1;
-        return 0;
+    /* Walks the failure list without making it (waits call this): a
+     * failure past the acknowledged prefix of a process that could send
+     * here (of the remote group, for an intercommunicator). */
+    acked = comm->ft != NULL ? comm->ft->nacked : 0;
+    for (int i = 0; i < am.deaths; i++) {
+        int world = am.dead_order[i];
+        if (mpi_ft_member_index(comm, world) < 0)
+            continue;
+        if (n++ >= acked &&
+            (!comm->is_inter || rank_in(comm->remote_group, world) >= 0))
+            return 1;
     }
-    /* The failure list's length, without making it (waits call this). */
-    for (int i = 0; i < am.deaths; i++)
-        n += rank_in(comm->group, am.dead_order[i]) >= 0;
-    return n > (comm->ft != NULL ? comm->ft->nacked : 0);
+    return 0;
 }
 
 int mpi_ft_comm_broken(MPI_Comm comm)
@@ -493,7 +539,7 @@ int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 }
 SHOAL_MPIX_WEAK(Comm_is_revoked)
 
-/* A group of the world ranks of comm's members listed by comm rank. */
+/* A group of the world ranks of comm's members listed by member index. */
 static int group_of(MPI_Comm comm, const int *ranks, int n, MPI_Group *g,
                     const char *fn)
 {
@@ -508,7 +554,7 @@ static int group_of(MPI_Comm comm, const int *ranks, int n, MPI_Group *g,
     if (world == NULL)
         return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory");
     for (int i = 0; i < n; i++)
-        world[i] = comm->group->world[ranks[i]];
+        world[i] = mpi_ft_member_world(comm, ranks[i]);
     rc = mpi_group_new(n, world, g);
     free(world);
     if (rc != MPI_SUCCESS)
@@ -516,21 +562,9 @@ static int group_of(MPI_Comm comm, const int *ranks, int n, MPI_Group *g,
     return MPI_SUCCESS;
 }
 
-static int intra_only(MPI_Comm comm, const char *fn)
-{
-    int rc = check_comm(comm, fn);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (comm->is_inter)
-        return mpi_error(comm, MPI_ERR_COMM, fn,
-                         "not implemented on intercommunicators yet "
-                         "(docs/FT.md)");
-    return MPI_SUCCESS;
-}
-
-/* The failure list of comm (comm ranks, in the order noticed): *n_p of
- * them in *ranks_p (free it). */
+/* The failure list of comm (member indices, in the order noticed; both
+ * groups of an intercommunicator, as ULFM has it): *n_p of them in
+ * *ranks_p (free it). */
 static int failed_now(MPI_Comm comm, int **ranks_p, int *n_p, const char *fn)
 {
     int *ranks = malloc((size_t)(am.deaths > 0 ? am.deaths : 1) *
@@ -563,7 +597,7 @@ static int ack_upto(MPI_Comm comm, int n, const char *fn)
 int PMPIX_Comm_failure_ack(MPI_Comm comm)
 {
     const char *fn = "MPIX_Comm_failure_ack";
-    int rc = intra_only(comm, fn), *ranks = NULL, n = 0;
+    int rc = check_comm(comm, fn), *ranks = NULL, n = 0;
 
     if (rc == MPI_SUCCESS)
         rc = failed_now(comm, &ranks, &n, fn);
@@ -577,7 +611,7 @@ SHOAL_MPIX_WEAK(Comm_failure_ack)
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 {
     const char *fn = "MPIX_Comm_ack_failed";
-    int rc = intra_only(comm, fn), *ranks = NULL, n = 0;
+    int rc = check_comm(comm, fn), *ranks = NULL, n = 0;
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -599,7 +633,7 @@ SHOAL_MPIX_WEAK(Comm_ack_failed)
 static int failed_group(MPI_Comm comm, MPI_Group *g, int acked_only,
                         const char *fn)
 {
-    int rc = intra_only(comm, fn), *ranks = NULL, n = 0;
+    int rc = check_comm(comm, fn), *ranks = NULL, n = 0;
 
     if (rc != MPI_SUCCESS)
         return rc;

@@ -28,6 +28,11 @@
  * lets a waiting member move on to the next coordinator.  Once decided,
  * each member takes the decided failed group for dead itself, so failure
  * lists agree after an agreement.
+ *
+ * On an intercommunicator the members are those of both groups, ranked
+ * together (ft_proto.h), so the same protocol runs over their union; only
+ * the flag (each group gets the remote group's AND) and shrink's result
+ * (an intercommunicator of each side's survivors) differ.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +58,11 @@ typedef struct ft_op {
     ft_dec_t *dec;
 } ft_op_t;
 
+/* The world rank of member r (ft_proto.h: both groups of an
+ * intercommunicator). */
 static int world_of(MPI_Comm comm, int r)
 {
-    return comm->group->world[r];
+    return mpi_ft_member_world(comm, r);
 }
 
 static ft_dec_t *decision(mpi_ft_comm_t *f, uint32_t seq)
@@ -108,7 +115,7 @@ static void send_decision(MPI_Comm comm, mpi_ft_comm_t *f, const ft_dec_t *d,
     w[0] = FT_DECIDE | (d->err ? FT_F_ERR : 0);
     w[1] = comm->ctx;
     w[2] = d->seq;
-    w[3] = (uint64_t)comm->rank;
+    w[3] = (uint64_t)f->me;
     memcpy(w + FT_HDR, d->vals, sizeof(d->vals));
     memcpy(w + FT_HDR + FT_NV, d->failed, (size_t)f->bmw * sizeof(uint64_t));
     mpi_ft_send(world_of(comm, to), w, nw * sizeof(uint64_t));
@@ -126,7 +133,7 @@ static void send_contrib(ft_op_t *op, mpi_ft_comm_t *f, int to)
     w[0] = FT_CONTRIB;
     w[1] = comm->ctx;
     w[2] = op->seq;
-    w[3] = (uint64_t)comm->rank;
+    w[3] = (uint64_t)f->me;
     memcpy(w + FT_HDR, op->vals, sizeof(op->vals));
     my_view(comm, f, w + FT_HDR + FT_NV, w + FT_HDR + FT_NV + f->bmw);
     mpi_ft_send(world_of(comm, to), w, nw * sizeof(uint64_t));
@@ -141,8 +148,10 @@ static int lowest_alive(MPI_Comm comm);
 /* Take the decided failed members for dead here too. */
 static void adopt_failures(MPI_Comm comm, const ft_dec_t *d)
 {
-    for (int r = 0; r < comm->size; r++)
-        if (r != comm->rank && base_bitmap_test(d->failed, (size_t)r) &&
+    const mpi_ft_comm_t *f = comm->ft;
+
+    for (int r = 0; r < f->size; r++)
+        if (r != f->me && base_bitmap_test(d->failed, (size_t)r) &&
             !mpi_ft_dead(world_of(comm, r)))
             am_mark_dead(world_of(comm, r), SHOAL_ERR_PEER_DEAD,
                          "an agreement of the survivors found it failed");
@@ -159,7 +168,7 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
 
     (void)src;
     if (f == NULL || len < frame_words(f) * sizeof(uint64_t) || from < 0 ||
-        from >= comm->size)
+        from >= f->size)
         return;
     d = decision(f, seq);
     if (kind == FT_CONTRIB) {
@@ -180,7 +189,7 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
         /* A member takes it only from the coordinator it last gave its
          * contribution to; a coordinator from anyone (a poll's answer). */
         if (op != NULL && op->seq == seq && op->sent_to >= 0 &&
-            from != op->sent_to && lowest_alive(comm) != comm->rank)
+            from != op->sent_to && lowest_alive(comm) != f->me)
             return;
         d = &f->dec[seq & 1];
         d->seq = seq;
@@ -230,26 +239,28 @@ static void current_set(ft_op_t *op, int on)
 
 static int lowest_alive(MPI_Comm comm)
 {
-    for (int r = 0; r < comm->size; r++)
-        if (r == comm->rank || !mpi_ft_dead(world_of(comm, r)))
+    const mpi_ft_comm_t *f = comm->ft;
+
+    for (int r = 0; r < f->size; r++)
+        if (r == f->me || !mpi_ft_dead(world_of(comm, r)))
             return r;
-    return comm->rank;
+    return f->me;
 }
 
 /* The coordinator decides once every member alive has contributed. */
 static ft_dec_t *try_decide(ft_op_t *op, mpi_ft_comm_t *f)
 {
     MPI_Comm comm = op->comm;
-    ft_slot_t *mine = slot_of(f, op->seq, comm->rank);
+    ft_slot_t *mine = slot_of(f, op->seq, f->me);
     ft_dec_t *d;
 
     mine->seq = op->seq;
     mine->valid = 1;
     memcpy(mine->vals, op->vals, sizeof(op->vals));
     my_view(comm, f, mine->failed, mine->acked);
-    for (int r = 0; r < comm->size; r++) {
+    for (int r = 0; r < f->size; r++) {
         ft_slot_t *s = slot_of(f, op->seq, r);
-        if (mpi_ft_dead(world_of(comm, r)) && r != comm->rank)
+        if (mpi_ft_dead(world_of(comm, r)) && r != f->me)
             continue;
         if (!s->valid || s->seq != op->seq)
             return NULL;
@@ -260,9 +271,9 @@ static ft_dec_t *try_decide(ft_op_t *op, mpi_ft_comm_t *f)
     for (int k = 0; k < FT_NV; k++)
         d->vals[k] = ~(uint64_t)0;
     memset(d->failed, 0, (size_t)f->bmw * sizeof(uint64_t));
-    for (int r = 0; r < comm->size; r++) {
+    for (int r = 0; r < f->size; r++) {
         ft_slot_t *s = slot_of(f, op->seq, r);
-        if (r != comm->rank && mpi_ft_dead(world_of(comm, r))) {
+        if (r != f->me && mpi_ft_dead(world_of(comm, r))) {
             base_bitmap_set(d->failed, (size_t)r);
             continue;
         }
@@ -273,13 +284,13 @@ static ft_dec_t *try_decide(ft_op_t *op, mpi_ft_comm_t *f)
     }
     /* A failure some contributor had not acknowledged is an error, the
      * same for all. */
-    for (int r = 0; r < comm->size && !d->err; r++) {
+    for (int r = 0; r < f->size && !d->err; r++) {
         if (!base_bitmap_test(d->failed, (size_t)r))
             continue;
-        for (int c = 0; c < comm->size; c++) {
+        for (int c = 0; c < f->size; c++) {
             ft_slot_t *s = slot_of(f, op->seq, c);
             if (base_bitmap_test(d->failed, (size_t)c) ||
-                (c != comm->rank && mpi_ft_dead(world_of(comm, c))))
+                (c != f->me && mpi_ft_dead(world_of(comm, c))))
                 continue;
             if (!base_bitmap_test(s->acked, (size_t)r)) {
                 d->err = 1;
@@ -299,7 +310,7 @@ static int step(ft_op_t *op)
     ft_dec_t *d = decision(f, op->seq);
     int c = lowest_alive(comm);
 
-    if (c != comm->rank) {
+    if (c != f->me) {
         if (d != NULL) {
             op->dec = d;
             return 1;
@@ -319,10 +330,10 @@ static int step(ft_op_t *op)
             w[0] = FT_POLL;
             w[1] = comm->ctx;
             w[2] = op->seq;
-            w[3] = (uint64_t)comm->rank;
+            w[3] = (uint64_t)f->me;
             op->polled = 1;
-            for (int r = 0; r < comm->size; r++)
-                if (r != comm->rank && !mpi_ft_dead(world_of(comm, r)))
+            for (int r = 0; r < f->size; r++)
+                if (r != f->me && !mpi_ft_dead(world_of(comm, r)))
                     mpi_ft_send(world_of(comm, r), w,
                                 frame_words(f) * sizeof(uint64_t));
             free(w);
@@ -336,8 +347,8 @@ static int step(ft_op_t *op)
     }
     if (!op->bcast) {
         op->bcast = 1;
-        for (int r = 0; r < comm->size; r++)
-            if (r != comm->rank && !mpi_ft_dead(world_of(comm, r)))
+        for (int r = 0; r < f->size; r++)
+            if (r != f->me && !mpi_ft_dead(world_of(comm, r)))
                 send_decision(comm, f, d, r);
     }
     op->dec = d;
@@ -405,10 +416,6 @@ static int check_agree(MPI_Comm comm, const char *fn)
         return mpi_error(NULL, MPI_ERR_COMM, fn, "comm is %s",
                          comm == MPI_COMM_NULL ? "MPI_COMM_NULL"
                                                : "not a valid communicator");
-    if (comm->is_inter)
-        return mpi_error(comm, MPI_ERR_COMM, fn,
-                         "not implemented on intercommunicators yet "
-                         "(docs/FT.md)");
     if (!mpi_ft.on)
         return mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                          "fault tolerance is off: run with shoalrun --ft "
@@ -416,11 +423,32 @@ static int check_agree(MPI_Comm comm, const char *fn)
     return MPI_SUCCESS;
 }
 
-static void flag_vals(uint64_t *vals, int flag)
+/*
+ * The flag goes in the low half of vals[0], the high half all zeros.  On
+ * an intercommunicator ULFM wants each group to get the AND of the other
+ * group's flags: the first group's members put theirs in the low half,
+ * the second group's in the high half, each with the other half all
+ * ones, and each reads the other group's half of the decision.
+ */
+static void flag_vals(MPI_Comm comm, uint64_t *vals, int flag)
 {
+    uint64_t mine = (uint32_t)flag;
+
     for (int k = 0; k < FT_NV; k++)
         vals[k] = ~(uint64_t)0;
-    vals[0] = (uint32_t)flag;
+    if (!comm->is_inter)
+        vals[0] = mine;
+    else if (mpi_ft_local_first(comm))
+        vals[0] = mine | (uint64_t)UINT32_MAX << 32;
+    else
+        vals[0] = mine << 32 | UINT32_MAX;
+}
+
+static int flag_of(MPI_Comm comm, const ft_dec_t *d)
+{
+    int high = comm->is_inter && mpi_ft_local_first(comm);
+
+    return (int)(uint32_t)(d->vals[0] >> (high ? 32 : 0));
 }
 
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
@@ -434,12 +462,12 @@ int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
         return rc;
     if (flag == NULL)
         return mpi_error(comm, MPI_ERR_ARG, fn, "flag is NULL");
-    flag_vals(vals, *flag);
+    flag_vals(comm, vals, *flag);
     rc = agree_blocking(comm, vals, &d);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "waiting failed: %s",
                          shoal_error_detail());
-    *flag = (int)(uint32_t)d->vals[0];
+    *flag = flag_of(comm, d);
     if (d->err)
         return mpi_error(comm, MPIX_ERR_PROC_FAILED, fn,
                          "a member failed whose failure not every survivor "
@@ -463,7 +491,7 @@ static int iagree_poll(MPI_Request r)
         return 0;
     current_set(&a->op, 0);
     adopt_failures(a->op.comm, a->op.dec);
-    *a->flag = (int)(uint32_t)a->op.dec->vals[0];
+    *a->flag = flag_of(a->op.comm, a->op.dec);
     r->status.MPI_ERROR = a->op.dec->err ? MPIX_ERR_PROC_FAILED
                                          : MPI_SUCCESS;
     return 1;
@@ -500,7 +528,7 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
         free(a);
         return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory");
     }
-    flag_vals(vals, *flag);
+    flag_vals(comm, vals, *flag);
     a->flag = flag;
     rc = op_begin(&a->op, comm, vals);
     if (rc != MPI_SUCCESS) {
@@ -526,6 +554,52 @@ SHOAL_MPIX_WEAK(Comm_iagree)
 
 /* ---- shrink --------------------------------------------------------------------- */
 
+/* The members of group g of comm (its first member is member off) that
+ * decision d did not find failed, in g's order. */
+static int group_alive(const ft_dec_t *d, MPI_Group g, int off,
+                       MPI_Group *alive)
+{
+    int *world = malloc((size_t)g->size * sizeof(int)), n = 0, rc;
+
+    if (world == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int r = 0; r < g->size; r++)
+        if (!base_bitmap_test(d->failed, (size_t)(off + r)))
+            world[n++] = g->world[r];
+    rc = mpi_group_new(n, world, alive);
+    free(world);
+    return rc;
+}
+
+/* The groups of the communicator shrink makes from comm after decision
+ * d: the survivors of comm's group, and for an intercommunicator those of
+ * its remote group (else *remote stays MPI_GROUP_NULL).  On an error,
+ * *why says it. */
+static int survivors(MPI_Comm comm, const ft_dec_t *d, MPI_Group *group,
+                     MPI_Group *remote, const char **why)
+{
+    int first = mpi_ft_local_first(comm), rc;
+
+    *why = "no memory for the survivors' groups";
+    rc = group_alive(d, comm->group, first ? 0 : comm->remote_size, group);
+    if (rc == MPI_SUCCESS && comm->is_inter)
+        rc = group_alive(d, comm->remote_group, first ? comm->size : 0,
+                         remote);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((*group)->rank == MPI_UNDEFINED) {
+        *why = "the survivors agreed that this process failed";
+        return MPIX_ERR_PROC_FAILED;
+    }
+    if (comm->is_inter && (*remote)->size == 0) {
+        *why = "every member of the remote group failed: an "
+               "intercommunicator needs one on each side";
+        return MPIX_ERR_PROC_FAILED;
+    }
+    *why = "building the communicator failed";
+    return MPI_SUCCESS;
+}
+
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
     const char *fn = "MPIX_Comm_shrink";
@@ -534,8 +608,9 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
     uint64_t vals[FT_NV];
     ft_dec_t *d = NULL;
     uint32_t ctx = 0;
-    int rc = check_agree(comm, fn), *world, n = 0;
-    MPI_Group group;
+    int rc = check_agree(comm, fn);
+    MPI_Group group = MPI_GROUP_NULL, remote = MPI_GROUP_NULL;
+    const char *why = "";
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -564,30 +639,17 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
     } while (rc == -1);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "every context id is in use");
-    world = malloc((size_t)comm->size * sizeof(int));
-    if (world == NULL) {
+    rc = survivors(comm, d, &group, &remote, &why);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_comm_make(comm, group, remote, ctx, newcomm);
+    else
         mpi_ctx_free(ctx);
-        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory");
-    }
-    for (int r = 0; r < comm->size; r++)
-        if (!base_bitmap_test(d->failed, (size_t)r))
-            world[n++] = world_of(comm, r);
-    rc = mpi_group_new(n, world, &group);
-    free(world);
-    if (rc != MPI_SUCCESS) {
-        mpi_ctx_free(ctx);
-        return mpi_error(comm, rc, fn, "no memory for a group of %d", n);
-    }
-    if (group->rank == MPI_UNDEFINED) {
+    if (group != MPI_GROUP_NULL)
         mpi_group_release(group);
-        mpi_ctx_free(ctx);
-        return mpi_error(comm, MPIX_ERR_PROC_FAILED, fn,
-                         "the survivors agreed that this process failed");
-    }
-    rc = mpi_comm_make(comm, group, NULL, ctx, newcomm);
-    mpi_group_release(group);
+    if (remote != MPI_GROUP_NULL)
+        mpi_group_release(remote);
     if (rc != MPI_SUCCESS)
-        return mpi_error(comm, rc, fn, "building the communicator failed");
+        return mpi_error(comm, rc, fn, "%s", why);
     return MPI_SUCCESS;
 }
 SHOAL_MPIX_WEAK(Comm_shrink)
@@ -601,7 +663,7 @@ void mpi_ft_finalize(void)
 
     if (!mpi_ft.on || am.deaths == 0)
         return;
-    flag_vals(vals, 1);
+    flag_vals(MPI_COMM_WORLD, vals, 1);
     if (agree_blocking(MPI_COMM_WORLD, vals, &d) != MPI_SUCCESS)
         base_warn("mpi", "MPI_Finalize: the survivors' agreement failed: %s",
                   shoal_error_detail());

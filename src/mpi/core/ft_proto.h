@@ -3,9 +3,14 @@
  *
  * Frames (MPI_H_FT, a medium payload of 64-bit words):
  *   w[0] kind | flags, w[1] context id, w[2] agreement number,
- *   w[3] sender's rank in the communicator, then for agreement frames
- *   FT_NV values, then two bitmaps of the communicator's ranks (failed,
- *   acknowledged; a decision carries the failed one only, twice).
+ *   w[3] sender's index among the communicator's members, then for
+ *   agreement frames FT_NV values, then two bitmaps of the members
+ *   (failed, acknowledged; a decision carries the failed one only, twice).
+ *
+ * The members of a communicator, for agreements and failure lists, are
+ * its group in rank order; those of an intercommunicator are both its
+ * groups, the one whose first world rank is lower first (so the order is
+ * the same on both sides; both sides share the context id).
  */
 #ifndef SHOAL_MPI_FT_PROTO_H
 #define SHOAL_MPI_FT_PROTO_H
@@ -42,7 +47,8 @@ typedef struct ft_dec {
 
 /* A communicator's fault-tolerance state (comm->ft, made on first use). */
 typedef struct mpi_ft_comm {
-    int size, bmw;
+    int size, bmw;      /* members (both groups of an intercommunicator) */
+    int me;             /* this process's index among them */
     uint32_t seq;       /* agreements this process started on it */
     int nacked;         /* prefix of the failure list acknowledged */
     ft_dec_t dec[2];    /* by seq & 1 */
@@ -51,7 +57,16 @@ typedef struct mpi_ft_comm {
 } mpi_ft_comm_t;
 
 mpi_ft_comm_t *mpi_ft_comm(MPI_Comm comm);
-/* comm's failed members (comm ranks), in the order noticed here. */
+
+/* The members (above): how many, the world rank of member i, the index
+ * of world rank world (or -1), and whether comm's local group comes
+ * first (always for an intracommunicator). */
+int mpi_ft_nmembers(MPI_Comm comm);
+int mpi_ft_member_world(MPI_Comm comm, int i);
+int mpi_ft_member_index(MPI_Comm comm, int world);
+int mpi_ft_local_first(MPI_Comm comm);
+
+/* comm's failed members (member indices), in the order noticed here. */
 int mpi_ft_failed_list(MPI_Comm comm, int *ranks);
 /* Send a frame to a world rank (queued when there is no room). */
 void mpi_ft_send(int world, const uint64_t *words, size_t len);

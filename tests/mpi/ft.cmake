@@ -56,6 +56,7 @@ shoal_ft_test(ft_agree_coord2 PROGRAM mpi_ft_ulfm NP 8 ARGS agree 0 1)
 # agreement's coordinator (world 0) among the victims, and during
 # MPIX_Comm_shrink; the shrunk intercommunicator carries point-to-point
 # messages, MPI_Allreduce and an agreement between its groups.
+# (tests/mpi/ft_inter.c says what each mode checks.)
 shoal_mp_program(mpi_ft_inter SOURCES ft_inter.c)
 target_include_directories(mpi_ft_inter PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 shoal_ft_test(ft_inter_agree PROGRAM mpi_ft_inter NP 8 ARGS agree 2 5)
@@ -63,6 +64,12 @@ shoal_ft_test(ft_inter_agree_coord PROGRAM mpi_ft_inter NP 8 ARGS agree 0 7)
 shoal_ft_test(ft_inter_shrink PROGRAM mpi_ft_inter NP 8 ARGS shrink 1 5)
 shoal_ft_test(ft_inter_shrink_tcp PROGRAM mpi_ft_inter NP 6 ARGS shrink 2 4
               ENV SHOAL_WIRES=tcp)
+# Failures on one side only; and a whole side lost (shrink cannot make an
+# intercommunicator without a remote group: MPIX_ERR_PROC_FAILED).
+shoal_ft_test(ft_inter_agree_low PROGRAM mpi_ft_inter NP 8 ARGS agree 3 -1)
+shoal_ft_test(ft_inter_shrink_high PROGRAM mpi_ft_inter NP 8
+              ARGS shrink -1 6)
+shoal_ft_test(ft_inter_wipe PROGRAM mpi_ft_inter NP 6 ARGS wipe)
 
 # A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
 # (the second on the shrunk communicator), and N-2; the result must be

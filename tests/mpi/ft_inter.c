@@ -4,7 +4,9 @@
  * local ranks are not world ranks), joined by MPI_Intercomm_create, and
  * one rank of each half kills itself with SIGKILL.
  *
- * usage: mpi_ft_inter MODE VICTIM_LOW VICTIM_HIGH
+ * usage: mpi_ft_inter MODE [VICTIM_LOW VICTIM_HIGH]
+ *   (a world rank of each half, or -1 for none: the failures may be on
+ *   one side only)
  *   agree   the victims die while the others are in MPIX_Comm_agree:
  *           every survivor gets MPIX_ERR_PROC_FAILED and the AND of the
  *           flags of the other half's survivors (ULFM: an
@@ -15,6 +17,11 @@
  *           groups, as ULFM has it), MPIX_Comm_ack_failed acknowledges
  *           them; then agree and iagree succeed; then shrink
  *   shrink  the victims die while the others are in MPIX_Comm_shrink
+ *   wipe    the whole upper half dies during MPIX_Comm_agree: the lower
+ *           half's survivors get MPIX_ERR_PROC_FAILED and the AND of no
+ *           flags (all ones), every upper rank in the failed group, and
+ *           MPIX_Comm_shrink refuses (no intercommunicator without a
+ *           remote group) with MPIX_ERR_PROC_FAILED and MPI_COMM_NULL
  * After the shrink every survivor checks the new intercommunicator: its
  * groups are the survivors of each half in their order, a message to and
  * from every remote rank, MPI_Allreduce across the two groups, barrier and
@@ -23,12 +30,34 @@
 #define _GNU_SOURCE
 #include "ft_test.h"
 
-static int me, np, half, va, vb;
+static int me, np, half;
+static unsigned lostmask; /* the world ranks that die */
 static MPI_Comm inter;
 
 static int lost(int w)
 {
-    return w == va || w == vb;
+    return (lostmask >> w) & 1;
+}
+
+/* The dead, in world rank order, into dead; how many. */
+static int dead_list(int *dead)
+{
+    int n = 0;
+
+    for (int w = 0; w < np; w++)
+        if (lost(w))
+            dead[n++] = w;
+    return n;
+}
+
+/* Die after the others have entered the call that comes next. */
+static void victims_die(void)
+{
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (lost(me)) {
+        usleep(200000);
+        ft_die();
+    }
 }
 
 /* 0 for the lower half of the world, 1 for the upper. */
@@ -214,14 +243,11 @@ static void mode_agree(void)
 {
     MPI_Group g;
     MPI_Request req;
-    int flag, n, first = -1;
-    int dead[2] = {va, vb};
+    int flag, n, first = -1, dead[64], ndead = dead_list(dead), rlost = 0;
 
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == va || me == vb) {
-        usleep(200000);
-        ft_die();
-    }
+    for (int i = 0; i < ndead; i++)
+        rlost |= side(dead[i]) != side(me);
+    victims_die();
     /* The failures happen during the call: nobody acknowledged them. */
     flag = bit_flag(me);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(inter, &flag));
@@ -229,13 +255,17 @@ static void mode_agree(void)
              remote_and(bit_flag));
     /* The agreement made every survivor take both victims for dead. */
     MT_OK(MPIX_Comm_get_failed(inter, &g));
-    check_group(g, dead, 2, 0, "failed group");
+    check_group(g, dead, ndead, 0, "failed group");
     MT_OK(MPIX_Comm_failure_get_acked(inter, &g));
     check_group(g, dead, 0, 0, "acknowledged group");
-    /* A wildcard receive from the remote group, which lost a member. */
+    /* A wildcard receive from the remote group: pending while it has a
+     * failure not acknowledged. */
     MT_OK(MPI_Irecv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 7, inter, &req));
-    EXPECT(MPIX_ERR_PROC_FAILED_PENDING, MPI_Wait(&req, MPI_STATUS_IGNORE));
-    MT_CHECK(req != MPI_REQUEST_NULL, "the pending receive was freed");
+    if (rlost) {
+        EXPECT(MPIX_ERR_PROC_FAILED_PENDING,
+               MPI_Wait(&req, MPI_STATUS_IGNORE));
+        MT_CHECK(req != MPI_REQUEST_NULL, "the pending receive was freed");
+    }
     /* Still not acknowledged: the same error again, everywhere (and
      * nobody sends before every survivor has passed the check above). */
     flag = 1;
@@ -244,9 +274,9 @@ static void mode_agree(void)
     MT_OK(MPIX_Comm_ack_failed(inter, 0, &n));
     MT_CHECK(n == 0, "%d acknowledged before acknowledging", n);
     MT_OK(MPIX_Comm_ack_failed(inter, np, &n));
-    MT_CHECK(n == 2, "%d acknowledged, want 2", n);
+    MT_CHECK(n == ndead, "%d acknowledged, want %d", n, ndead);
     MT_OK(MPIX_Comm_failure_get_acked(inter, &g));
-    check_group(g, dead, 2, 0, "acknowledged group");
+    check_group(g, dead, ndead, 0, "acknowledged group");
     exchange(inter, 7, &req, &first);
     /* Acknowledged everywhere: success, each group gets the other's. */
     flag = by_side(me);
@@ -262,40 +292,66 @@ static void mode_agree(void)
 
 static void mode_shrink(void)
 {
-    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == va || me == vb) {
-        usleep(200000);
-        ft_die();
-    }
+    victims_die();
     /* Shrink runs while the victims die: they are left out. */
     shrink_and_check();
 }
 
+static void mode_wipe(void)
+{
+    MPI_Comm nc = MPI_COMM_WORLD;
+    MPI_Group g;
+    int flag = 0x1234, dead[64], ndead = dead_list(dead);
+
+    victims_die();
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(inter, &flag));
+    MT_CHECK(flag == ~0, "the AND of no flags is %#x, want all ones", flag);
+    MT_OK(MPIX_Comm_get_failed(inter, &g));
+    check_group(g, dead, ndead, 0, "failed group");
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_shrink(inter, &nc));
+    MT_CHECK(nc == MPI_COMM_NULL, "shrink without a remote group made one");
+    MT_OK(MPI_Comm_free(&inter));
+}
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} modes[] = {
+    {"agree", mode_agree}, {"shrink", mode_shrink}, {"wipe", mode_wipe}};
+static const int nmodes = sizeof(modes) / sizeof(modes[0]);
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "agree";
+    int m;
 
     ft_init(&argc, &argv, &me, &np);
     half = np / 2;
-    va = argc > 2 ? atoi(argv[2]) : 1;
-    vb = argc > 3 ? atoi(argv[3]) : np - 2;
     if (np < 6 || np % 2 != 0 || np > 30) {
         if (me == 0)
             printf("SKIP: needs an even number of ranks, 6 to 30\n");
         MPI_Finalize();
         return 77;
     }
-    MT_CHECK(va >= 0 && va < half && vb >= half && vb < np,
-             "one victim in each half, got %d and %d", va, vb);
+    if (strcmp(mode, "wipe") == 0) {
+        lostmask = ((1u << half) - 1) << half;
+    } else {
+        int va = argc > 2 ? atoi(argv[2]) : 1;
+        int vb = argc > 3 ? atoi(argv[3]) : np - 2;
+        MT_CHECK(va >= -1 && va < half && (vb == -1 || (vb >= half &&
+                                                        vb < np)),
+                 "victims: a rank of each half or -1, got %d and %d", va,
+                 vb);
+        lostmask = (va >= 0 ? 1u << va : 0) | (vb >= 0 ? 1u << vb : 0);
+    }
     make_inter();
-    if (strcmp(mode, "agree") == 0)
-        mode_agree();
-    else if (strcmp(mode, "shrink") == 0)
-        mode_shrink();
-    else
+    for (m = 0; m < nmodes && strcmp(mode, modes[m].name) != 0; m++)
+        ;
+    if (m == nmodes)
         MT_FAIL("unknown mode %s", mode);
+    modes[m].run();
     MT_OK(MPI_Finalize());
-    if (me == (va == 0 ? 1 : 0))
+    if (me == (lost(0) ? 1 : 0))
         printf("OK ft inter %s: survivors of both groups agree\n", mode);
     return 0;
 }

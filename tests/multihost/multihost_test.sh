@@ -906,6 +906,22 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_inter)
+    # ULFM on an intercommunicator across hosts (tests/mpi/ft_inter.c):
+    # 2 hosts x 4 ranks, the halves (one per host) joined by
+    # MPI_Intercomm_create; rank 2 (the launcher's host) and rank 5 (the
+    # other) die during MPIX_Comm_agree: the survivors of both groups get
+    # the error and the other group's AND, acknowledge, agree again,
+    # shrink to an intercommunicator and exchange across it; status 0.
+    need_wire
+    make_hosts 2
+    run "$P-h0" --ft --timeout 60 --host localhost:4,"$(host 1 4)" \
+        "$MH_MPIBIN/mpi_ft_inter" agree 2 5
+    expect_rc 0
+    expect_out "^OK ft inter agree: survivors of both groups agree"
+    expect_err "^shoalrun: rank 5 \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
+    nothing_left
+    ;;
 mpi_ft_jacobi)
     # The ULFM-style Jacobi stencil (tests/mpi/ft_jacobi.c) on 2 hosts x 4
     # ranks under --ft, rank 5 (second host) killed at sweep 21 and rank 2

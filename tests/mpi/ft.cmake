@@ -70,6 +70,8 @@ shoal_ft_test(ft_inter_agree_low PROGRAM mpi_ft_inter NP 8 ARGS agree 3 -1)
 shoal_ft_test(ft_inter_shrink_high PROGRAM mpi_ft_inter NP 8
               ARGS shrink -1 6)
 shoal_ft_test(ft_inter_wipe PROGRAM mpi_ft_inter NP 6 ARGS wipe)
+# Revoked by a survivor while the victims die: agree and shrink still work.
+shoal_ft_test(ft_inter_revoke PROGRAM mpi_ft_inter NP 8 ARGS revoke 0 4)
 
 # A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
 # (the second on the shrunk communicator), and N-2; the result must be

@@ -17,6 +17,10 @@
  *           groups, as ULFM has it), MPIX_Comm_ack_failed acknowledges
  *           them; then agree and iagree succeed; then shrink
  *   shrink  the victims die while the others are in MPIX_Comm_shrink
+ *   revoke  a survivor revokes the intercommunicator while the victims
+ *           die: agree fails with MPIX_ERR_PROC_FAILED (not REVOKED), the
+ *           revocation reaches both groups, a send and a barrier fail
+ *           with MPIX_ERR_REVOKED, and shrink works
  *   wipe    the whole upper half dies during MPIX_Comm_agree: the lower
  *           half's survivors get MPIX_ERR_PROC_FAILED and the AND of no
  *           flags (all ones), every upper rank in the failed group, and
@@ -297,6 +301,31 @@ static void mode_shrink(void)
     shrink_and_check();
 }
 
+/* The lowest survivor of the lower half revokes the intercommunicator
+ * while the victims die; agree and shrink still work on it (ULFM), the
+ * revocation reaches both groups, and other calls on it fail. */
+static void mode_revoke(void)
+{
+    int flag = 1, revoked = 0, x = 0, tries = 0, first = 0;
+
+    while (lost(first))
+        first++;
+    victims_die();
+    if (me == first)
+        MT_OK(MPIX_Comm_revoke(inter));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(inter, &flag));
+    /* Revocation is reliable but not synchronous: it comes. */
+    for (; !revoked && tries < 20000; tries++) {
+        MT_OK(MPIX_Comm_is_revoked(inter, &revoked));
+        if (!revoked)
+            usleep(100);
+    }
+    MT_CHECK(revoked, "the revocation did not arrive");
+    EXPECT(MPIX_ERR_REVOKED, MPI_Send(&x, 1, MPI_INT, 0, 3, inter));
+    EXPECT(MPIX_ERR_REVOKED, MPI_Barrier(inter));
+    shrink_and_check();
+}
+
 static void mode_wipe(void)
 {
     MPI_Comm nc = MPI_COMM_WORLD;
@@ -317,7 +346,10 @@ static const struct {
     const char *name;
     void (*run)(void);
 } modes[] = {
-    {"agree", mode_agree}, {"shrink", mode_shrink}, {"wipe", mode_wipe}};
+    {"agree", mode_agree},
+    {"shrink", mode_shrink},
+    {"revoke", mode_revoke},
+    {"wipe", mode_wipe}};
 static const int nmodes = sizeof(modes) / sizeof(modes[0]);
 
 int main(int argc, char **argv)

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "tcp.h"
+#include "wire/wire_sys.h"
 
 #define POLL_EVENTS 64
 /* While a peer is hot, polls between two looks at every socket. */
@@ -83,7 +84,7 @@ int tcp_flush(tcp_peer_t *p)
             iov[1].iov_len = used - iov[0].iov_len;
             mh.msg_iovlen = 2;
         }
-        n = sendmsg(p->sock->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        n = wire_sendmsg(p->sock->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
@@ -112,7 +113,7 @@ static int put_frame(tcp_peer_t *p, struct iovec *iov, int niov, size_t total)
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
         ssize_t n;
         do
-            n = sendmsg(p->sock->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+            n = wire_sendmsg(p->sock->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         while (n < 0 && errno == EINTR);
         if (n < 0 && errno != EAGAIN)
             return send_failed(p, errno);
@@ -320,7 +321,7 @@ static int rx_peer(tcp_peer_t *p, int budget)
             size_t want = p->cur_dst != NULL || p->cur_left < p->rx_cap
                               ? (size_t)p->cur_left
                               : p->rx_cap;
-            got = recv(s->fd, dst, want, MSG_DONTWAIT);
+            got = wire_recv(s->fd, dst, want, MSG_DONTWAIT);
             if (got > 0) {
                 p->cur_left -= (uint64_t)got;
                 if (p->cur_dst != NULL)
@@ -338,7 +339,7 @@ static int rx_peer(tcp_peer_t *p, int budget)
             if (p->rx_len == p->rx_cap)
                 break; /* only complete frames: the budget stopped us */
             size_t room = p->rx_cap - p->rx_len;
-            got = recv(s->fd, p->rx + p->rx_len, room, MSG_DONTWAIT);
+            got = wire_recv(s->fd, p->rx + p->rx_len, room, MSG_DONTWAIT);
             if (got > 0) {
                 p->rx_len += (size_t)got;
                 n += rx_process(p, budget - n);

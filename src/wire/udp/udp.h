@@ -203,6 +203,9 @@ typedef struct udp_faults {
 } udp_faults_t;
 
 #define UDP_RX_BATCH 32
+/* A quiet poll with timers pending looks at the clock one time in this
+ * many (udp_poll). */
+#define UDP_TIMER_LOOK 8u
 /* Datagrams one sendmsg may carry with segmentation offload (the kernel's
  * UDP_MAX_SEGMENTS is 64, and 64 KiB in all). */
 #define UDP_GSO_SEGS 64
@@ -262,6 +265,7 @@ typedef struct udp_state {
     uint64_t timer_at; /* earliest deadline of any peer (0: none) */
     int timers_now;    /* a peer's state changed: the next poll runs the
                           timer pass even before timer_at */
+    uint32_t timer_skips; /* quiet polls that did not look at the clock */
     uint64_t nap_ns;   /* longest sleep, set by arm (under the lock) */
     int closed_any;    /* a peer's closed flag awaits its report */
     /* recvmmsg batch; its length adapts (udp_poll) */

@@ -25,6 +25,7 @@
 #include <netinet/udp.h>
 
 #include "udp.h"
+#include "wire/wire_sys.h"
 #include "wire/wire_frame.h"
 
 static uint64_t q_used(const udp_peer_t *p)
@@ -182,7 +183,7 @@ static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
     }
     fd = out_fd(p, to, &mh);
     do
-        n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        n = wire_sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     return n < 0 ? errno : 0;
 }
@@ -343,7 +344,7 @@ static int xmit_run(udp_peer_t *p, uint32_t seq, uint32_t n, uint32_t ack_now)
     memcpy(CMSG_DATA(c), &seg, sizeof(seg));
     int fd = out_fd(p, &p->addr, &mh);
     do
-        sent = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        sent = wire_sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
     if (sent >= 0)
         return 0;

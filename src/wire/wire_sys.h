@@ -41,4 +41,20 @@ static inline ssize_t wire_recv(int fd, void *buf, size_t len, int flags)
     return (ssize_t)syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
 }
 
+/* One datagram: no message header for the kernel to copy in and check
+ * (recvmsg's and sendmsg's cost on every call, empty polls too). */
+static inline ssize_t wire_recvfrom(int fd, void *buf, size_t len, int flags,
+                                    struct sockaddr *from, socklen_t *from_len)
+{
+    return (ssize_t)syscall(SYS_recvfrom, fd, buf, len, flags, from,
+                            from_len);
+}
+
+static inline ssize_t wire_sendto(int fd, const void *buf, size_t len,
+                                  int flags, const struct sockaddr *to,
+                                  socklen_t to_len)
+{
+    return (ssize_t)syscall(SYS_sendto, fd, buf, len, flags, to, to_len);
+}
+
 #endif

@@ -422,12 +422,53 @@ static void on_datagrams(const uint8_t *buf, size_t n, size_t seg,
         udp_on_datagram(buf + off, n - off < seg ? n - off : seg, from, now);
 }
 
-static void on_buffer(struct mmsghdr *m, uint64_t now)
+/* A buffer read without UDP_GRO's word (recv_one): datagrams of the size
+ * of the first, from its header's len (the kernel coalesces only
+ * datagrams of one size); each piece is checked like any datagram. */
+static size_t first_size(const uint8_t *buf, size_t n)
+{
+    size_t seg;
+
+    if (n <= UDP_HDR)
+        return n;
+    seg = UDP_HDR + ((size_t)buf[22] | (size_t)buf[23] << 8);
+    return seg < n ? seg : n;
+}
+
+/* grow: the buffer came with recvmmsg's control data (UDP_GRO's word). */
+static void on_buffer(struct mmsghdr *m, int grow, uint64_t now)
 {
     size_t n = m->msg_len;
+    const uint8_t *buf = m->msg_hdr.msg_iov->iov_base;
 
-    on_datagrams(m->msg_hdr.msg_iov->iov_base, n, gro_size(&m->msg_hdr, n),
+    on_datagrams(buf, n, grow ? gro_size(&m->msg_hdr, n) : first_size(buf, n),
                  m->msg_hdr.msg_name, now);
+}
+
+/*
+ * One buffer by recvfrom, into batch slot 0 as recvmmsg would fill it
+ * (without the UDP_GRO word): 1, or -1 with errno.  A ping-pong's poll
+ * asks for one datagram, and recvmsg's message header, which the kernel
+ * copies in and checks on every call (empty polls too), cost more than
+ * the rest of an empty poll.
+ */
+static int recv_one(udp_state_t *u)
+{
+    socklen_t flen = sizeof(u->rfrom[0]);
+    ssize_t r = wire_recvfrom(u->fd, u->riov[0].iov_base, u->riov[0].iov_len,
+                              MSG_DONTWAIT | MSG_TRUNC,
+                              (struct sockaddr *)&u->rfrom[0], &flen);
+
+    if (r < 0)
+        return -1;
+    u->rmsg[0].msg_len = (unsigned)(r < (ssize_t)u->riov[0].iov_len
+                                        ? r
+                                        : (ssize_t)u->riov[0].iov_len);
+    u->rmsg[0].msg_hdr.msg_namelen = flen;
+    u->rmsg[0].msg_hdr.msg_controllen = 0;
+    u->rmsg[0].msg_hdr.msg_flags =
+        r > (ssize_t)u->riov[0].iov_len ? MSG_TRUNC : 0;
+    return 1;
 }
 
 /* ---- long payloads straight into place ------------------------------------ */
@@ -532,8 +573,8 @@ static int direct_recv(udp_peer_t *p, uint64_t *now)
     return got;
 }
 
-/* The n buffers recvmmsg filled. */
-static void take_batch(int n, uint64_t now)
+/* The n buffers recvmmsg filled (grow), or recv_one. */
+static void take_batch(int n, int grow, uint64_t now)
 {
     udp_state_t *u = &udp_state;
 
@@ -543,7 +584,7 @@ static void take_batch(int n, uint64_t now)
                          &u->rfrom[i]);
             continue;
         }
-        on_buffer(&u->rmsg[i], now);
+        on_buffer(&u->rmsg[i], grow, now);
     }
 }
 
@@ -574,7 +615,7 @@ static void closed_drain(uint64_t *now)
         if (n == 0)
             return;
         *now = base_time_ns();
-        take_batch(n, *now);
+        take_batch(n, 1, *now);
     }
 }
 
@@ -623,11 +664,15 @@ int udp_poll(int budget)
             got += n;
             continue;
         }
-        for (int i = 0; i < vlen; i++) {
-            u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rfrom[i]);
-            u->rmsg[i].msg_hdr.msg_controllen = sizeof(u->rctl[i]);
+        if (vlen == 1) {
+            n = recv_one(u);
+        } else {
+            for (int i = 0; i < vlen; i++) {
+                u->rmsg[i].msg_hdr.msg_namelen = sizeof(u->rfrom[i]);
+                u->rmsg[i].msg_hdr.msg_controllen = sizeof(u->rctl[i]);
+            }
+            n = wire_recvmmsg(u->fd, u->rmsg, (unsigned)vlen, MSG_DONTWAIT);
         }
-        n = wire_recvmmsg(u->fd, u->rmsg, (unsigned)vlen, MSG_DONTWAIT);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR)
                 udp_errqueue(); /* an ICMP error was pending */
@@ -638,7 +683,7 @@ int udp_poll(int budget)
         u->rx_last_batch = n;
         took += n;
         now = base_time_ns();
-        take_batch(n, now);
+        take_batch(n, vlen > 1, now);
         got += n;
         if (u->xdp)
             udp_xdp_sock_seen(n);

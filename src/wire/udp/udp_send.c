@@ -183,7 +183,10 @@ static int xmit_raw(const udp_peer_t *p, const struct sockaddr_storage *to,
     }
     fd = out_fd(p, to, &mh);
     do
-        n = wire_sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        n = niov == 1 ? wire_sendto(fd, iov[0].iov_base, iov[0].iov_len,
+                                    MSG_DONTWAIT | MSG_NOSIGNAL,
+                                    mh.msg_name, mh.msg_namelen)
+                      : wire_sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     return n < 0 ? errno : 0;
 }

@@ -52,6 +52,15 @@ static const wire_ops_t *find_known(const char *name, size_t len)
     return NULL;
 }
 
+/* w is in SHOAL_WIRES (as parsed so far). */
+static int listed(const wire_ops_t *w)
+{
+    for (int i = 0; i < am.nlisted; i++)
+        if (am.listed[i] == w)
+            return 1;
+    return 0;
+}
+
 /* Refused here, before any rank starts anything, so that a typo fails
  * every rank alike instead of running on other wires than meant. */
 int am_wires_parse(const char *list)
@@ -88,11 +97,10 @@ int am_wires_parse(const char *list)
                             "SHOAL_WIRES=%s: unknown wire \"%.*s\" (known: "
                             "%s)",
                             list, (int)n, item, names);
-        for (int i = 0; i < am.nlisted; i++)
-            if (am.listed[i] == w)
-                return base_err(SHOAL_ERR_CONFIG,
-                                "SHOAL_WIRES=%s lists \"%s\" twice", list,
-                                w->name);
+        if (listed(w))
+            return base_err(SHOAL_ERR_CONFIG,
+                            "SHOAL_WIRES=%s lists \"%s\" twice", list,
+                            w->name);
         am.listed[am.nlisted++] = w;
         am.shm_listed |= w == &wire_shm_ops;
         if (p[len] == '\0')
@@ -205,7 +213,7 @@ int am_wire_unreachable(int rank)
                             "rank %d is reached by no wire up here (%s): "
                             "%s; SHOAL_WIRES=%s%s",
                             rank, up, why, base_cfg.WIRES,
-                            strstr(base_cfg.WIRES, "tcp") == NULL
+                            !listed(&wire_tcp_ops)
                                 ? " (list tcp after it to fall back to TCP)"
                                 : "");
     }

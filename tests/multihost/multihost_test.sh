@@ -952,6 +952,46 @@ mpi_ft_host_lost)
     expect_err "^shoalrun: host $P-h1 lost: .*ranks 2-3\); --ft: the job goes on without them$"
     nothing_left 8000
     ;;
+ckpt_hosts)
+    # Coordinated checkpoint/restart across hosts (docs/FT.md): the heat
+    # program of tests/mpi/ckpt_heat.c on 2 hosts x 2 ranks, checkpoints
+    # every 6 iterations into a directory both hosts see (the namespaces
+    # share /tmp).  Rank 2 (the second host) kills itself at iteration 15;
+    # the job restarted with --restart on other hosts (a third host and
+    # the second, neither the launcher's, so rank 0 moves too) resumes at
+    # iteration 12 and its result is the uninterrupted run's, bit for bit.
+    # Then --restart-on-failure across hosts: rank 3 dies once, the
+    # launcher starts its daemon tree again and the job resumes from the
+    # last complete checkpoint, exactly; nothing is left on any host.
+    need_wire
+    make_hosts 3
+    heat=$MH_MPIBIN/mpi_ckpt_heat
+    run "$P-h0" --timeout 60 --host localhost:2,"$(host 1 2)" \
+        --checkpoint-dir "$tmp/ref" "$heat" 30 6 - "$tmp/ref.out"
+    expect_rc 0
+    [ -s "$tmp/ref.out" ] || fail "no reference result"
+    run "$P-h0" --timeout 60 --host localhost:2,"$(host 1 2)" \
+        --checkpoint-dir "$tmp/ck" "$heat" 30 6 2@15 "$tmp/x.out"
+    [ "$rc" -ne 0 ] || fail "the run with rank 2 killed succeeded"
+    expect_err "rank 2 (\(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9|died|failed)"
+    [ ! -e "$tmp/x.out" ] || fail "the killed run wrote a result"
+    [ -e "$tmp/ck/ckpt.2/COMPLETE" ] ||
+        fail "no complete checkpoint: $(ls -R "$tmp/ck")"
+    run "$P-h0" --timeout 60 --host "$(host 2 2)","$(host 1 2)" \
+        --restart "$tmp/ck" "$heat" 30 6 - "$tmp/r.out"
+    expect_rc 0
+    expect_out "^restarted at iteration 12$"
+    cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"
+    run "$P-h0" --ft --restart-on-failure --timeout 90 \
+        --host localhost:2,"$(host 1 2)" --checkpoint-dir "$tmp/of" \
+        "$heat" 30 6 "3@15:$tmp/m1" "$tmp/of.out"
+    expect_rc 0
+    [ -e "$tmp/m1" ] || fail "rank 3 did not kill itself"
+    expect_err "restart-on-failure: restart 1 of 3, from the checkpoint $tmp/of/ckpt.2$"
+    expect_out "^restarted at iteration 12$"
+    cmp "$tmp/ref.out" "$tmp/of.out" || fail "the result after restart-on-failure differs"
+    nothing_left
+    ;;
 late_daemon)
     # The job times out while a daemon is still on its way: when it
     # connects it is told to stop at once, and nothing is left.

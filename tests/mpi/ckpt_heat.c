@@ -6,13 +6,21 @@
  * as an uninterrupted run (tests/mpi/ckpt_test.sh compares them).
  *
  * usage: mpi_ckpt_heat ITERS K RANK@ITER[:MARKER]|- OUT
- *                      [b2b|pending|smaller|poll[:USEC]]
+ *                      [b2b|pending|inflight|smaller|poll[:USEC]]
  *   K:       a checkpoint every K iterations; 0: none
  *   RANK@ITER:MARKER: the rank kills itself only if it can create the
  *            file MARKER (once, however often the job is restarted)
  *   b2b:     two checkpoints back to back at each point
- *   pending: first check that a checkpoint with a message not received
- *            yet is refused on every rank with MPI_ERR_PENDING
+ *   pending: first check that a checkpoint is refused on every rank with
+ *            MPI_ERR_PENDING while communication it cannot carry crosses
+ *            it: a message on a duplicate of MPI_COMM_WORLD, a
+ *            synchronous send, a posted receive; and then that one with
+ *            an ordinary message in flight on MPI_COMM_WORLD is taken
+ *   inflight: at each checkpoint the next iteration's halo values are
+ *            sent first (eager), with two more messages of one tag (their
+ *            order checked), a 200-byte one and one to itself on
+ *            MPI_COMM_SELF: all in flight at the cut, received after it
+ *            (or after a restart, from the image) and checked
  *   smaller: the cells' region registered 8 bytes short (a restart
  *            from a normal run's checkpoint must be refused)
  *   poll:    MPIX_Checkpoint_if_requested after every iteration (the
@@ -47,9 +55,61 @@ static void check(const char *what, int rc)
         die(what, rc);
 }
 
+/* The pattern of byte i of the 200-byte message of iteration it from
+ * rank r. */
+static unsigned char pat(int it, int r, int i)
+{
+    return (unsigned char)(it * 31 + r * 7 + i);
+}
+
+/* inflight: the messages besides the halos, sent before the checkpoint
+ * after iteration it to the right neighbour and to itself. */
+static void extras_out(int it, int rank, int right)
+{
+    int a[2] = {it, 1}, b[2] = {it, 2}, me[2] = {it, rank};
+    unsigned char m[200];
+
+    for (int i = 0; i < 200; i++)
+        m[i] = pat(it, rank, i);
+    check("send a", MPI_Send(a, 2, MPI_INT, right, 3, MPI_COMM_WORLD));
+    check("send b", MPI_Send(b, 2, MPI_INT, right, 3, MPI_COMM_WORLD));
+    check("send m", MPI_Send(m, 200, MPI_BYTE, right, 4, MPI_COMM_WORLD));
+    check("send self", MPI_Send(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF));
+}
+
+/* ... and their receipt, checked, at iteration it from the left one. */
+static void extras_in(int it, int rank, int left)
+{
+    int a[2] = {0, 0}, b[2] = {0, 0}, me[2] = {0, 0}, n = 0;
+    unsigned char m[200];
+    MPI_Status st;
+
+    check("recv a", MPI_Recv(a, 2, MPI_INT, left, 3, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE));
+    check("recv b", MPI_Recv(b, 2, MPI_INT, left, 3, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE));
+    check("recv m", MPI_Recv(m, 200, MPI_BYTE, left, 4, MPI_COMM_WORLD, &st));
+    check("recv self", MPI_Recv(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF,
+                                MPI_STATUS_IGNORE));
+    if (left != MPI_PROC_NULL) {
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (a[0] != it || a[1] != 1 || b[0] != it || b[1] != 2)
+            die("two messages of one tag in flight: wrong or out of order",
+                MPI_ERR_OTHER);
+        if (n != 200 || st.MPI_SOURCE != left || st.MPI_TAG != 4)
+            die("the 200-byte message's status", MPI_ERR_OTHER);
+        for (int i = 0; i < 200; i++)
+            if (m[i] != pat(it, left, i))
+                die("the 200-byte message's bytes", MPI_ERR_OTHER);
+    }
+    if (me[0] != it || me[1] != rank)
+        die("the message to itself", MPI_ERR_OTHER);
+}
+
 int main(int argc, char **argv)
 {
     static double u[N + 2], v[N + 2];
+    int ahead = 0; /* the halos of iteration it + 1 are sent already */
     int rank, size, it = 0, flag, kill_rank = -1, kill_it = -1, cls, rc;
 
     if (argc < 5) {
@@ -97,6 +157,7 @@ int main(int argc, char **argv)
     check("register u again",
           MPIX_Checkpoint_register(u, sizeof(u) - (strcmp(mode, "smaller")
                                                    ? 0 : 8)));
+    check("register ahead", MPIX_Checkpoint_register(&ahead, sizeof(ahead)));
     check("restarted", MPIX_Checkpoint_restarted(&flag));
     if (flag) {
         if (rank == 0)
@@ -109,18 +170,40 @@ int main(int argc, char **argv)
     if (strcmp(mode, "pending") == 0 && size > 1 && !flag) {
         int x = 7, y = 0;
         MPI_Request r = MPI_REQUEST_NULL;
+        MPI_Comm dup;
+        check("dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        check("errhandler", MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+        /* on another communicator than MPI_COMM_WORLD */
         if (rank == 0)
-            check("send", MPI_Send(&x, 1, MPI_INT, 1, 99, MPI_COMM_WORLD));
-        if (rank == size - 1) /* a receive nobody sends to */
-            check("irecv", MPI_Irecv(&y, 1, MPI_INT, 0, 98, MPI_COMM_WORLD,
-                                     &r));
+            check("send", MPI_Send(&x, 1, MPI_INT, 1, 99, dup));
         rc = MPIX_Checkpoint(MPI_COMM_WORLD);
         MPI_Error_class(rc, &cls);
         if (cls != MPI_ERR_PENDING)
-            die("a checkpoint with a message in flight is not refused", rc);
+            die("a checkpoint with a message in flight on a duplicate is "
+                "not refused", rc);
         if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 99, MPI_COMM_WORLD,
+            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 99, dup,
                                    MPI_STATUS_IGNORE));
+        if (rank == 1 && y != 7)
+            die("message", MPI_ERR_OTHER);
+        /* a synchronous send, matched only after the checkpoint */
+        if (rank == 0)
+            check("issend", MPI_Issend(&x, 1, MPI_INT, 1, 97, MPI_COMM_WORLD,
+                                       &r));
+        rc = MPIX_Checkpoint(MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_PENDING)
+            die("a checkpoint with a synchronous send in flight is not "
+                "refused", rc);
+        if (rank == 1)
+            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 97, MPI_COMM_WORLD,
+                                   MPI_STATUS_IGNORE));
+        if (rank == 0)
+            check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+        /* a posted receive */
+        if (rank == size - 1) /* a receive nobody sends to */
+            check("irecv", MPI_Irecv(&y, 1, MPI_INT, 0, 98, MPI_COMM_WORLD,
+                                     &r));
         rc = MPIX_Checkpoint(MPI_COMM_WORLD);
         MPI_Error_class(rc, &cls);
         if (cls != MPI_ERR_PENDING)
@@ -129,21 +212,42 @@ int main(int argc, char **argv)
             check("cancel", MPI_Cancel(&r));
             check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         }
+        /* an ordinary message in flight on MPI_COMM_WORLD: carried */
+        y = 0;
+        if (rank == 0)
+            check("send", MPI_Send(&x, 1, MPI_INT, 1, 96, MPI_COMM_WORLD));
+        check("checkpoint with a message in flight",
+              MPIX_Checkpoint(MPI_COMM_WORLD));
+        if (rank == 1)
+            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 96, MPI_COMM_WORLD,
+                                   MPI_STATUS_IGNORE));
         if (rank == 1 && y != 7)
             die("message", MPI_ERR_OTHER);
+        check("free", MPI_Comm_free(&dup));
         if (rank == 0)
             printf("pending checkpoints refused\n");
     }
+    int inflight = strcmp(mode, "inflight") == 0;
 
     int left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     int right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
     while (it < iters) {
-        check("halo", MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 1, &u[N + 1], 1,
-                                   MPI_DOUBLE, right, 1, MPI_COMM_WORLD,
-                                   MPI_STATUS_IGNORE));
-        check("halo", MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 2, &u[0], 1,
-                                   MPI_DOUBLE, left, 2, MPI_COMM_WORLD,
-                                   MPI_STATUS_IGNORE));
+        if (ahead) {
+            /* sent before the checkpoint: here, or from the image */
+            check("halo", MPI_Recv(&u[N + 1], 1, MPI_DOUBLE, right, 1,
+                                   MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            check("halo", MPI_Recv(&u[0], 1, MPI_DOUBLE, left, 2,
+                                   MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            extras_in(it, rank, left);
+            ahead = 0;
+        } else {
+            check("halo", MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 1, &u[N + 1],
+                                       1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD,
+                                       MPI_STATUS_IGNORE));
+            check("halo", MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 2, &u[0],
+                                       1, MPI_DOUBLE, left, 2, MPI_COMM_WORLD,
+                                       MPI_STATUS_IGNORE));
+        }
         for (int i = 1; i <= N; i++)
             v[i] = u[i] + 0.2 * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
         memcpy(&u[1], &v[1], N * sizeof(double));
@@ -169,6 +273,14 @@ int main(int argc, char **argv)
             }
         }
         if (k > 0 && it % k == 0) {
+            if (inflight && it < iters) {
+                check("halo ahead", MPI_Send(&u[1], 1, MPI_DOUBLE, left, 1,
+                                             MPI_COMM_WORLD));
+                check("halo ahead", MPI_Send(&u[N], 1, MPI_DOUBLE, right, 2,
+                                             MPI_COMM_WORLD));
+                extras_out(it, rank, right);
+                ahead = 1;
+            }
             check("checkpoint", MPIX_Checkpoint(MPI_COMM_WORLD));
             if (strcmp(mode, "b2b") == 0)
                 check("checkpoint 2", MPIX_Checkpoint(MPI_COMM_WORLD));

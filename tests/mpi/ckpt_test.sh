@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
-# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|kill|pending|refuse|onfail|trigger
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|inflight|kill|pending|refuse|onfail|trigger
 #   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
 #            restarted with --restart, equals an uninterrupted run bit for bit
 #   b2b:     the same with two checkpoints back to back each time
+#   inflight: the same with messages in flight at every checkpoint (the
+#            next iteration's halos and more, sent before it, received
+#            after it): a restart finds them, in order, in the images
 #   kill:    a rank killed at each phase boundary of a checkpoint: the
 #            previous one (or the new one once committed) restarts exactly
-#   pending: a checkpoint with a message in flight or a receive posted is
-#            refused on every rank; then the run goes on and is exact
+#   pending: a checkpoint with a message in flight on another communicator
+#            than MPI_COMM_WORLD, a synchronous send or a receive posted is
+#            refused on every rank; one with an ordinary message in flight
+#            is taken; then the run goes on and is exact
 #   refuse:  torn, truncated, corrupt, missing, other-size and other-program
 #            checkpoints are refused with a clear message; the newest valid
 #            complete one is used
@@ -81,9 +86,9 @@ n=$(ls -d "$tmp/ref"/ckpt.* | wc -l)
 [[ $n -eq 1 ]] || fail "$n checkpoints kept, expected the newest only"
 
 case $what in
-restart | b2b)
+restart | b2b | inflight)
     mode=
-    [[ $what == b2b ]] && mode=b2b
+    [[ $what != restart ]] && mode=$what
     run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k 2@15 "$tmp/x.out" $mode
     # the launcher reaps rank 2 first, or (over TCP) a peer saw it die
     # ("rank 2 failed: connection to rank 2 lost") and ended the job

@@ -107,7 +107,7 @@ shoal_mp_program(bench_ckpt SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ckpt_bench.c)
 # and against broken checkpoints; its exit status says (the programs it
 # runs print FAIL on purpose when they refuse a checkpoint).
 shoal_mp_program(mpi_ckpt_heat SOURCES ckpt_heat.c)
-foreach(what restart b2b kill pending refuse onfail trigger)
+foreach(what restart b2b inflight kill pending refuse onfail trigger)
     add_test(NAME mp.mpi.ckpt_${what}.np4
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
                      $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
@@ -115,7 +115,8 @@ foreach(what restart b2b kill pending refuse onfail trigger)
         LABELS "mp;mpi;ft;ckpt" TIMEOUT 300 RUN_SERIAL TRUE)
 endforeach()
 # The cut's markers rely on each channel being FIFO: the TCP wire alone,
-# and the progress thread (whose waits are not am_block's).
+# the datagram wire alone, and the progress thread (whose waits are not
+# am_block's).
 function(shoal_ckpt_variant suffix env)
     foreach(what ${ARGN})
         add_test(NAME mp.mpi.ckpt_${what}_${suffix}.np4
@@ -127,5 +128,6 @@ function(shoal_ckpt_variant suffix env)
             ENVIRONMENT "${env}")
     endforeach()
 endfunction()
-shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart pending onfail trigger)
-shoal_ckpt_variant(thread SHOAL_PROGRESS=thread restart trigger)
+shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart inflight pending onfail trigger)
+shoal_ckpt_variant(udp SHOAL_WIRES=udp inflight)
+shoal_ckpt_variant(thread SHOAL_PROGRESS=thread restart inflight trigger)

@@ -956,7 +956,8 @@ ckpt_hosts)
     # Coordinated checkpoint/restart across hosts (docs/FT.md): the heat
     # program of tests/mpi/ckpt_heat.c on 2 hosts x 2 ranks, checkpoints
     # every 6 iterations into a directory both hosts see (the namespaces
-    # share /tmp).  Rank 2 (the second host) kills itself at iteration 15;
+    # share /tmp), messages in flight at each (mode inflight: they travel
+    # in the images).  Rank 2 (the second host) kills itself at iteration 15;
     # the job restarted with --restart on other hosts (a third host and
     # the second, neither the launcher's, so rank 0 moves too) resumes at
     # iteration 12 and its result is the uninterrupted run's, bit for bit.
@@ -971,14 +972,14 @@ ckpt_hosts)
     expect_rc 0
     [ -s "$tmp/ref.out" ] || fail "no reference result"
     run "$P-h0" --timeout 60 --host localhost:2,"$(host 1 2)" \
-        --checkpoint-dir "$tmp/ck" "$heat" 30 6 2@15 "$tmp/x.out"
+        --checkpoint-dir "$tmp/ck" "$heat" 30 6 2@15 "$tmp/x.out" inflight
     [ "$rc" -ne 0 ] || fail "the run with rank 2 killed succeeded"
     expect_err "rank 2 (\(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9|died|failed)"
     [ ! -e "$tmp/x.out" ] || fail "the killed run wrote a result"
     [ -e "$tmp/ck/ckpt.2/COMPLETE" ] ||
         fail "no complete checkpoint: $(ls -R "$tmp/ck")"
     run "$P-h0" --timeout 60 --host "$(host 2 2)","$(host 1 2)" \
-        --restart "$tmp/ck" "$heat" 30 6 - "$tmp/r.out"
+        --restart "$tmp/ck" "$heat" 30 6 - "$tmp/r.out" inflight
     expect_rc 0
     expect_out "^restarted at iteration 12$"
     cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"

@@ -30,15 +30,17 @@
 #include "mpi/p2p/p2p_engine.h"
 
 #define CK_MAGIC "SHOALCKP"
-#define CK_VERSION 2u /* 2: the regions' checksums are base_sum64 */
+#define CK_VERSION 3u /* 2: the regions' checksums are base_sum64;
+                           3: the messages in flight after the regions */
 #define CK_TAG 4242
 #define CK_MAX_CANDIDATES 16
 #define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
 #define CK_NAME 64
 
 /* The head of a rank's image; then nreg uint64_t region sizes, then the
- * regions' bytes in registration order.  Host byte order: a checkpoint
- * restarts on machines of the same architecture. */
+ * regions' bytes in registration order, then chan_bytes of messages that
+ * were in flight to this rank (ck_msg_t records).  Host byte order: a
+ * checkpoint restarts on machines of the same architecture. */
 typedef struct ck_head {
     char magic[8];
     uint32_t version;
@@ -46,9 +48,21 @@ typedef struct ck_head {
     uint64_t epoch;
     uint64_t prog;        /* siphash of the program's name */
     uint64_t data_bytes;  /* the regions' bytes */
+    uint64_t chan_bytes;  /* the messages' records */
     uint64_t sum;         /* checksum of all the rest (this field 0) */
     char name[CK_NAME];   /* the program's name, for messages */
 } ck_head_t;
+
+/* A message that had arrived here, unreceived, when the checkpoint was
+ * cut: its bytes follow, then zeros to a multiple of 8. */
+typedef struct ck_msg {
+    uint32_t ctx;       /* MPI_COMM_WORLD's or MPI_COMM_SELF's (p2p) */
+    int32_t src, tag;   /* rank in that communicator, tag */
+    int32_t src_world;  /* the sender's world rank */
+    uint64_t bytes;
+} ck_msg_t;
+
+#define CK_PAD8(n) (((n) + 7) & ~(uint64_t)7)
 
 typedef struct ck_region {
     void *ptr;
@@ -88,13 +102,13 @@ static uint64_t piece_sum(uint64_t acc, const void *p, size_t n)
 }
 
 /* Checksum of an image: SipHash of the head (sum 0), the sizes and the
- * regions' checksums, each base_sum64 chained over its CK_PIECE pieces
- * from the region's index (fast: regions are large; SipHash is about
- * 1 GB/s here). */
+ * checksums of the regions and of the messages (rsum[nreg]), each
+ * base_sum64 chained over its CK_PIECE pieces from its index (fast:
+ * regions are large; SipHash is about 1 GB/s here). */
 static uint64_t image_sum(const ck_head_t *h, const uint64_t *sizes,
                           const uint64_t *rsum)
 {
-    size_t n = sizeof(*h) + (size_t)h->nreg * 16;
+    size_t n = sizeof(*h) + (size_t)h->nreg * 16 + 8;
     uint8_t *buf = malloc(n);
     ck_head_t hz = *h;
     uint64_t sum;
@@ -104,7 +118,8 @@ static uint64_t image_sum(const ck_head_t *h, const uint64_t *sizes,
     hz.sum = 0;
     memcpy(buf, &hz, sizeof(hz));
     memcpy(buf + sizeof(hz), sizes, (size_t)h->nreg * 8);
-    memcpy(buf + sizeof(hz) + (size_t)h->nreg * 8, rsum, (size_t)h->nreg * 8);
+    memcpy(buf + sizeof(hz) + (size_t)h->nreg * 8, rsum,
+           ((size_t)h->nreg + 1) * 8);
     sum = base_siphash(ck_key, buf, n);
     free(buf);
     return sum;
@@ -265,7 +280,8 @@ static void remove_later(const char *dir, const uint64_t *old, int nold)
 }
 
 /* Write this rank's image of epoch into cdir; 0 or -1 (errno kept in *err). */
-static int write_image(const char *cdir, uint64_t epoch, int *err)
+static int write_image(const char *cdir, uint64_t epoch, const uint8_t *chan,
+                       size_t chan_len, int *err)
 {
     char tmp[1024], fin[1024];
     ck_head_t h;
@@ -289,6 +305,7 @@ static int write_image(const char *cdir, uint64_t epoch, int *err)
         sizes[i] = ck.reg[i].size;
         h.data_bytes += ck.reg[i].size;
     }
+    h.chan_bytes = chan_len;
     snprintf(tmp, sizeof(tmp), "%s/rank.%d.tmp", cdir, mpi.world_rank);
     snprintf(fin, sizeof(fin), "%s/rank.%d", cdir, mpi.world_rank);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -303,6 +320,12 @@ static int write_image(const char *cdir, uint64_t epoch, int *err)
     for (int i = 0; i < ck.nreg; i++)
         if (write_region(fd, i, &rsum[i]) != 0)
             goto fail;
+    static const uint8_t none[8];
+    if (chan_len == 0)
+        chan = none;
+    else if (write_all(fd, chan, chan_len) != 0)
+        goto fail;
+    rsum[ck.nreg] = piece_sum((uint64_t)ck.nreg, chan, chan_len);
     h.sum = image_sum(&h, sizes, rsum);
     if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
         goto fail;
@@ -437,10 +460,11 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
     for (uint32_t i = 0; i < h.nreg && total != UINT64_MAX; i++)
         total = sizes[i] > (uint64_t)st.st_size ? UINT64_MAX
                                                  : total + sizes[i];
-    if (total != h.data_bytes || need + total != (uint64_t)st.st_size) {
+    if (total != h.data_bytes || h.chan_bytes > (uint64_t)st.st_size ||
+        need + total + h.chan_bytes != (uint64_t)st.st_size) {
         snprintf(why, whylen, "%s: truncated or padded (%lld bytes, the head "
                  "says %" PRIu64 ")", path, (long long)st.st_size,
-                 (uint64_t)need + h.data_bytes);
+                 (uint64_t)need + h.data_bytes + h.chan_bytes);
         goto bad;
     }
     for (uint32_t i = 0; i < h.nreg; i++) {
@@ -460,6 +484,12 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
         need += sizes[i];
         rsum[i] = acc;
     }
+    /* The messages in flight, into buf after the regions' places. */
+    if (read_exact(fd, buf + need, (size_t)h.chan_bytes, path, why,
+                   whylen) != 0)
+        goto bad;
+    rsum[h.nreg] = piece_sum((uint64_t)h.nreg, buf + need,
+                             (size_t)h.chan_bytes);
     close(fd);
     fd = -1;
     uint64_t sum = image_sum(&h, sizes, rsum);
@@ -596,6 +626,9 @@ static int regions_fit(const char *dir, const uint8_t *img, char *why,
     return 1;
 }
 
+static int chan_restore(const uint8_t *p, uint64_t len, char *why,
+                        size_t whylen);
+
 /* A private duplicate of MPI_COMM_WORLD that returns errors. */
 static int private_comm(MPI_Comm *c)
 {
@@ -663,6 +696,28 @@ int PMPIX_Checkpoint_restarted(int *flag)
             img = NULL;
         }
     }
+    /* The messages that were in flight at the cut go back before any
+     * rank returns (the barrier), so none of them is overtaken by what
+     * the restarted job sends. */
+    if (rc == MPI_SUCCESS && pick >= 0) {
+        ck_head_t h;
+        memcpy(&h, img, sizeof(h));
+        ck.epoch = ep[pick];
+        int ok = chan_restore(img + sizeof(h) + (size_t)h.nreg * 8 +
+                                  h.data_bytes,
+                              h.chan_bytes, why, sizeof(why)) == MPI_SUCCESS;
+        if (!ok)
+            base_error("ckpt", "rank %d: cannot restart from %s/%s",
+                       mpi.world_rank, dir, why);
+        rc = PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c);
+        if (rc == MPI_SUCCESS && !ok) {
+            PMPI_Comm_free(&c);
+            free(img);
+            return mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "a rank's "
+                             "image holds a malformed message: cannot "
+                             "restart");
+        }
+    }
     PMPI_Comm_free(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(MPI_COMM_WORLD, rc, fn, "the ranks could not agree "
@@ -683,19 +738,129 @@ int PMPIX_Checkpoint_restarted(int *flag)
 }
 SHOAL_MPIX_WEAK(Checkpoint_restarted)
 
-/* This rank's point-to-point work that would cross the cut, apart from
- * context ctx (and ctx + 1) of the checkpoint's own communicator:
- * posted receives and unexpected messages; sends still queued. */
-static void pending_here(uint32_t ctx, long *posted, long *unexp,
-                         long *queued)
+/*
+ * The messages in flight across the cut.  A message that had arrived here
+ * unreceived goes into the image when the checkpoint can carry it: eager
+ * (its bytes are here; its sender's call completed), not synchronous (its
+ * sender waits for the match), on MPI_COMM_WORLD's or MPI_COMM_SELF's
+ * point-to-point context (the only communicators certain to get the same
+ * context id in the restarted job).  Anything else that crosses the cut
+ * makes the checkpoint fail with MPI_ERR_PENDING: a posted receive or a
+ * send still queued (their requests are the program's handles, which do
+ * not survive a restart), a rendezvous, a synchronous send, a message on
+ * another communicator or a collective's.
+ */
+typedef struct ck_chan {
+    uint8_t *buf; /* ck_msg_t records */
+    size_t len, cap;
+    long saved, unsaved, posted, queued;
+    uint32_t world_ctx, self_ctx;
+    int nomem;
+} ck_chan_t;
+
+static void chan_add(void *arg, const mpi_umsg_t *u)
 {
-    *posted = *unexp = 0;
+    ck_chan_t *k = arg;
+    ck_msg_t m;
+
+    if (u->rdv || (u->flags & MPI_MF_SYNC) ||
+        (u->ctx != k->world_ctx && u->ctx != k->self_ctx)) {
+        k->unsaved++;
+        return;
+    }
+    size_t need = sizeof(m) + (size_t)CK_PAD8((uint64_t)u->bytes);
+    if (k->len + need > k->cap) {
+        size_t cap = k->cap ? k->cap : 4096;
+        while (cap < k->len + need)
+            cap *= 2;
+        uint8_t *b = realloc(k->buf, cap);
+        if (b == NULL) {
+            k->nomem = 1;
+            k->unsaved++;
+            return;
+        }
+        k->buf = b;
+        k->cap = cap;
+    }
+    m = (ck_msg_t){.ctx = u->ctx, .src = u->src, .tag = u->tag,
+                   .src_world = u->src_world, .bytes = (uint64_t)u->bytes};
+    memcpy(k->buf + k->len, &m, sizeof(m));
+    memcpy(k->buf + k->len + sizeof(m), u->data, (size_t)u->bytes);
+    memset(k->buf + k->len + sizeof(m) + u->bytes, 0,
+           need - sizeof(m) - (size_t)u->bytes);
+    k->len += need;
+    k->saved++;
+}
+
+/* This rank's point-to-point work that crosses the cut, apart from
+ * context ctx (and ctx + 1) of the checkpoint's own communicator: the
+ * messages to save into k (reset first) and what cannot be saved. */
+static void chan_gather(uint32_t ctx, ck_chan_t *k)
+{
+    long unexp = 0;
+
+    k->len = 0;
+    k->saved = k->unsaved = k->posted = 0;
+    k->nomem = 0;
+    k->world_ctx = MPI_COMM_WORLD->ctx;
+    k->self_ctx = MPI_COMM_SELF->ctx;
     mpi_lock();
-    mpi_p2p_pending(ctx, posted, unexp);
-    *queued = !base_list_empty(&mpi_pq.deferred) ||
-              !base_list_empty(&mpi_pq.push) ||
-              !base_list_empty(&mpi_pq.poll);
+    mpi_p2p_pending(ctx, &k->posted, &unexp);
+    mpi_p2p_unexp_each(ctx, chan_add, k);
+    k->queued = !base_list_empty(&mpi_pq.deferred) ||
+                !base_list_empty(&mpi_pq.push) ||
+                !base_list_empty(&mpi_pq.poll);
     mpi_unlock();
+}
+
+/* Put the messages of a loaded image back where they were: unexpected,
+ * in their order, before anything the restarted job sends.  MPI_SUCCESS,
+ * or MPI_ERR_OTHER with why set when a record is malformed (the image's
+ * checksum held, so it was written so: refused all the same). */
+static int chan_restore(const uint8_t *p, uint64_t len, char *why,
+                        size_t whylen)
+{
+    uint64_t off = 0;
+    uint32_t wctx = MPI_COMM_WORLD->ctx, sctx = MPI_COMM_SELF->ctx;
+    long n = 0;
+
+    /* Checked whole first: nothing is put back from a bad image. */
+    while (off < len) {
+        ck_msg_t m;
+        if (len - off < sizeof(m))
+            goto bad;
+        memcpy(&m, p + off, sizeof(m));
+        if (m.bytes > len - off - sizeof(m) ||
+            CK_PAD8(m.bytes) > len - off - sizeof(m) ||
+            (m.ctx != wctx && m.ctx != sctx) || m.src_world < 0 ||
+            m.src_world >= mpi.world_size || m.src < 0 ||
+            (m.ctx == sctx && (m.src != 0 || m.src_world != mpi.world_rank)) ||
+            (m.ctx == wctx && m.src != m.src_world))
+            goto bad;
+        off += sizeof(m) + CK_PAD8(m.bytes);
+    }
+    mpi_lock();
+    for (off = 0; off < len; n++) {
+        ck_msg_t m;
+        memcpy(&m, p + off, sizeof(m));
+        mpi_in_t in = {
+            .ctx = m.ctx, .src = m.src, .tag = m.tag,
+            .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m.src_world,
+            .bytes = (MPI_Count)m.bytes, .data = p + off + sizeof(m),
+        };
+        mpi_arrive(&in);
+        off += sizeof(m) + CK_PAD8(m.bytes);
+    }
+    mpi_unlock();
+    if (n > 0)
+        base_debug("ckpt", "rank %d: %ld messages in flight at the "
+                   "checkpoint are back", mpi.world_rank, n);
+    return MPI_SUCCESS;
+bad:
+    snprintf(why, whylen, "ckpt.%" PRIu64 "/rank.%d: a message in flight "
+             "at byte %" PRIu64 " of its %" PRIu64 " is malformed", ck.epoch,
+             mpi.world_rank, off, len);
+    return MPI_ERR_OTHER;
 }
 
 /* SHOAL_CKPT_KILL=RANK@EPOCH:PHASE (tests): die here. */
@@ -720,7 +885,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     char cdir[960], path[1024];
     uint64_t epoch = 0, old[CK_MAX_CANDIDATES];
     int rc, nold = 0, ok, err = 0, p = mpi.world_size, me = mpi.world_rank;
-    long posted, unexp, queued;
+    ck_chan_t k = {0};
     MPI_Comm c;
 
     MPI_CHECK_INIT(fn);
@@ -748,13 +913,14 @@ int PMPIX_Checkpoint(MPI_Comm comm)
      * channels are FIFO, so once every marker arrived every message sent
      * before the call is here, matched or unexpected. */
     mpi_progress();
-    pending_here(c->ctx, &posted, &unexp, &queued);
-    ok = queued == 0;
+    chan_gather(c->ctx, &k);
+    ok = k.queued == 0;
     {
         MPI_Request *r = malloc(2 * (size_t)p * sizeof(*r));
         int nr = 0;
         if (r == NULL) {
             PMPI_Comm_free(&c);
+            free(k.buf);
             return mpi_error(comm, MPI_ERR_NO_MEM, fn, "out of memory");
         }
         for (int i = 0; i < p && rc == MPI_SUCCESS; i++) {
@@ -769,18 +935,27 @@ int PMPIX_Checkpoint(MPI_Comm comm)
         free(r);
     }
     if (rc == MPI_SUCCESS) {
-        pending_here(c->ctx, &posted, &unexp, &queued);
-        int here = ok && posted == 0 && unexp == 0 && queued == 0;
+        int was_queued = !ok;
+        chan_gather(c->ctx, &k);
+        int here = !was_queued && k.posted == 0 && k.unsaved == 0 &&
+                   k.queued == 0;
         rc = PMPI_Allreduce(&here, &ok, 1, MPI_INT, MPI_MIN, c);
         if (rc == MPI_SUCCESS && !ok) {
             PMPI_Comm_free(&c);
+            free(k.buf);
             if (!here)
                 return mpi_error(comm, MPI_ERR_PENDING, fn,
                                  "communication crosses the checkpoint: "
                                  "here %ld receives posted, %ld messages "
-                                 "unreceived, %s; complete them first",
-                                 posted, unexp,
-                                 queued ? "sends queued" : "no send queued");
+                                 "unreceived that it cannot carry "
+                                 "(rendezvous, synchronous, or on a "
+                                 "communicator other than MPI_COMM_WORLD "
+                                 "and MPI_COMM_SELF%s), %s; complete them "
+                                 "first", k.posted, k.unsaved,
+                                 k.nomem ? "; or no memory to copy them"
+                                         : "",
+                                 k.queued || was_queued ? "sends queued"
+                                                        : "no send queued");
             return mpi_error(comm, MPI_ERR_PENDING, fn,
                              "communication crosses the checkpoint on "
                              "another rank; complete it first");
@@ -805,6 +980,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
         epoch = msg[0];
         if (rc == MPI_SUCCESS && msg[1] != 0) {
             PMPI_Comm_free(&c);
+            free(k.buf);
             return mpi_error(comm, MPI_ERR_IO, fn, "cannot make %s/ckpt.%"
                              PRIu64 ": %s", dir, epoch,
                              strerror((int)msg[1]));
@@ -816,7 +992,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     int wrote = 0;
     if (rc == MPI_SUCCESS) {
         test_kill(epoch, "made");
-        int here = write_image(cdir, epoch, &err) == 0;
+        int here = write_image(cdir, epoch, k.buf, k.len, &err) == 0;
         wrote = here;
         if (here)
             test_kill(epoch, "written");
@@ -857,6 +1033,7 @@ int PMPIX_Checkpoint(MPI_Comm comm)
             remove_later(dir, old, nold);
     }
     PMPI_Comm_free(&c);
+    free(k.buf);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "the checkpoint's coordination "
                          "failed");

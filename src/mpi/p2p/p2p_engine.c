@@ -176,6 +176,20 @@ void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp)
     }
 }
 
+void mpi_p2p_unexp_each(uint32_t skip,
+                        void (*fn)(void *arg, const mpi_umsg_t *u),
+                        void *arg)
+{
+    for (uint32_t c = 0; c < MPI_CTX_MAX; c++) {
+        const mpi_matchq_t *q = mq_table[c];
+        if (q == NULL || c == skip || c == skip + 1)
+            continue;
+        for (const base_list_t *l = q->unexp.next; l != &q->unexp;
+             l = l->next)
+            fn(arg, BASE_CONTAINER_OF(l, mpi_umsg_t, qlink));
+    }
+}
+
 /* A queue for a context whose communicator does not exist here yet. */
 static mpi_matchq_t *matchq_for_arrival(uint32_t ctx)
 {
@@ -296,7 +310,8 @@ static void consumed(const mpi_in_t *in)
 {
     uint64_t give = 0;
 
-    if (in->src_world != mpi.world_rank) {
+    if (in->src_world != mpi.world_rank &&
+        !(in->flags & MPI_MF_RESTORED)) {
         uint64_t owed = ecred_owed[in->src_world] +
                         (uint64_t)in->bytes + MSG_COST;
         if (owed >= mpi_p2p_cfg.eager_window / 2 ||

@@ -29,6 +29,11 @@
 #define MPI_H_TBAR 8  /* a0 context, a1 barrier number, a2 round:
                          a tolerant barrier's message (never held back) */
 
+/* Flag of an unexpected message put back by a restart from a checkpoint
+ * (core/ckpt.c): never on the wire; its consumption returns no eager
+ * credits (the sender's count of them started again at zero). */
+#define MPI_MF_RESTORED 0x80u
+
 #define MPI_ACK_SYNC 1 /* a synchronous send was matched */
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
 
@@ -134,6 +139,11 @@ mpi_umsg_t *mpi_unexp_find(mpi_matchq_t *q, int src, int tag, int take);
 /* Checkpoint: posted receives and unexpected messages of every context
  * but skip and skip + 1, added to the counts (engine lock held). */
 void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp);
+/* Checkpoint: call fn on every unexpected message of every context but
+ * skip and skip + 1, each context's in arrival order (engine lock held). */
+void mpi_p2p_unexp_each(uint32_t skip,
+                        void (*fn)(void *arg, const mpi_umsg_t *u),
+                        void *arg);
 /* Return an unexpected message's memory (engine lock held). */
 void mpi_umsg_free(mpi_umsg_t *u);
 /* Receive an unexpected message into req (frees the umsg). */

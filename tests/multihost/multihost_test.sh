@@ -993,6 +993,56 @@ ckpt_hosts)
     cmp "$tmp/ref.out" "$tmp/of.out" || fail "the result after restart-on-failure differs"
     nothing_left
     ;;
+ckpt_trigger_hosts)
+    # Checkpoints the launcher asks for, across hosts (docs/FT.md): the
+    # heat program on 2 hosts x 2 ranks calling
+    # MPIX_Checkpoint_if_requested each iteration (rank 0 sleeps 1 ms in
+    # each).  The requests and the ranks' answers travel the daemon tree;
+    # every request asked for every 0.25 s is taken at the call the
+    # launcher names, by every rank (the program checks), the directory
+    # holds the last one, and a restart from it is exact.  Then SIGUSR1 to
+    # shoalrun asks for one more.
+    need_wire
+    make_hosts 2
+    heat=$MH_MPIBIN/mpi_ckpt_heat
+    hosts=localhost:2,$(host 1 2)
+    run "$P-h0" --timeout 60 --host "$hosts" --checkpoint-dir "$tmp/ref" \
+        "$heat" 1500 0 - "$tmp/ref.out"
+    expect_rc 0
+    run "$P-h0" --timeout 60 --host "$hosts" --checkpoint-every 0.25 \
+        --checkpoint-dir "$tmp/ck" "$heat" 1500 0 - "$tmp/p.out" poll:1000
+    expect_rc 0
+    asked=$(grep -Ec "checkpoint request [0-9]+ \(--checkpoint-every\): the ranks take it at their call [0-9]+ of" "$tmp/err")
+    taken=$(count_out "^checkpoint taken at iteration [0-9]+$")
+    # (a request answered while a rank finishes names a call past the end)
+    [ "$taken" -ge 2 ] && { [ "$taken" -eq "$asked" ] ||
+        [ "$taken" -eq $((asked - 1)) ]; } ||
+        fail "$asked checkpoints asked for, $taken taken"
+    [ "$(ls "$tmp/ck")" = "ckpt.$taken" ] && [ -e "$tmp/ck/ckpt.$taken/COMPLETE" ] ||
+        fail "left $(ls "$tmp/ck"), expected ckpt.$taken"
+    for r in 0 1 2 3; do
+        [ -s "$tmp/ck/ckpt.$taken/rank.$r" ] || fail "no image of rank $r"
+    done
+    cmp "$tmp/ref.out" "$tmp/p.out" || fail "the result differs"
+    last=$(grep -E "^checkpoint taken at iteration" "$tmp/out" | tail -1 | awk '{print $5}')
+    run "$P-h0" --timeout 60 --host "$hosts" --restart "$tmp/ck" \
+        "$heat" 1500 0 - "$tmp/r.out" poll
+    expect_rc 0
+    expect_out "^restarted at iteration $last$"
+    cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"
+    start "$P-h0" --timeout 60 --host "$hosts" --checkpoint-dir "$tmp/s" \
+        "$heat" 1500 0 - "$tmp/s.out" poll:1000
+    sleep 1
+    kill -USR1 "$pid" || fail "no shoalrun to signal"
+    wait "$pid"
+    rc=$?
+    expect_rc 0
+    expect_err "checkpoint request 1 \(SIGUSR1\): the ranks take it at their call [0-9]+ of"
+    expect_out "^checkpoint taken at iteration [0-9]+$"
+    [ -e "$tmp/s/ckpt.1/COMPLETE" ] || fail "no checkpoint after SIGUSR1"
+    cmp "$tmp/ref.out" "$tmp/s.out" || fail "the result after SIGUSR1 differs"
+    nothing_left
+    ;;
 late_daemon)
     # The job times out while a daemon is still on its way: when it
     # connects it is told to stop at once, and nothing is left.

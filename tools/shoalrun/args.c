@@ -605,9 +605,6 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         return usage_error(exit_p, "--checkpoint-every needs a checkpoint "
                            "directory: add --checkpoint-dir DIR (or "
                            "--restart DIR)");
-    if (a->ckpt_every_s > 0 && (a->nhost_specs > 0 || a->hostfile != NULL))
-        return usage_error(exit_p, "--checkpoint-every works on one host "
-                           "only (not with --host or --hostfile yet)");
     if (a->nhost_specs > 0 || a->hostfile != NULL)
         return parse_hosts(a, argc, argv, i, exit_p);
     if (a->nranks == 0 && i < argc) {

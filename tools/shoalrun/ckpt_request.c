@@ -1,7 +1,7 @@
 /*
  * Checkpoints the launcher asks for (docs/FT.md, "Checkpoints the
- * launcher asks for"): --checkpoint-every SECONDS and SIGUSR1, on one
- * host with a checkpoint directory.  shoalrun coordinates the call number
+ * launcher asks for"): --checkpoint-every SECONDS and SIGUSR1, with a
+ * checkpoint directory.  shoalrun coordinates the call number
  * at which every rank takes the checkpoint in
  * MPIX_Checkpoint_if_requested (the ranks' side and the protocol:
  * src/mpi/core/ckpt_trigger.c): it sends "shoal-ckpt-request id=K" once
@@ -10,6 +10,8 @@
  * "shoal-ckpt-final"), and sends "shoal-ckpt-target id=K count=T" with T
  * past every count.  One request at a time; another asked for meanwhile
  * waits (a second SIGUSR1 while one is pending is said and dropped).
+ * Across hosts the lines of the ranks elsewhere travel the daemon tree
+ * (SHOALRUN_F_CKPT_UP and _DOWN): their daemons pass them on.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -21,7 +23,7 @@ int shoalrun_ckpt_init(shoalrun_ckpt_t *k, const shoalrun_args_t *a,
                        shoalrun_pmi_t *pmi)
 {
     memset(k, 0, sizeof(*k));
-    if (a->ckpt_dir == NULL || a->hosts.n > 0)
+    if (a->ckpt_dir == NULL)
         return SHOAL_OK;
     k->r = calloc((size_t)a->nranks, sizeof(*k->r));
     if (k->r == NULL)
@@ -49,6 +51,24 @@ void shoalrun_ckpt_fini(shoalrun_ckpt_t *k)
 
 static void try_start(shoalrun_ckpt_t *k);
 
+void shoalrun_ckpt_tell(shoalrun_pmi_t *pmi, int rank, int what, long id,
+                        long value)
+{
+    if (what == SHOALRUN_CKPT_REQUEST)
+        shoalrun_pmi_tell(pmi, rank, "shoal-ckpt-request", id, -1);
+    else
+        shoalrun_pmi_tell(pmi, rank, "shoal-ckpt-target", id, value);
+}
+
+/* The line for rank i: here, or down the tree to its host's daemon. */
+static void tell(shoalrun_ckpt_t *k, int i, int what, long id, long value)
+{
+    if (i >= k->pmi->first && i < k->pmi->first + k->pmi->nlocal)
+        shoalrun_ckpt_tell(k->pmi, i, what, id, value);
+    else if (k->down != NULL)
+        k->down(k->down_ctx, i, what, id, value);
+}
+
 /* Every rank alive answered (or finished): send the target. */
 static void try_finish(shoalrun_ckpt_t *k)
 {
@@ -74,8 +94,7 @@ static void try_finish(shoalrun_ckpt_t *k)
     } else {
         for (int i = 0; i < k->nranks; i++)
             if (!k->r[i].gone && !k->r[i].final)
-                shoalrun_pmi_tell(k->pmi, i, "shoal-ckpt-target", id,
-                                  max + 1);
+                tell(k, i, SHOALRUN_CKPT_TARGET, id, max + 1);
         shoalrun_say("checkpoint request %ld (%s): the ranks take it at "
                      "their call %ld of MPIX_Checkpoint_if_requested", id,
                      k->why, max + 1);
@@ -96,7 +115,7 @@ static void try_start(shoalrun_ckpt_t *k)
     for (int i = 0; i < k->nranks; i++) {
         k->r[i].answered = 0;
         if (!k->r[i].gone && !k->r[i].final)
-            shoalrun_pmi_tell(k->pmi, i, "shoal-ckpt-request", k->id, -1);
+            tell(k, i, SHOALRUN_CKPT_REQUEST, k->id, -1);
     }
     try_finish(k);
 }

@@ -511,6 +511,17 @@ static void on_ckpt(void *ctx, int rank, int what, long id, long count)
 {
     job_t *job = ctx;
 
+    if (job->daemon) {
+        /* The launcher coordinates: the line goes up the tree. */
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)rank);
+        shoalrun_msg_u32(&m, (uint32_t)what);
+        shoalrun_msg_u64(&m, (uint64_t)(int64_t)id);
+        shoalrun_msg_u64(&m, (uint64_t)(int64_t)count);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_CKPT_UP, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+        return;
+    }
     shoalrun_ckpt_event(&job->ckpt, rank, what, id, count);
 }
 
@@ -546,8 +557,13 @@ static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
         status = shoalrun_pmi_init(&job->pmi, &job->loop, job->nranks,
                                    job->first, job->nlocal, job->kvsname,
                                    job->hosts ? job->mapping : NULL, &ev);
-    if (status == SHOAL_OK && !job->daemon)
+    if (status == SHOAL_OK && !job->daemon) {
         status = shoalrun_ckpt_init(&job->ckpt, job->args, &job->pmi);
+        if (job->hosts != NULL) {
+            job->ckpt.down = job_ckpt_down;
+            job->ckpt.down_ctx = job;
+        }
+    }
     if (status == SHOAL_OK)
         status = shoalrun_stdio_init(&job->io, &job->loop, job->nranks,
                                      job->args->tag_output);

@@ -81,6 +81,9 @@ void job_report_abort(job_t *job, int rank, pid_t pid, long code,
                       const char *msg);
 
 /* job_hosts.c */
+/* Launcher: a checkpoint line for a rank of another host (its daemon
+ * passes it on); shoalrun_ckpt_t.down. */
+void job_ckpt_down(void *ctx, int rank, int what, long id, long value);
 /* Launcher: SIGNAL, STOP or KILL (type) for every daemon. */
 void job_tell_daemons(job_t *job, int type, int sig, int groups);
 /* Daemon: a failure that ends the job; the launcher says text. */

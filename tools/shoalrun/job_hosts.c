@@ -99,6 +99,21 @@ void job_pmi_left(void *ctx, int rank, const char *why)
     shoalrun_msg_fini(&m);
 }
 
+/* Launcher: a checkpoint line for a rank of another host, down the tree
+ * (shoalrun_ckpt_t.down). */
+void job_ckpt_down(void *ctx, int rank, int what, long id, long value)
+{
+    job_t *job = ctx;
+    shoalrun_msg_t m = {0};
+
+    shoalrun_msg_u32(&m, (uint32_t)rank);
+    shoalrun_msg_u32(&m, (uint32_t)what);
+    shoalrun_msg_u64(&m, (uint64_t)(int64_t)id);
+    shoalrun_msg_u64(&m, (uint64_t)(int64_t)value);
+    shoalrun_tree_down(job->tree, SHOALRUN_F_CKPT_DOWN, m.buf, m.len);
+    shoalrun_msg_fini(&m);
+}
+
 /* A rank here put the task runtime's key: across hosts the launcher must
  * know it, since only the launcher decides what a lost host costs. */
 void job_pmi_expendable(void *ctx, int rank)
@@ -193,6 +208,7 @@ static void remote_exited(job_t *job, shoalrun_rd_t *r)
     job->ranks[rank].alive = 0;
     job->ranks[rank].pid = pid;
     job->nalive--;
+    shoalrun_ckpt_rank_gone(&job->ckpt, (int)rank);
     if (rank == 0)
         job_stdin_stop_forwarding(job);
     job_report_exit(job, &job->ranks[rank], pid, status, pmi);
@@ -252,6 +268,16 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
         if (!r->bad)
             stdin_acked(job, a);
         break;
+    case SHOALRUN_F_CKPT_UP: {
+        a = shoalrun_rd_u32(r);
+        b = shoalrun_rd_u32(r);
+        long id = (long)(int64_t)shoalrun_rd_u64(r);
+        long count = (long)(int64_t)shoalrun_rd_u64(r);
+        if (!r->bad && a < (uint32_t)job->nranks && !job->ranks[a].local &&
+            b <= SHOALRUN_CKPT_FINAL)
+            shoalrun_ckpt_event(&job->ckpt, (int)a, (int)b, id, count);
+        break;
+    }
     case SHOALRUN_F_EXPENDABLE: {
         /* tree.c checked that the rank is of the sender's subtree. */
         int k = shoalrun_rd_expendable(r->p, r->left, job->nranks);
@@ -310,6 +336,7 @@ static void tree_lost(void *ctx, int node, const char *why)
                 job->ranks[k].alive = 0;
                 job->nalive--;
                 gone++;
+                shoalrun_ckpt_rank_gone(&job->ckpt, k);
             }
         }
     }
@@ -360,6 +387,16 @@ static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
         int dead = (int)shoalrun_rd_u32(r);
         if (!r->bad && dead >= 0 && dead < job->nranks && job->nlocal > 0)
             shoalrun_pmi_notify_dead(&job->pmi, dead);
+        return;
+    }
+    if (type == SHOALRUN_F_CKPT_DOWN) {
+        int rank = (int)shoalrun_rd_u32(r), what = (int)shoalrun_rd_u32(r);
+        long id = (long)(int64_t)shoalrun_rd_u64(r);
+        long value = (long)(int64_t)shoalrun_rd_u64(r);
+        if (!r->bad && rank >= job->first &&
+            rank < job->first + job->nlocal &&
+            (what == SHOALRUN_CKPT_REQUEST || what == SHOALRUN_CKPT_TARGET))
+            shoalrun_ckpt_tell(&job->pmi, rank, what, id, value);
         return;
     }
     if (type == SHOALRUN_F_STDIN) {

@@ -500,6 +500,10 @@ enum {
     SHOALRUN_F_STDIN_ACK,     /* C→P: bytes written to rank 0's stdin */
     SHOALRUN_F_EXPENDABLE,    /* C→P: rank: the job may lose it */
     SHOALRUN_F_FT_DEAD,       /* P→C: rank: it died (--ft); tell the ranks */
+    SHOALRUN_F_CKPT_UP,       /* C→P: rank, what, id, count: a rank's line
+                                 of a checkpoint the launcher asks for */
+    SHOALRUN_F_CKPT_DOWN,     /* P→C: rank, what, id, value: the launcher's
+                                 line for that rank (request or target) */
     SHOALRUN_F_MAX
 };
 
@@ -626,8 +630,11 @@ typedef struct shoalrun_ckpt_rank {
     long count;
 } shoalrun_ckpt_rank_t;
 
+/* The launcher's lines to a rank (SHOALRUN_F_CKPT_DOWN's what). */
+enum { SHOALRUN_CKPT_REQUEST, SHOALRUN_CKPT_TARGET };
+
 typedef struct shoalrun_ckpt {
-    int on;            /* one host with a checkpoint directory */
+    int on;            /* with a checkpoint directory (the launcher) */
     uint64_t every_ns; /* --checkpoint-every; 0: none */
     uint64_t next_ns;  /* the next periodic request */
     int wanted;        /* a request waits for the ranks to be ready */
@@ -635,16 +642,27 @@ typedef struct shoalrun_ckpt {
     long id, last_id;  /* the request collecting answers (0: none) */
     int nranks;
     shoalrun_ckpt_rank_t *r;
-    shoalrun_pmi_t *pmi;
+    shoalrun_pmi_t *pmi; /* serves the ranks of this host */
+    /* A line for a rank of another host (down the daemon tree); set by
+     * job.c across hosts. */
+    void (*down)(void *ctx, int rank, int what, long id, long value);
+    void *down_ctx;
 } shoalrun_ckpt_t;
 
-/* Off (all calls no-ops) without a checkpoint directory or across hosts;
- * else sets SHOAL_CKPT_TRIGGER=1 for the ranks. */
+/* The launcher's: off (all calls no-ops) without a checkpoint directory;
+ * else sets SHOAL_CKPT_TRIGGER=1 for the ranks.  Across hosts the ranks
+ * of other hosts are reached through k->down, and their lines come in as
+ * those of this host's (shoalrun_ckpt_event, from their daemons). */
 int shoalrun_ckpt_init(shoalrun_ckpt_t *k, const shoalrun_args_t *a,
                        shoalrun_pmi_t *pmi);
 void shoalrun_ckpt_fini(shoalrun_ckpt_t *k);
 /* Ask the ranks for a checkpoint (why: for the messages). */
 void shoalrun_ckpt_ask(shoalrun_ckpt_t *k, const char *why);
+/* The line of what (SHOALRUN_CKPT_REQUEST or _TARGET) for rank, from
+ * the launcher or (across hosts) from its daemon: "shoal-ckpt-request
+ * id=ID" or "shoal-ckpt-target id=ID count=VALUE". */
+void shoalrun_ckpt_tell(shoalrun_pmi_t *pmi, int rank, int what, long id,
+                        long value);
 /* A rank's checkpoint line (shoalrun_pmi_events_t.ckpt). */
 void shoalrun_ckpt_event(shoalrun_ckpt_t *k, int rank, int what, long id,
                          long count);

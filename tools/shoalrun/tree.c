@@ -535,6 +535,7 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
     case SHOALRUN_F_ABORT:
     case SHOALRUN_F_FAILED:
     case SHOALRUN_F_SAY:
+    case SHOALRUN_F_CKPT_UP:
         if (t->parent != NULL)
             shoalrun_tree_up(t, type, p, len);
         else
@@ -630,6 +631,7 @@ static void parent_on_io(void *ctx, int fd, short revents)
         case SHOALRUN_F_KILL:
         case SHOALRUN_F_STDIN:
         case SHOALRUN_F_FT_DEAD:
+        case SHOALRUN_F_CKPT_DOWN:
             shoalrun_tree_down(t, type, p, len);
             t->ev.down(t->ev.ctx, type, &r);
             break;

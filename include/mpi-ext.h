@@ -13,6 +13,8 @@
 /* Programs test these to know the ULFM calls are there. */
 #define MPIX_FT 1
 #define SHOAL_MPIX_ULFM 1
+/* ... with Open MPI's nonblocking shrink, MPIX_Comm_ishrink. */
+#define SHOAL_MPIX_COMM_ISHRINK 1
 /* ... and the checkpoint calls (MPIX_Checkpoint*, in mpi.h), with
  * MPIX_Checkpoint_if_requested (checkpoints the launcher asks for). */
 #define SHOAL_MPIX_CHECKPOINT 1

@@ -1878,6 +1878,8 @@ SHOAL_MPI_API int MPIX_Shoal_barrier_clock(int world_rank, unsigned clock[3]);
 SHOAL_MPIX_FN(Comm_revoke, (MPI_Comm comm))
 SHOAL_MPIX_FN(Comm_is_revoked, (MPI_Comm comm, int *flag))
 SHOAL_MPIX_FN(Comm_shrink, (MPI_Comm comm, MPI_Comm *newcomm))
+SHOAL_MPIX_FN(Comm_ishrink, (MPI_Comm comm, MPI_Comm *newcomm,
+                             MPI_Request *request))
 SHOAL_MPIX_FN(Comm_agree, (MPI_Comm comm, int *flag))
 SHOAL_MPIX_FN(Comm_iagree, (MPI_Comm comm, int *flag, MPI_Request *request))
 SHOAL_MPIX_FN(Comm_failure_ack, (MPI_Comm comm))

@@ -31,6 +31,15 @@ shoal_ft_test(ft_ibarrier PROGRAM mpi_ft_ulfm NP 8 ARGS ibarrier 1)
 shoal_ft_test(ft_persistent PROGRAM mpi_ft_ulfm NP 8 ARGS persistent 3)
 shoal_ft_test(ft_persistent PROGRAM mpi_ft_ulfm NP 4 ARGS persistent 0)
 shoal_ft_test(ft_shrink PROGRAM mpi_ft_ulfm NP 8 ARGS shrink 4)
+# MPIX_Comm_ishrink pending while the victim dies, with an iagree after it
+# and a ring of messages meanwhile; also with the coordinator (rank 0)
+# as the victim, and over the TCP wire alone.
+shoal_ft_test(ft_ishrink PROGRAM mpi_ft_ulfm NP 8 ARGS ishrink 5)
+shoal_ft_test(ft_ishrink_coord PROGRAM mpi_ft_ulfm NP 5 ARGS ishrink 0)
+shoal_ft_test(ft_ishrink_tcp PROGRAM mpi_ft_ulfm NP 4 ARGS ishrink 2
+              ENV SHOAL_WIRES=tcp)
+shoal_ft_test(ft_ishrink_thread PROGRAM mpi_ft_ulfm NP 4 ARGS ishrink 1
+              ENV SHOAL_PROGRESS=thread)
 # A rendezvous the dead rank started (its data never taken), pull and
 # push; and point-to-point over the TCP wire alone (connections refused).
 shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 1)
@@ -70,6 +79,11 @@ shoal_ft_test(ft_inter_agree_low PROGRAM mpi_ft_inter NP 8 ARGS agree 3 -1)
 shoal_ft_test(ft_inter_shrink_high PROGRAM mpi_ft_inter NP 8
               ARGS shrink -1 6)
 shoal_ft_test(ft_inter_wipe PROGRAM mpi_ft_inter NP 6 ARGS wipe)
+# The same with MPIX_Comm_ishrink, tested while the survivors compute.
+shoal_ft_test(ft_inter_ishrink PROGRAM mpi_ft_inter NP 8 ARGS ishrink 1 5)
+shoal_ft_test(ft_inter_ishrink_high PROGRAM mpi_ft_inter NP 8
+              ARGS ishrink -1 6)
+shoal_ft_test(ft_inter_iwipe PROGRAM mpi_ft_inter NP 6 ARGS iwipe)
 # Revoked by a survivor while the victims die: agree and shrink still work.
 shoal_ft_test(ft_inter_revoke PROGRAM mpi_ft_inter NP 8 ARGS revoke 0 4)
 

@@ -17,6 +17,8 @@
  *           groups, as ULFM has it), MPIX_Comm_ack_failed acknowledges
  *           them; then agree and iagree succeed; then shrink
  *   shrink  the victims die while the others are in MPIX_Comm_shrink
+ *   ishrink the same with MPIX_Comm_ishrink, tested while the survivors
+ *           compute, then waited for
  *   revoke  a survivor revokes the intercommunicator while the victims
  *           die: agree fails with MPIX_ERR_PROC_FAILED (not REVOKED), the
  *           revocation reaches both groups, a send and a barrier fail
@@ -26,6 +28,7 @@
  *           flags (all ones), every upper rank in the failed group, and
  *           MPIX_Comm_shrink refuses (no intercommunicator without a
  *           remote group) with MPIX_ERR_PROC_FAILED and MPI_COMM_NULL
+ *   iwipe   the same, refused by MPIX_Comm_ishrink's request
  * After the shrink every survivor checks the new intercommunicator: its
  * groups are the survivors of each half in their order, a message to and
  * from every remote rank, MPI_Allreduce across the two groups, barrier and
@@ -204,15 +207,40 @@ static void exchange(MPI_Comm c, int tag, MPI_Request *req0, int *first)
              sum, wsum);
 }
 
-/* Shrink inter, check the new intercommunicator, free both. */
-static void shrink_and_check(void)
+/* MPIX_Comm_ishrink of inter, tested while this rank computes, then
+ * waited for: the request's error (its class is checked by the caller). */
+static int ishrink_working(MPI_Comm *nc)
+{
+    MPI_Request req;
+    volatile double x = 1.0;
+    int done = 0, tests = 0, rc;
+
+    MT_OK(MPIX_Comm_ishrink(inter, nc, &req));
+    while (!done && tests < 1000) {
+        for (int i = 0; i < 100000; i++) /* work that needs no MPI */
+            x = x * 1.0000001 + 1e-9;
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        tests++;
+        if (done)
+            return rc;
+        MT_OK(rc);
+    }
+    return MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+/* Shrink inter (nonblocking: with ishrink_working), check the new
+ * intercommunicator, free both. */
+static void shrink_and_check(int nonblocking)
 {
     MPI_Comm nc;
     MPI_Group g;
     int flag = 0, n, rn, sum = -1, want[64], nw, wsum = 0;
     int s = side(me);
 
-    MT_OK(MPIX_Comm_shrink(inter, &nc));
+    if (nonblocking)
+        MT_OK(ishrink_working(&nc));
+    else
+        MT_OK(MPIX_Comm_shrink(inter, &nc));
     MT_OK(MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN));
     MT_OK(MPI_Comm_test_inter(nc, &flag));
     MT_CHECK(flag, "shrink of an intercommunicator is no intercommunicator");
@@ -291,14 +319,20 @@ static void mode_agree(void)
     MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     MT_CHECK(flag == remote_and(plus_one), "iagree flag %#x, want %#x", flag,
              remote_and(plus_one));
-    shrink_and_check();
+    shrink_and_check(0);
 }
 
 static void mode_shrink(void)
 {
     victims_die();
     /* Shrink runs while the victims die: they are left out. */
-    shrink_and_check();
+    shrink_and_check(0);
+}
+
+static void mode_ishrink(void)
+{
+    victims_die();
+    shrink_and_check(1);
 }
 
 /* The lowest survivor of the lower half revokes the intercommunicator
@@ -323,10 +357,10 @@ static void mode_revoke(void)
     MT_CHECK(revoked, "the revocation did not arrive");
     EXPECT(MPIX_ERR_REVOKED, MPI_Send(&x, 1, MPI_INT, 0, 3, inter));
     EXPECT(MPIX_ERR_REVOKED, MPI_Barrier(inter));
-    shrink_and_check();
+    shrink_and_check(0);
 }
 
-static void mode_wipe(void)
+static void wipe(int nonblocking)
 {
     MPI_Comm nc = MPI_COMM_WORLD;
     MPI_Group g;
@@ -337,9 +371,22 @@ static void mode_wipe(void)
     MT_CHECK(flag == ~0, "the AND of no flags is %#x, want all ones", flag);
     MT_OK(MPIX_Comm_get_failed(inter, &g));
     check_group(g, dead, ndead, 0, "failed group");
-    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_shrink(inter, &nc));
+    if (nonblocking)
+        EXPECT(MPIX_ERR_PROC_FAILED, ishrink_working(&nc));
+    else
+        EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_shrink(inter, &nc));
     MT_CHECK(nc == MPI_COMM_NULL, "shrink without a remote group made one");
     MT_OK(MPI_Comm_free(&inter));
+}
+
+static void mode_wipe(void)
+{
+    wipe(0);
+}
+
+static void mode_iwipe(void)
+{
+    wipe(1);
 }
 
 static const struct {
@@ -348,8 +395,10 @@ static const struct {
 } modes[] = {
     {"agree", mode_agree},
     {"shrink", mode_shrink},
+    {"ishrink", mode_ishrink},
     {"revoke", mode_revoke},
-    {"wipe", mode_wipe}};
+    {"wipe", mode_wipe},
+    {"iwipe", mode_iwipe}};
 static const int nmodes = sizeof(modes) / sizeof(modes[0]);
 
 int main(int argc, char **argv)
@@ -365,7 +414,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    if (strcmp(mode, "wipe") == 0) {
+    if (strcmp(mode, "wipe") == 0 || strcmp(mode, "iwipe") == 0) {
         lostmask = ((1u << half) - 1) << half;
     } else {
         int va = argc > 2 ? atoi(argv[2]) : 1;

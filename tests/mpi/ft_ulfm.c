@@ -22,6 +22,15 @@
  *           (victim 0: the coordinator dies, another takes over; with
  *           VICTIM2 that one dies 50 ms later: 0 1 kills the successor)
  *   shrink  the victim dies while the others are in MPIX_Comm_shrink
+ *   ishrink the victim dies while the others have an MPIX_Comm_ishrink
+ *           of MPI_COMM_WORLD pending, and an MPIX_Comm_iagree after it,
+ *           and exchange messages around a ring of the survivors meanwhile
+ *           (an MPI_Comm_idup of MPI_COMM_SELF started just before holds
+ *           the context-id bitmap, so the shrink's first round is busy on
+ *           every survivor and it runs a second); the new communicator
+ *           has the survivors in world order and runs collectives; the
+ *           iagree fails uniformly; an ishrink without failures; the
+ *           argument checks
  *   hostcut FIRST
  *           (tests/multihost) after "ready" the test cuts the host of
  *           ranks FIRST.. off; the others wait in MPIX_Comm_agree until
@@ -44,17 +53,21 @@ static int lost(int i)
     return lost_from >= 0 ? i >= lost_from : i == victim || i == victim2;
 }
 
-/* Shrink comm, check the survivors can compute together, return it. */
-static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
+/* Check that nc (a shrink of MPI_COMM_WORLD) has the survivors in world
+ * order and that they can compute together. */
+static void check_shrunk(MPI_Comm nc, int nalive)
 {
-    MPI_Comm nc;
-    int n, sum = 0, want = 0, r, wr;
+    int n, sum = 0, want = 0, r, wr, below = 0;
 
-    MT_OK(MPIX_Comm_shrink(comm, &nc));
+    MT_CHECK(nc != MPI_COMM_NULL, "the shrink made no communicator");
     MT_OK(MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN));
     MT_OK(MPI_Comm_size(nc, &n));
     MT_CHECK(n == nalive, "shrunk to %d ranks, want %d", n, nalive);
     MT_OK(MPI_Comm_rank(nc, &r));
+    for (int i = 0; i < me; i++)
+        below += !lost(i);
+    MT_CHECK(r == below, "world rank %d is rank %d of the shrunk "
+             "communicator, want %d", me, r, below);
     wr = me;
     MT_OK(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_SUM, nc));
     for (int i = 0; i < np; i++)
@@ -63,6 +76,15 @@ static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
     MT_CHECK(sum == want, "sum of survivors' world ranks %d, want %d", sum,
              want);
     MT_OK(MPI_Barrier(nc));
+}
+
+/* Shrink comm, check the survivors can compute together, return it. */
+static MPI_Comm shrink_and_check(MPI_Comm comm, int nalive)
+{
+    MPI_Comm nc;
+
+    MT_OK(MPIX_Comm_shrink(comm, &nc));
+    check_shrunk(nc, nalive);
     return nc;
 }
 
@@ -341,6 +363,88 @@ static void mode_shrink(void)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+/* The next survivor after (step 1) or before (step -1) world rank i. */
+static int live_next(int i, int step)
+{
+    do
+        i = (i + step + np) % np;
+    while (lost(i));
+    return i;
+}
+
+static void mode_ishrink(void)
+{
+    MPI_Comm nc = MPI_COMM_WORLD, selfdup, ring, nc2;
+    MPI_Request req, areq, dreq;
+    int flag, want = ~0, pending = 0, done = 0, adone = 0, tok = 0;
+    int next = live_next(me, 1), prev = live_next(me, -1);
+
+    /* The arguments, checked before anything happens. */
+    EXPECT(MPI_ERR_COMM, MPIX_Comm_ishrink(MPI_COMM_NULL, &nc, &req));
+    EXPECT(MPI_ERR_ARG, MPIX_Comm_ishrink(MPI_COMM_WORLD, NULL, &req));
+    EXPECT(MPI_ERR_ARG, MPIX_Comm_ishrink(MPI_COMM_WORLD, &nc, NULL));
+    MT_CHECK(nc == MPI_COMM_WORLD, "a refused call changed newcomm");
+    MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &ring));
+    MT_OK(MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000); /* the others have started the shrink by now */
+        ft_die();
+    }
+    /* Holds this process's context-id bitmap until progress completes
+     * it: the shrink's first round sees it busy. */
+    MT_OK(MPI_Comm_idup(MPI_COMM_SELF, &selfdup, &dreq));
+    MT_OK(MPIX_Comm_ishrink(MPI_COMM_WORLD, &nc, &req));
+    MT_CHECK(nc == MPI_COMM_NULL, "newcomm set before the request completed");
+    /* A later agreement on the same communicator, pending with it. */
+    flag = me + 1;
+    MT_OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &areq));
+    /* Other work meanwhile: a token around the survivors' ring, the same
+     * number of rounds on every survivor, testing the requests. */
+    for (int round = 0; round < 100; round++) {
+        int in = -1, out = tok + me;
+        MT_OK(MPI_Sendrecv(&out, 1, MPI_INT, next, 3, &in, 1, MPI_INT, prev,
+                           3, ring, MPI_STATUS_IGNORE));
+        MT_CHECK(in == tok + prev, "ring round %d: got %d from %d, want %d",
+                 round, in, prev, tok + prev);
+        tok++;
+        if (!done) {
+            MT_OK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+            pending += !done;
+        }
+        if (!adone) {
+            int rc = MPI_Test(&areq, &adone, MPI_STATUS_IGNORE);
+            if (adone)
+                EXPECT(MPIX_ERR_PROC_FAILED, rc);
+            else
+                MT_OK(rc);
+        }
+        usleep(5000);
+    }
+    if (!done)
+        MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    /* The victim died during the calls: nobody had acknowledged it. */
+    if (!adone)
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Wait(&areq, MPI_STATUS_IGNORE));
+    for (int i = 0; i < np; i++)
+        if (!lost(i))
+            want &= i + 1;
+    MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
+    MT_CHECK(pending > 0, "the shrink was never pending (%d tests)", pending);
+    MT_OK(MPI_Wait(&dreq, MPI_STATUS_IGNORE));
+    MT_OK(MPI_Comm_free(&selfdup));
+    check_shrunk(nc, np - 1);
+    /* No failures now: shrinking the survivors keeps them all. */
+    MT_OK(MPIX_Comm_ishrink(nc, &nc2, &req));
+    MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    check_shrunk(nc2, np - 1);
+    MT_OK(MPI_Comm_free(&nc2));
+    MT_OK(MPI_Comm_free(&nc));
+    MT_OK(MPI_Comm_free(&ring));
+    if (me == live_next(victim, 1))
+        printf("ishrink: pending at %d of %d tests\n", pending, 100);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -367,6 +471,8 @@ int main(int argc, char **argv)
         mode_coll(1, 1);
     else if (strcmp(mode, "shrink") == 0)
         mode_shrink();
+    else if (strcmp(mode, "ishrink") == 0)
+        mode_ishrink();
     else if (strcmp(mode, "persistent") == 0)
         mode_persistent();
     else if (strcmp(mode, "rendezvous") == 0)

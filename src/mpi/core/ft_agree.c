@@ -45,7 +45,7 @@
 
 typedef struct ft_op {
     MPI_Comm comm;
-    uint32_t seq;
+    uint64_t seq; /* the agreement id (ft_proto.h) */
     uint64_t vals[FT_NV];
     /* The coordinator our contribution went to last, or -1.  It only
      * grows (a coordinator is the lowest rank alive, and deaths are for
@@ -65,16 +65,27 @@ static int world_of(MPI_Comm comm, int r)
     return mpi_ft_member_world(comm, r);
 }
 
-static ft_dec_t *decision(mpi_ft_comm_t *f, uint32_t seq)
+static ft_dec_t *decision(mpi_ft_comm_t *f, uint64_t seq)
 {
     ft_dec_t *d = &f->dec[seq & 1];
 
     return d->valid && d->seq == seq ? d : NULL;
 }
 
-static ft_slot_t *slot_of(mpi_ft_comm_t *f, uint32_t seq, int r)
+static ft_slot_t *slot_of(mpi_ft_comm_t *f, uint64_t seq, int r)
 {
     return &f->slots[(size_t)(seq & 1) * (size_t)f->size + (size_t)r];
+}
+
+/* Is agreement id a later than b (a later number, or the same number's
+ * later round)?  Numbers wrap: compared as a window of 2^31. */
+static int later(uint64_t a, uint64_t b)
+{
+    uint32_t na = (uint32_t)a, nb = (uint32_t)b;
+
+    if (na != nb)
+        return (uint32_t)(na - nb) < UINT32_C(0x80000000);
+    return a >> 32 > b >> 32;
 }
 
 static size_t frame_words(const mpi_ft_comm_t *f)
@@ -140,9 +151,10 @@ static void send_contrib(ft_op_t *op, mpi_ft_comm_t *f, int to)
     free(w);
 }
 
-/* The agreement in progress on each communicator, for polls (one at a
- * time per communicator: agreements are collective and ordered). */
-static ft_op_t *current_of(MPI_Comm comm);
+/* The agreement of id seq in progress on comm, for polls and decisions
+ * (nonblocking ones may overlap: at most two per communicator, as
+ * decisions are kept for the last two). */
+static ft_op_t *current_of(MPI_Comm comm, uint64_t seq);
 static int lowest_alive(MPI_Comm comm);
 
 /* Take the decided failed members for dead here too. */
@@ -162,7 +174,7 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
 {
     mpi_ft_comm_t *f = mpi_ft_comm(comm);
     unsigned kind = (unsigned)(w[0] & FT_KIND_MASK);
-    uint32_t seq = (uint32_t)w[2];
+    uint64_t seq = w[2];
     int from = (int)w[3];
     ft_dec_t *d;
 
@@ -173,6 +185,8 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
     d = decision(f, seq);
     if (kind == FT_CONTRIB) {
         ft_slot_t *s = slot_of(f, seq, from);
+        if (s->valid && later(s->seq, seq))
+            return; /* stale: that member is past it */
         s->seq = seq;
         s->valid = 1;
         memcpy(s->vals, w + FT_HDR, sizeof(s->vals));
@@ -183,7 +197,7 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
         if (d != NULL) /* decided already: the sender missed it */
             send_decision(comm, f, d, from);
     } else if (kind == FT_DECIDE) {
-        ft_op_t *op = current_of(comm);
+        ft_op_t *op = current_of(comm, seq);
         if (d != NULL)
             return;
         /* A member takes it only from the coordinator it last gave its
@@ -192,6 +206,8 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
             from != op->sent_to && lowest_alive(comm) != f->me)
             return;
         d = &f->dec[seq & 1];
+        if (d->valid && later(d->seq, seq))
+            return; /* stale: a later decision others may still ask for */
         d->seq = seq;
         d->valid = 1;
         d->err = (w[0] & FT_F_ERR) != 0;
@@ -200,7 +216,7 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
                (size_t)f->bmw * sizeof(uint64_t));
         adopt_failures(comm, d);
     } else if (kind == FT_POLL) {
-        ft_op_t *op = current_of(comm);
+        ft_op_t *op = current_of(comm, seq);
         if (d != NULL)
             send_decision(comm, f, d, from);
         else if (op != NULL && op->seq == seq && from > op->sent_to) {
@@ -215,10 +231,11 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
 #define MAX_CURRENT 64
 static ft_op_t *current[MAX_CURRENT];
 
-static ft_op_t *current_of(MPI_Comm comm)
+static ft_op_t *current_of(MPI_Comm comm, uint64_t seq)
 {
     for (int i = 0; i < MAX_CURRENT; i++)
-        if (current[i] != NULL && current[i]->comm == comm)
+        if (current[i] != NULL && current[i]->comm == comm &&
+            current[i]->seq == seq)
             return current[i];
     return NULL;
 }
@@ -355,20 +372,27 @@ static int step(ft_op_t *op)
     return 1;
 }
 
+/* Start agreement seq on comm with op (engine lock held). */
+static void op_init(ft_op_t *op, MPI_Comm comm, const uint64_t *vals,
+                    uint64_t seq)
+{
+    memset(op, 0, sizeof(*op));
+    op->comm = comm;
+    op->sent_to = -1;
+    op->seq = seq;
+    memcpy(op->vals, vals, sizeof(op->vals));
+    current_set(op, 1);
+}
+
+/* Start comm's next agreement (its number taken here, in call order). */
 static int op_begin(ft_op_t *op, MPI_Comm comm, const uint64_t *vals)
 {
     mpi_ft_comm_t *f;
 
-    memset(op, 0, sizeof(*op));
-    op->comm = comm;
-    op->sent_to = -1;
-    memcpy(op->vals, vals, sizeof(op->vals));
     mpi_lock();
     f = mpi_ft_comm(comm);
-    if (f != NULL) {
-        op->seq = f->seq++;
-        current_set(op, 1);
-    }
+    if (f != NULL)
+        op_init(op, comm, vals, f->seq++);
     mpi_unlock();
     return f != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
@@ -600,59 +624,241 @@ static int survivors(MPI_Comm comm, const ft_dec_t *d, MPI_Group *group,
     return MPI_SUCCESS;
 }
 
-int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    const char *fn = "MPIX_Comm_shrink";
-    mpi_ctx_try_t t;
-    mpi_ctx_mask_t agreed;
-    uint64_t vals[FT_NV];
-    ft_dec_t *d = NULL;
-    uint32_t ctx = 0;
-    int rc = check_agree(comm, fn);
-    MPI_Group group = MPI_GROUP_NULL, remote = MPI_GROUP_NULL;
-    const char *why = "";
+/*
+ * Shrink, blocking or not, as one state machine (engine lock held in
+ * shrink_poll).  Each round is one agreement that decides both the
+ * survivors and a context id free in all of them (the AND of their free
+ * slots); when some member was busy allocating another id, all of them
+ * see it in the same decision and run another round.  The rounds share
+ * the agreement number taken at the call, in call order with the
+ * communicator's other agreements, and differ in the round above bit 32
+ * of the agreement id: a later agreement on the same communicator,
+ * started while a nonblocking shrink is still in its rounds, keeps the
+ * number it took at its own call on every member.
+ */
+_Static_assert(FT_NV == MPI_CTX_WORDS + 2, "a context mask per agreement");
 
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (newcomm == NULL)
-        return mpi_error(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-    *newcomm = MPI_COMM_NULL;
-    _Static_assert(FT_NV == MPI_CTX_WORDS + 2, "a context mask per agreement");
-    t.waiting = 0;
-    t.nonblocking = 0;
-    /* One agreement decides both the survivors and a context id free in
-     * all of them; another round when some member was busy allocating. */
-    do {
-        mpi_ctx_begin(&t, mpi_ctx_key(comm->ctx, MPI_CTX_NTH_BLOCKING));
-        vals[0] = 1;
-        memcpy(vals + 1, t.mask.free, sizeof(t.mask.free));
-        vals[FT_NV - 1] = t.mask.busy ? 0 : ~(uint64_t)0;
-        rc = agree_blocking(comm, vals, &d);
-        if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, &ctx);
-            return mpi_error(comm, rc, fn, "agreement failed: %s",
-                             shoal_error_detail());
-        }
-        memcpy(agreed.free, d->vals + 1, sizeof(agreed.free));
-        agreed.busy = d->vals[FT_NV - 1] != ~(uint64_t)0;
-        rc = mpi_ctx_end(&t, &agreed, 1, &ctx);
-    } while (rc == -1);
-    if (rc != MPI_SUCCESS)
-        return mpi_error(comm, rc, fn, "every context id is in use");
-    rc = survivors(comm, d, &group, &remote, &why);
+typedef struct shrink {
+    ft_op_t op;          /* the agreement of this round */
+    mpi_ctx_try_t t;     /* this round's claim on the context-id bitmap */
+    MPI_Comm comm;
+    MPI_Comm *newcomm;   /* the user's, written at the end */
+    uint64_t key;        /* mpi_ctx_key of this shrink */
+    uint32_t num;        /* the agreement number */
+    uint32_t round;
+    int done, err;       /* finished; its error class */
+    const char *why;     /* what failed, for the message */
+} shrink_t;
+
+static void shrink_vals(shrink_t *s, uint64_t *vals)
+{
+    for (int k = 0; k < FT_NV; k++)
+        vals[k] = ~(uint64_t)0;
+    vals[0] = 1;
+    memcpy(vals + 1, s->t.mask.free, sizeof(s->t.mask.free));
+    vals[FT_NV - 1] = s->t.mask.busy ? 0 : ~(uint64_t)0;
+}
+
+/* Claim the bitmap (or say busy) and start this round's agreement. */
+static void shrink_round(shrink_t *s)
+{
+    uint64_t vals[FT_NV];
+
+    mpi_ctx_begin(&s->t, s->key);
+    shrink_vals(s, vals);
+    op_init(&s->op, s->comm, vals, (uint64_t)s->round << 32 | s->num);
+}
+
+/* Begin a shrink of comm: its agreement number is taken now. */
+static int shrink_begin(shrink_t *s, MPI_Comm comm, MPI_Comm *newcomm,
+                        uint64_t key)
+{
+    mpi_ft_comm_t *f;
+
+    memset(s, 0, sizeof(*s));
+    s->comm = comm;
+    s->newcomm = newcomm;
+    s->key = key;
+    s->t.nonblocking = 1; /* rounds run inside progress: no yield there */
+    s->why = "";
+    mpi_lock();
+    f = mpi_ft_comm(comm);
+    if (f != NULL) {
+        s->num = f->seq++;
+        shrink_round(s);
+    }
+    mpi_unlock();
+    return f != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* Give up a shrink that has not finished (its wait failed, or the
+ * request was freed): drop the agreement and the bitmap claim. */
+static void shrink_abandon(shrink_t *s)
+{
+    uint32_t ctx;
+
+    if (s->done)
+        return;
+    current_set(&s->op, 0);
+    mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0}, 0, &ctx);
+    s->done = 1;
+}
+
+/* Advance the shrink; 1 once it has finished, with s->err (and the new
+ * communicator in *s->newcomm on success). */
+static int shrink_poll(shrink_t *s)
+{
+    MPI_Group group = MPI_GROUP_NULL, remote = MPI_GROUP_NULL;
+    mpi_ctx_mask_t agreed;
+    ft_dec_t *d;
+    uint32_t ctx = 0;
+    int rc;
+
+    if (s->done)
+        return 1;
+    if (!step(&s->op))
+        return 0;
+    d = s->op.dec;
+    current_set(&s->op, 0);
+    adopt_failures(s->comm, d);
+    memcpy(agreed.free, d->vals + 1, sizeof(agreed.free));
+    agreed.busy = d->vals[FT_NV - 1] != ~(uint64_t)0;
+    rc = mpi_ctx_end(&s->t, &agreed, 1, &ctx);
+    if (rc == -1) { /* a member was busy: every member runs another round */
+        s->round++;
+        base_debug("mpi", "shrink: a member was busy allocating a context "
+                   "id: round %u", s->round);
+        shrink_round(s);
+        return 0;
+    }
+    s->done = 1;
+    if (rc != MPI_SUCCESS) {
+        s->err = rc;
+        s->why = "every context id is in use";
+        return 1;
+    }
+    rc = survivors(s->comm, d, &group, &remote, &s->why);
     if (rc == MPI_SUCCESS)
-        rc = mpi_comm_make(comm, group, remote, ctx, newcomm);
+        rc = mpi_comm_make(s->comm, group, remote, ctx, s->newcomm);
     else
         mpi_ctx_free(ctx);
     if (group != MPI_GROUP_NULL)
         mpi_group_release(group);
     if (remote != MPI_GROUP_NULL)
         mpi_group_release(remote);
+    s->err = rc;
+    return 1;
+}
+
+static int shrink_done(void *arg)
+{
+    return shrink_poll(arg);
+}
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    const char *fn = "MPIX_Comm_shrink";
+    shrink_t s;
+    int rc = check_agree(comm, fn);
+
     if (rc != MPI_SUCCESS)
-        return mpi_error(comm, rc, fn, "%s", why);
+        return rc;
+    if (newcomm == NULL)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    *newcomm = MPI_COMM_NULL;
+    rc = shrink_begin(&s, comm, newcomm,
+                      mpi_ctx_key(comm->ctx, MPI_CTX_NTH_BLOCKING));
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "no memory");
+    rc = mpi_wait_until(shrink_done, &s);
+    if (rc != MPI_SUCCESS) {
+        mpi_lock();
+        shrink_abandon(&s);
+        mpi_unlock();
+        return mpi_error(comm, rc, fn, "agreement failed: %s",
+                         shoal_error_detail());
+    }
+    if (s.err != MPI_SUCCESS)
+        return mpi_error(comm, s.err, fn, "%s", s.why);
     return MPI_SUCCESS;
 }
 SHOAL_MPIX_WEAK(Comm_shrink)
+
+/* ---- nonblocking shrink --------------------------------------------------------- */
+
+static int ishrink_poll(MPI_Request r)
+{
+    shrink_t *s = r->extra;
+
+    if (!shrink_poll(s))
+        return 0;
+    r->status.MPI_ERROR = s->err;
+    if (s->err != MPI_SUCCESS) /* MPI_Wait says only the class */
+        base_debug("mpi", "MPIX_Comm_ishrink: %s", s->why);
+    return 1;
+}
+
+static int ishrink_free(MPI_Request r)
+{
+    shrink_t *s = r->extra;
+
+    if (s != NULL) {
+        shrink_abandon(s);
+        mpi_comm_release(s->comm);
+        free(s);
+    }
+    r->extra = NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm,
+                       MPI_Request *request)
+{
+    const char *fn = "MPIX_Comm_ishrink";
+    shrink_t *s;
+    MPI_Request r;
+    uint32_t nth;
+    int rc = check_agree(comm, fn), done;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (newcomm == NULL || request == NULL)
+        return mpi_error(comm, MPI_ERR_ARG, fn, "%s is NULL",
+                         newcomm == NULL ? "newcomm" : "request");
+    s = calloc(1, sizeof(*s));
+    r = s != NULL ? mpi_req_alloc(MPI_REQ_COLL, comm) : NULL;
+    if (r == NULL) {
+        free(s);
+        return mpi_error(comm, MPI_ERR_NO_MEM, fn, "no memory");
+    }
+    *newcomm = MPI_COMM_NULL; /* until the request completes */
+    /* Its own key among the context agreements in flight, after those of
+     * the nonblocking constructions started on comm before it (as idup's). */
+    nth = comm->next_child++;
+    if (nth == MPI_CTX_NTH_BLOCKING)
+        nth = comm->next_child++;
+    rc = shrink_begin(s, comm, newcomm, mpi_ctx_key(comm->ctx, nth));
+    if (rc != MPI_SUCCESS) {
+        free(s);
+        mpi_req_free(r);
+        return mpi_error(comm, rc, fn, "no memory");
+    }
+    mpi_ref_inc(&comm->refs);
+    r->extra = s;
+    r->poll_fn = ishrink_poll;
+    r->free_fn = ishrink_free;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    mpi_lock();
+    done = ishrink_poll(r);
+    if (done)
+        mpi_req_complete(r);
+    mpi_unlock();
+    if (!done)
+        mpi_req_add_poll(r);
+    *request = r;
+    return MPI_SUCCESS;
+}
+SHOAL_MPIX_WEAK(Comm_ishrink)
 
 /* ---- finalize ------------------------------------------------------------------- */
 

@@ -2,7 +2,10 @@
  * Fault tolerance: what ft.c and ft_agree.c share (docs/FT.md).
  *
  * Frames (MPI_H_FT, a medium payload of 64-bit words):
- *   w[0] kind | flags, w[1] context id, w[2] agreement number,
+ *   w[0] kind | flags, w[1] context id, w[2] agreement id (the
+ *   agreement's number, and above bit 32 its round: shrink runs another
+ *   round under the same number when a member was busy allocating a
+ *   context id),
  *   w[3] sender's index among the communicator's members, then for
  *   agreement frames FT_NV values, then two bitmaps of the members
  *   (failed, acknowledged; a decision carries the failed one only, twice).
@@ -31,7 +34,7 @@
 
 /* One member's contribution to an agreement, kept by its coordinator. */
 typedef struct ft_slot {
-    uint32_t seq;
+    uint64_t seq; /* agreement id (above) */
     int valid;
     uint64_t vals[FT_NV];
     uint64_t *failed, *acked; /* bitmaps of bmw words */
@@ -39,7 +42,7 @@ typedef struct ft_slot {
 
 /* A decision, kept for the last two agreements. */
 typedef struct ft_dec {
-    uint32_t seq;
+    uint64_t seq; /* agreement id (above) */
     int valid, err;
     uint64_t vals[FT_NV];
     uint64_t *failed;
@@ -51,7 +54,7 @@ typedef struct mpi_ft_comm {
     int me;             /* this process's index among them */
     uint32_t seq;       /* agreements this process started on it */
     int nacked;         /* prefix of the failure list acknowledged */
-    ft_dec_t dec[2];    /* by seq & 1 */
+    ft_dec_t dec[2];    /* by the agreement number's parity */
     ft_slot_t *slots;   /* [(seq & 1) * size + rank] */
     uint64_t *bits;     /* the bitmaps' memory */
 } mpi_ft_comm_t;

@@ -53,6 +53,19 @@ shoal_ft_test(ft_p2p_thread PROGRAM mpi_ft_ulfm NP 4 ARGS p2p
 shoal_ft_test(ft_allreduce_thread PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce
               ENV SHOAL_PROGRESS=thread)
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
+# A stopped rank (SIGSTOP) and SHOAL_FT_TIMEOUT: stopped for less (once,
+# or three times with runs between, longer than the timeout in all) it
+# goes on and nobody is taken for dead; stopped for longer, shoalrun kills
+# it past the timeout, and the survivors get MPIX_ERR_PROC_FAILED no
+# sooner, then shrink; also over the TCP wire alone.
+shoal_ft_test(ft_stop_short PROGRAM mpi_ft_ulfm NP 4 ARGS stop 2 700 1 1000
+              ENV SHOAL_FT_TIMEOUT=1000ms)
+shoal_ft_test(ft_stop_repeat PROGRAM mpi_ft_ulfm NP 4 ARGS stop 1 400 3 600
+              ENV SHOAL_FT_TIMEOUT=600ms)
+shoal_ft_test(ft_stop_dead PROGRAM mpi_ft_ulfm NP 4 ARGS stop 3 2000 1 600
+              ENV SHOAL_FT_TIMEOUT=600ms)
+shoal_ft_test(ft_stop_dead_tcp PROGRAM mpi_ft_ulfm NP 4 ARGS stop 0 2000 1 600
+              ENV SHOAL_FT_TIMEOUT=600ms SHOAL_WIRES=tcp)
 # The coordinator of the agreement (rank 0) dies: rank 1 takes over.
 shoal_ft_test(ft_agree_coord PROGRAM mpi_ft_ulfm NP 5 ARGS agree 0)
 # ... and then its successor (rank 1) too.

@@ -40,9 +40,21 @@
  *           the data stays with it until the receiver takes it) and dies
  *           before they receive it: every receive fails with
  *           MPIX_ERR_PROC_FAILED, none hangs or reads a dead process
+ *   stop VICTIM MS TIMES TIMEOUT_MS
+ *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
+ *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
+ *           continues it, 50 ms runs in between) while the others wait in
+ *           MPI_Allreduce: when MS < TIMEOUT_MS the allreduce succeeds
+ *           after the stops, nobody is taken for dead; else shoalrun
+ *           kills the victim past the timeout, and not before: every
+ *           survivor gets MPIX_ERR_PROC_FAILED no sooner than the
+ *           timeout, and shrinks
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <time.h>
+
 #include "ft_test.h"
 
 static int me, np, victim, victim2 = -1; /* victim2: agree only */
@@ -445,6 +457,74 @@ static void mode_ishrink(void)
         printf("ishrink: pending at %d of %d tests\n", pending, 100);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void mode_stop(int stop_ms, int times, int timeout_ms)
+{
+    int cont = live_next(victim, 1), sum = -1, dies = stop_ms >= timeout_ms;
+    int pid = (int)getpid(), vpid = -1;
+    double t0, waited;
+
+    MT_CHECK(stop_ms > 0 && times > 0 && timeout_ms > 0,
+             "stop MS TIMES TIMEOUT_MS: got %d %d %d", stop_ms, times,
+             timeout_ms);
+    if (me == victim)
+        MT_OK(MPI_Send(&pid, 1, MPI_INT, cont, 4, MPI_COMM_WORLD));
+    if (me == cont)
+        MT_OK(MPI_Recv(&vpid, 1, MPI_INT, victim, 4, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    t0 = now_s();
+    if (me == victim) {
+        for (int i = 0; i < times; i++) {
+            raise(SIGSTOP); /* until cont's SIGCONT (or shoalrun's kill) */
+            usleep(50000);
+        }
+    }
+    if (me == cont && !dies) {
+        for (int i = 0; i < times; i++) {
+            usleep((useconds_t)stop_ms * 1000);
+            MT_CHECK(kill((pid_t)vpid, SIGCONT) == 0, "SIGCONT: %s",
+                     strerror(errno));
+            usleep(25000); /* it runs 50 ms: stop again, then count */
+        }
+    }
+    if (!dies) {
+        /* Never taken for dead: everyone waits for it, and it comes. */
+        MT_OK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        MT_CHECK(sum == np * (np - 1) / 2, "sum %d", sum);
+        waited = now_s() - t0;
+        MT_CHECK(waited >= times * stop_ms / 1e3 * 0.9,
+                 "the allreduce ended after %.3f s, before the stops (%d x "
+                 "%d ms)", waited, times, stop_ms);
+        if (me == 0)
+            printf("stop: %d x %d ms, timeout %d ms: nobody taken for dead, "
+                   "the allreduce took %.3f s\n", times, stop_ms,
+                   timeout_ms, waited);
+        return;
+    }
+    EXPECT(MPIX_ERR_PROC_FAILED,
+           MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    waited = now_s() - t0;
+    MT_CHECK(waited >= timeout_ms / 1e3 - 0.1,
+             "the stopped rank was taken for dead after %.3f s, before the "
+             "timeout (%d ms)", waited, timeout_ms);
+    MT_CHECK(waited < timeout_ms / 1e3 + 5,
+             "the stopped rank was taken for dead only after %.3f s "
+             "(timeout %d ms)", waited, timeout_ms);
+    if (me == cont)
+        printf("stop: taken for dead after %.3f s (timeout %d ms)\n",
+               waited, timeout_ms);
+    MPI_Comm nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -473,6 +553,10 @@ int main(int argc, char **argv)
         mode_shrink();
     else if (strcmp(mode, "ishrink") == 0)
         mode_ishrink();
+    else if (strcmp(mode, "stop") == 0 && argc > 5) {
+        victim2 = -1;
+        mode_stop(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    }
     else if (strcmp(mode, "persistent") == 0)
         mode_persistent();
     else if (strcmp(mode, "rendezvous") == 0)

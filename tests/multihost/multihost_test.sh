@@ -906,6 +906,33 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_stop | mpi_ft_stop_short)
+    # SHOAL_FT_TIMEOUT across 2 hosts x 2 ranks (docs/FT.md): rank 2, on
+    # the second host, stops itself (SIGSTOP) while the others wait in
+    # MPI_Allreduce.  mpi_ft_stop: for good; its host's daemon kills it
+    # past the timeout (1 s), not before, the launcher tells everyone, the
+    # survivors of both hosts get MPIX_ERR_PROC_FAILED and shrink.
+    # mpi_ft_stop_short: for 0.7 s (rank 3, on its host, continues it):
+    # nobody is taken for dead and the allreduce succeeds.
+    need_wire
+    make_hosts 2
+    export SHOAL_FT_TIMEOUT=1000ms
+    ms=2000
+    [ "$case_name" = mpi_ft_stop_short ] && ms=700
+    run "$P-h0" --ft --timeout 60 --host localhost:2,"$(host 1 2)" \
+        "$MH_MPIBIN/mpi_ft_ulfm" stop 2 "$ms" 1 1000
+    expect_rc 0
+    expect_out "^OK ft stop: survivors agree"
+    if [ "$case_name" = mpi_ft_stop ]; then
+        expect_err "^shoalrun(@[^:]+)?: rank 2 \(pid [0-9]+\)( on host [^ ]+)? has been stopped for [0-9.]+ s, past SHOAL_FT_TIMEOUT \(1 s\); --ft: taken for dead, killing it$"
+        expect_err "^shoalrun: rank 2 \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
+    else
+        expect_out "^stop: 1 x 700 ms, timeout 1000 ms: nobody taken for dead"
+        ! grep -q "taken for dead, killing" "$tmp/err" ||
+            fail "a rank stopped for less than the timeout was killed"
+    fi
+    nothing_left
+    ;;
 mpi_ft_inter)
     # ULFM on an intercommunicator across hosts (tests/mpi/ft_inter.c):
     # 2 hosts x 4 ranks, the halves (one per host) joined by

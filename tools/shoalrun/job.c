@@ -592,6 +592,8 @@ static void check_timers(job_t *job)
 
     if (!job->stopping)
         shoalrun_ckpt_timer(&job->ckpt, now);
+    if (!job->stopping)
+        job_ft_watch(job, now);
     if (job->deadline && now >= job->deadline && !job->stopping) {
         shoalrun_say("job exceeded the %g s timeout; stopping %d rank%s",
                      job->args->timeout_s, job->nalive,
@@ -638,6 +640,9 @@ static int next_wait_ms(const job_t *job)
     if (!job->stopping && job->ckpt.on && job->ckpt.every_ns &&
         job->ckpt.next_ns < next)
         next = job->ckpt.next_ns;
+    if (!job->stopping && job_ft_watch_due(job) != 0 &&
+        job_ft_watch_due(job) < next)
+        next = job_ft_watch_due(job);
     if (next == UINT64_MAX)
         return job->tree ? 1000 : -1;
     if (next <= now)
@@ -781,6 +786,7 @@ int shoalrun_job_run(shoalrun_args_t *args, int *died_p)
     job_init(&job, args);
     if (died_p != NULL)
         *died_p = 0;
+    job_ft_env();
     if (args->hosts.n == 0) {
         job_place(&job, NULL);
         code = job_run(&job, NULL);

@@ -16,6 +16,11 @@ typedef struct rank {
     /* Put SHOALRUN_EXPENDABLE_KEY (here, or as its daemon reported): its
      * host may be lost without ending the job. */
     int expendable;
+    /* --ft (ft_watch.c): stopped, unbroken, since this time (0: running)
+     * with this many context switches; killed for it. */
+    uint64_t stop_since;
+    unsigned long stop_switches;
+    int stop_killed;
 } rank_t;
 
 typedef struct job {
@@ -62,6 +67,7 @@ typedef struct job {
      * the stop was not asked for (--restart-on-failure restarts then). */
     int died;
     int user_signals;
+    uint64_t ft_watch_next; /* --ft: next look at the ranks' states */
 } job_t;
 
 /* job.c */
@@ -79,6 +85,17 @@ const char *job_others(int n, char *buf, size_t cap);
 void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi);
 void job_report_abort(job_t *job, int rank, pid_t pid, long code,
                       const char *msg);
+
+/* ft_watch.c: --ft, a local rank stopped (SIGSTOP, a debugger) longer
+ * than SHOAL_FT_TIMEOUT is killed, so that its death is told as any
+ * other's.  job_ft_watch looks when it is due; job_ft_watch_due says when
+ * that is (0: never). */
+void job_ft_watch(job_t *job, uint64_t now);
+uint64_t job_ft_watch_due(const job_t *job);
+/* Launcher, --ft: the datagram wire must not take a stopped rank for dead
+ * before SHOAL_FT_TIMEOUT; raise SHOAL_UDP_DEAD_TIMEOUT for the ranks
+ * when it is shorter and not set. */
+void job_ft_env(void);
 
 /* job_hosts.c */
 /* Launcher: a checkpoint line for a rank of another host (its daemon

@@ -5,7 +5,9 @@
  * the run needs to survive losing any other worker: every block's state
  * (what its children start from), every finished job's diff and output
  * until its parent has finished (a late or new copy of the parent takes
- * them instead of running the children again).
+ * them instead of running the children again).  A coordinator that takes
+ * over after a failover also takes the results the workers kept (TM_KEPT)
+ * instead of running those jobs again.
  *
  * Workers report through messages, and a worker that the active-message
  * layer finds dead, or that stays silent for SHOAL_TASK_SUSPECT, loses
@@ -83,9 +85,102 @@ static struct {
     const uint8_t **chain;
     size_t *chainlen;
     size_t capchain, capchainlen;
+    /* Results workers kept from before a failover (TM_KEPT), by path;
+     * res NULL once taken. */
+    struct c_kept {
+        uint8_t *path, *res;
+        size_t pathlen, reslen;
+        int rank; /* the worker that keeps it */
+    } *kept;
+    size_t nkept, capkept;
+    /* Runs that take a kept result instead of running (send_run), done
+     * once the orders at hand are carried out (pump); kill: the copy runs
+     * on its worker and must be ended. */
+    struct c_instant {
+        uint32_t copy, kept;
+        int kill;
+    } *instant;
+    size_t ninstant, capinstant;
+    uint64_t n_kept, n_kept_used;
+    /* Paths of finished jobs with blocks, for the workers to forget their
+     * children's results (TM_FORGET, sent at the next tick). */
+    task_buf_t forget;
+    uint32_t nforget;
 } co;
 
 static int handle(int src, const uint8_t *msg, size_t len);
+static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
+                    size_t dlen, const uint8_t *out, size_t olen, int holder);
+
+/* ---- orders -------------------------------------------------------------- */
+
+static int send_to(int rank, task_buf_t *b)
+{
+    if (b->err)
+        return b->err;
+    int here = rank == task_rt.rank && task_worker_direct(b->p, b->len);
+    int s = co.lost[rank] || here ? SHOAL_OK
+                                  : task_msg_send(rank, b->p, b->len);
+    if (co.lost[rank] || here)
+        free(b->p);
+    memset(b, 0, sizeof(*b));
+    return s;
+}
+
+/* ---- results kept from before a failover --------------------------------- */
+
+/* The kept result of the job at path, not taken yet, or TASK_NONE.  (A
+ * scan: there are none but after a failover, and then as many as the
+ * workers kept, each taken once.) */
+static uint32_t kept_find(const task_path_t *path)
+{
+    for (size_t i = 0; i < co.nkept; i++)
+        if (co.kept[i].res != NULL && co.kept[i].pathlen == path->len &&
+            (path->len == 0 ||
+             memcmp(co.kept[i].path, path->bytes, path->len) == 0))
+            return (uint32_t)i;
+    return TASK_NONE;
+}
+
+static int instant_add(uint32_t copy, uint32_t kept, int kill)
+{
+    int s = task_grow((void **)&co.instant, &co.capinstant, co.ninstant + 1,
+                      sizeof(*co.instant), "task: kept results");
+    if (s == SHOAL_OK)
+        co.instant[co.ninstant++] = (struct c_instant){copy, kept, kill};
+    return s;
+}
+
+/* Copy finishes with kept result k instead of running: as if it had sent
+ * it (TM_DONE).  A copy that runs (kill) is ended: its job is done. */
+static int kept_done(uint32_t copy, uint32_t k, int kill)
+{
+    struct c_kept *e = &co.kept[k];
+    c_copy_t *c = &co.copies[copy];
+    task_rd_t rd;
+    size_t dlen, olen;
+
+    if (e->res == NULL || c->gone || co.jobs[c->job].done)
+        return SHOAL_OK; /* taken meanwhile, or the copy is gone */
+    task_rd_init(&rd, e->res, e->reslen);
+    uint32_t ret = task_rd_u32(&rd);
+    (void)task_rd_u32(&rd); /* lock requests: none (no locks) */
+    const uint8_t *diff = task_rd_bytes(&rd, &dlen);
+    const uint8_t *out = task_rd_bytes(&rd, &olen);
+    if (rd.err)
+        return base_err(SHOAL_ERR_PROTOCOL, "task: a kept result from a "
+                        "worker is malformed");
+    co.n_kept_used++;
+    int s = job_done(copy, ret, diff, dlen, out, olen, e->rank);
+    free(e->res); /* job_done copied it */
+    e->res = NULL;
+    if (s == SHOAL_OK && kill && !co.done) {
+        task_buf_t b = {0};
+        task_msg_start(&b, TM_KILL, copy);
+        s = send_to(c->rank, &b);
+    }
+    return s;
+}
 
 /* ---- ending the run ------------------------------------------------------ */
 
@@ -170,13 +265,16 @@ static void finish(uint32_t ret, const c_job_t *root)
 {
     base_info("task", "done: %zu jobs, %zu runs of them; %llu lock waits, "
               "%llu penalties, %llu workers suspected, %llu lost, %llu "
-              "crashed runs, %llu pages from the coordinator",
+              "crashed runs, %llu pages from the coordinator, %llu of "
+              "%llu kept results taken",
               co.njobs, co.ncopies, (unsigned long long)co.n_blocked,
               (unsigned long long)co.n_penalized,
               (unsigned long long)co.n_suspected,
               (unsigned long long)co.n_lost,
               (unsigned long long)co.n_crashed,
-              (unsigned long long)co.n_pages);
+              (unsigned long long)co.n_pages,
+              (unsigned long long)co.n_kept_used,
+              (unsigned long long)co.n_kept);
     fflush(stdout);
     if (root->outlen > 0)
         fwrite(root->out, 1, root->outlen, stdout);
@@ -184,21 +282,6 @@ static void finish(uint32_t ret, const c_job_t *root)
     co.done = 1;
     co.status = (int)ret;
     broadcast_end();
-}
-
-/* ---- orders -------------------------------------------------------------- */
-
-static int send_to(int rank, task_buf_t *b)
-{
-    if (b->err)
-        return b->err;
-    int here = rank == task_rt.rank && task_worker_direct(b->p, b->len);
-    int s = co.lost[rank] || here ? SHOAL_OK
-                                  : task_msg_send(rank, b->p, b->len);
-    if (co.lost[rank] || here)
-        free(b->p);
-    memset(b, 0, sizeof(*b));
-    return s;
 }
 
 /* A copy of job waiting at its block b, to serve its children's pages,
@@ -226,6 +309,9 @@ static int send_run(const task_order_t *o)
         memset(&co.copies[co.ncopies++], 0, sizeof(*co.copies));
     co.copies[o->copy] = (c_copy_t){.job = o->job,
                                     .rank = co.rank_of[o->worker]};
+    uint32_t k = kept_find(&j->path);
+    if (k != TASK_NONE) /* finished before a failover: not run again */
+        return instant_add(o->copy, k, 0);
     task_msg_start(&b, TM_RUN, o->copy);
     task_buf_u32(&b, j->width);
     task_buf_u32(&b, j->id);
@@ -383,6 +469,13 @@ static int pump(void)
             continue;
         }
         const task_order_t *so = task_sched_orders(co.s, &n);
+        if (n == 0 && co.ninstant > 0 && !co.done) {
+            struct c_instant in = co.instant[--co.ninstant];
+            int s = kept_done(in.copy, in.kept, in.kill);
+            if (s != SHOAL_OK)
+                return s;
+            continue;
+        }
         if (n == 0)
             return SHOAL_OK;
         task_order_t *copy = malloc(n * sizeof(*copy));
@@ -456,6 +549,26 @@ static void tell_stall(void)
                   (long long)(int64_t)task_lock_owner(co.m, l));
 }
 
+/* The finished jobs of the last turn, to every worker (TM_FORGET): their
+ * children's results need not be kept any more. */
+static int send_forget(void)
+{
+    int s = co.forget.err;
+
+    for (int r = 0; r < task_rt.size && s == SHOAL_OK; r++) {
+        if (r == task_rt.rank || co.lost[r] || co.worker_of[r] == TASK_NONE)
+            continue;
+        task_buf_t b = {0};
+        task_msg_start(&b, TM_FORGET, (uint32_t)r);
+        task_buf_u32(&b, co.nforget);
+        task_buf_raw(&b, co.forget.p, co.forget.len);
+        s = b.err ? b.err : task_msg_send(r, b.p, b.len);
+    }
+    co.forget.len = 0;
+    co.nforget = 0;
+    return s;
+}
+
 int task_coord_tick(int *done_p, int *status_p)
 {
     uint64_t now = base_time_ns();
@@ -494,6 +607,8 @@ int task_coord_tick(int *done_p, int *status_p)
         if (s == SHOAL_OK)
             s = pump();
     }
+    if (s == SHOAL_OK && co.nforget > 0 && !co.done)
+        s = send_forget();
     *done_p = co.done;
     *status_p = co.status;
     return s;
@@ -698,25 +813,20 @@ static void drop_children(c_job_t *j)
     }
 }
 
-static int on_done(uint32_t copy, task_rd_t *rd)
+/* Copy finished its job with this result (its TM_DONE, or a result kept
+ * from before a failover), which the worker of rank holder keeps (none
+ * does on the coordinator's rank); the orders are not carried out yet. */
+static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
+                    size_t dlen, const uint8_t *out, size_t olen, int holder)
 {
     c_copy_t *c = &co.copies[copy];
     c_job_t *j = &co.jobs[c->job];
-    uint32_t ret = task_rd_u32(rd);
-    (void)task_rd_u32(rd); /* lock requests: for a lock manager rebuild */
-    size_t dlen, olen;
-    const uint8_t *diff = task_rd_bytes(rd, &dlen);
-    const uint8_t *out = task_rd_bytes(rd, &olen);
     char pb[256];
 
-    if (rd->err)
-        return rd->err;
     int r = task_sched_copy_done(co.s, copy);
     copy_gone(copy);
-    if (r < 0)
-        return r;
-    if (r == 0)
-        return pump(); /* a slower copy */
+    if (r <= 0)
+        return r; /* (0: a slower copy) */
     j->done = 1;
     j->diff = dup_bytes(diff, dlen);
     j->out = dup_bytes(out, olen);
@@ -732,6 +842,12 @@ static int on_done(uint32_t copy, task_rd_t *rd)
         finish(ret, j);
         return SHOAL_OK;
     }
+    if (j->nblocks > 0 && task_keeps_results() && holder != task_rt.rank) {
+        /* The workers may forget its children's results: its own, kept
+         * by its worker, holds their writes. */
+        task_buf_bytes(&co.forget, j->path.bytes, j->path.len);
+        co.nforget++;
+    }
     c_block_t *blk = &co.jobs[j->parent].blocks[j->block];
     if (++blk->finished == blk->n) {
         free(blk->state);
@@ -739,6 +855,72 @@ static int on_done(uint32_t copy, task_rd_t *rd)
         int s = task_sched_block_done(co.s, j->parent, j->block);
         if (s != SHOAL_OK)
             return s;
+    }
+    return SHOAL_OK;
+}
+
+static int on_done(uint32_t copy, task_rd_t *rd)
+{
+    uint32_t ret = task_rd_u32(rd);
+    (void)task_rd_u32(rd); /* lock requests: for a lock manager rebuild */
+    size_t dlen, olen;
+    const uint8_t *diff = task_rd_bytes(rd, &dlen);
+    const uint8_t *out = task_rd_bytes(rd, &olen);
+
+    if (rd->err)
+        return rd->err;
+    int s = job_done(copy, ret, diff, dlen, out, olen, co.copies[copy].rank);
+    return s == SHOAL_OK ? pump() : s;
+}
+
+/* TM_KEPT: a worker's results from before a failover.  Jobs not made yet
+ * take them when the scheduler would run them (send_run); a job that runs
+ * now, and whose blocks are all done (it did not make children that wait
+ * for it), takes its result at once, and its copy is ended. */
+static int on_kept(int src, task_rd_t *rd)
+{
+    uint32_t n = task_rd_u32(rd);
+    size_t first = co.nkept;
+
+    for (uint32_t i = 0; i < n && !rd->err; i++) {
+        size_t plen, rlen;
+        const uint8_t *path = task_rd_bytes(rd, &plen);
+        const uint8_t *res = task_rd_bytes(rd, &rlen);
+        if (rd->err)
+            break;
+        int s = task_grow((void **)&co.kept, &co.capkept, co.nkept + 1,
+                          sizeof(*co.kept), "task: kept results");
+        if (s != SHOAL_OK)
+            return s;
+        struct c_kept e = {dup_bytes(path, plen), dup_bytes(res, rlen), plen,
+                           rlen, src};
+        if (e.path == NULL || e.res == NULL) {
+            free(e.path);
+            free(e.res);
+            return base_err(SHOAL_ERR_NOMEM, "task: kept results");
+        }
+        co.kept[co.nkept++] = e;
+        co.n_kept++;
+    }
+    if (rd->err)
+        return rd->err;
+    for (size_t c = 0; c < co.ncopies && co.nkept > first; c++) {
+        task_copy_info_t info;
+        c_job_t *j = &co.jobs[co.copies[c].job];
+        int open = 0;
+        if (co.copies[c].gone || co.copies[c].waiting || j->done ||
+            task_sched_copy_info(co.s, (uint32_t)c, &info) != SHOAL_OK ||
+            (info.state != TASK_COPY_RUNNING &&
+             info.state != TASK_COPY_SUSPENDED))
+            continue;
+        for (size_t b = 0; b < j->nblocks; b++)
+            open |= j->blocks[b].finished < j->blocks[b].n;
+        uint32_t k = open ? TASK_NONE : kept_find(&j->path);
+        if (k != TASK_NONE) {
+            int s = instant_add((uint32_t)c, k, 1);
+            if (s != SHOAL_OK)
+                return s;
+        }
     }
     return pump();
 }
@@ -939,6 +1121,8 @@ static int handle(int src, const uint8_t *msg, size_t len)
         return SHOAL_OK;
     if (type == TM_PAGE_COORD)
         return page_coord(id, &rd);
+    if (type == TM_KEPT)
+        return on_kept(src, &rd);
     return copy_msg(src, type, id, &rd, msg, len);
 }
 
@@ -1006,6 +1190,13 @@ void task_coord_fini(void)
     }
     for (size_t k = 0; k < co.ncopies; k++)
         free(co.copies[k].pending);
+    for (size_t k = 0; k < co.nkept; k++) {
+        free(co.kept[k].path);
+        free(co.kept[k].res);
+    }
+    free(co.kept);
+    free(co.instant);
+    task_buf_free(&co.forget);
     free(co.jobs);
     free(co.copies);
     free(co.chain);

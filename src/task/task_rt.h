@@ -72,7 +72,16 @@ enum task_msg_type {
      * worker takes rank 0's exit for its loss and a collective finalize
      * starts only when every worker is there */
     TM_END, /* rank (coordinator -> worker) */
-    TM_BYE  /* rank (worker -> coordinator) */
+    TM_BYE, /* rank (worker -> coordinator) */
+    /* results kept across a failover (task_worker.c, kept): a worker
+     * keeps what its copies sent in TM_DONE until the coordinator says
+     * their parent is done (TM_FORGET), and hands them to a new
+     * coordinator after its hello (TM_KEPT), which takes a kept result
+     * instead of running the job again */
+    TM_KEPT,  /* rank; u32 n; n x (bytes path, bytes TM_DONE's body: u32
+                 ret, u32 lock requests, bytes diff, output) */
+    TM_FORGET /* rank; u32 n; n x bytes path (finished jobs: their
+                 descendants' results are not needed any more) */
 };
 
 /* TM_RUN's flags. */
@@ -205,6 +214,14 @@ int task_worker_over(void);
 int task_worker_tick(void);
 /* Ends every copy (the run is over). */
 void task_worker_kill_all(void);
+/* 1 when workers keep their copies' results for a new coordinator: the
+ * failover is on, there is more than one rank and the program has no
+ * locks (lock variables live in the lock manager, which a failover
+ * starts anew: a kept result would lack their changes). */
+int task_keeps_results(void);
+/* After a failover's hello: the results this worker kept, to the new
+ * coordinator (its own rank's: handed over, and forgotten here). */
+int task_worker_send_kept(void);
 
 /* ---- a copy (task_copy.c) ------------------------------------------------ */
 

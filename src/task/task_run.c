@@ -11,11 +11,13 @@
  * the coordinator (ranks only ever die, so all agree once they have seen
  * the same deaths; the coordinator's rank only grows).  That rank starts a
  * coordinator afresh and runs the program's root job again from its
- * start: the others join it with a hello, as at the start.  Jobs are
- * idempotent and their memory is the parent's snapshot, so running the
- * tree again gives the same result; what was done before the failure is
- * done again.  A worker that sees a hello before it has seen the
- * coordinator's death keeps it for when it has (early[]).
+ * start: the others join it with a hello, as at the start, and hand it
+ * the results of finished jobs they kept (TM_KEPT, task_worker.c), which
+ * it takes instead of running those jobs again.  Jobs are idempotent and
+ * their memory is the parent's snapshot, so running the tree again, or
+ * taking a result of an earlier run, gives the same result.  A worker
+ * that sees a hello (and its TM_KEPT) before it has seen the
+ * coordinator's death keeps it for when it has (early[], early_kept[]).
  *
  * Routines travel as offsets from the program's main function, so the
  * program may be loaded anywhere; the shared heap is at one fixed
@@ -67,8 +69,13 @@ uint64_t task_layout(void)
 }
 
 /* early[r]: rank r said hello to a coordinator that is not this rank
- * yet (failover). */
+ * yet (failover); early_kept[r]: the results it kept, which came with
+ * the hello (TM_KEPT), for that coordinator. */
 static uint8_t *early;
+static struct early_kept {
+    uint8_t *msg;
+    size_t len;
+} *early_kept;
 
 /* This worker's hello to the coordinator. */
 static int hello(void)
@@ -132,7 +139,7 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
 static int coord_msg(uint32_t type)
 {
     return (type >= TM_HELLO && type <= TM_FAIL) || type == TM_PAGE_COORD ||
-           type == TM_BYE;
+           type == TM_BYE || type == TM_KEPT;
 }
 
 /* The coordinator died before the run was over: the lowest rank alive
@@ -148,12 +155,18 @@ static int failover(void)
     if (next != task_rt.rank) {
         base_info("task", "rank %d: the coordinator (rank %d) is gone; "
                   "joining rank %d, the next", task_rt.rank, old, next);
-        return hello();
+        s = hello();
+        return s == SHOAL_OK && task_keeps_results() ? task_worker_send_kept()
+                                                     : s;
     }
     base_warn("task", "the coordinator (rank %d) is gone: rank %d "
-              "coordinates now and runs the program again from its start",
-              old, next);
+              "coordinates now and runs the program again from its start%s",
+              old, next,
+              task_keeps_results() ? ", taking the results the workers kept"
+                                   : "");
     s = task_coord_init();
+    if (s == SHOAL_OK && task_keeps_results())
+        s = task_worker_send_kept();
     for (int r = 0; s == SHOAL_OK && r < task_rt.size; r++) {
         if (!early[r] || task_msg_dead(r))
             continue;
@@ -164,6 +177,13 @@ static int failover(void)
         free(b.p);
     }
     memset(early, 0, (size_t)task_rt.size);
+    for (int r = 0; r < task_rt.size; r++) {
+        struct early_kept *e = &early_kept[r];
+        if (s == SHOAL_OK && e->msg != NULL && !task_msg_dead(r))
+            s = task_coord_handle(r, e->msg, e->len);
+        free(e->msg);
+        *e = (struct early_kept){NULL, 0};
+    }
     return s;
 }
 
@@ -191,7 +211,11 @@ static int turn(int *exit_p, int *status_p)
         uint32_t type = len >= 4 ? msg[0] : 0;
         if (coord_msg(type) && task_rt.rank == task_rt.coord)
             s = task_coord_handle(src, msg, len);
-        else if (coord_msg(type))
+        else if (coord_msg(type) && type == TM_KEPT) {
+            free(early_kept[src].msg); /* for a coordinator to come */
+            early_kept[src] = (struct early_kept){msg, len};
+            msg = NULL;
+        } else if (coord_msg(type))
             early[src] |= type == TM_HELLO; /* for a coordinator to come */
         else
             s = task_worker_handle(msg, len, exit_p, status_p);
@@ -283,8 +307,10 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
         return 1;
     }
     early = calloc((size_t)shoal_size(), 1);
-    s = early != NULL ? setup(argc, argv, prog)
-                      : base_err(SHOAL_ERR_NOMEM, "task: set-up");
+    early_kept = calloc((size_t)shoal_size(), sizeof(*early_kept));
+    s = early != NULL && early_kept != NULL
+            ? setup(argc, argv, prog)
+            : base_err(SHOAL_ERR_NOMEM, "task: set-up");
     while (s == SHOAL_OK && !exit)
         s = turn(&exit, &status);
     if (s != SHOAL_OK) {
@@ -300,6 +326,10 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
         task_coord_fini();
     free(early);
     early = NULL;
+    for (int r = 0; early_kept != NULL && r < task_rt.size; r++)
+        free(early_kept[r].msg);
+    free(early_kept);
+    early_kept = NULL;
     task_msg_fini();
     task_region_fini(&task_rt.region);
     fflush(stdout);

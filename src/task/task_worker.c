@@ -45,7 +45,19 @@ typedef struct w_copy {
                        TM_RESULTS not yet passed on): its memory is the
                        block's children's start, still */
     int news;       /* its flag was up at this turn: read its channel */
+    uint8_t *path;  /* its job's (task_keeps_results: its result is kept) */
+    uint32_t pathlen;
+    int blocks;     /* it sent a TM_BLOCK: its job has children */
 } w_copy_t;
+
+/* A result one of this worker's copies sent (TM_DONE), kept for a new
+ * coordinator should the coordinator die (task_keeps_results): the job's
+ * path and the message's body after its type and copy. */
+typedef struct w_kept {
+    uint8_t *path, *res;
+    uint32_t pathlen;
+    size_t reslen;
+} w_kept_t;
 
 /* A warm copy's process between runs (task_copy.c, next_run). */
 typedef struct w_idle {
@@ -73,6 +85,8 @@ static struct {
     uint64_t next_beat;
     uint64_t next_sweep; /* every channel read, every process looked at */
     int over; /* the coordinator said the run is over (TM_END) */
+    w_kept_t *kept;
+    size_t nkept, capkept;
 } wk;
 
 /* A child exited (SIGCHLD): reap looks. */
@@ -125,6 +139,105 @@ int task_worker_init(void)
     return SHOAL_OK;
 }
 
+/* ---- results kept for a new coordinator (TM_KEPT) ---------------------- */
+
+int task_keeps_results(void)
+{
+    return base_cfg.TASK_FAILOVER && task_rt.size > 1 && task_rt.nlocks == 0;
+}
+
+static void kept_clear(void)
+{
+    for (size_t i = 0; i < wk.nkept; i++) {
+        free(wk.kept[i].path);
+        free(wk.kept[i].res);
+    }
+    wk.nkept = 0;
+}
+
+/* Forgets the results of path's proper descendants (path is done: its own
+ * result holds their writes); paths are canonical, so a descendant's
+ * starts with its ancestor's bytes. */
+static void kept_forget_below(const uint8_t *path, size_t len)
+{
+    for (size_t i = 0; i < wk.nkept;) {
+        w_kept_t *k = &wk.kept[i];
+        if (k->pathlen > len && (len == 0 || memcmp(k->path, path, len) == 0)) {
+            free(k->path);
+            free(k->res);
+            *k = wk.kept[--wk.nkept];
+        } else
+            i++;
+    }
+}
+
+/* Copy c finished (its TM_DONE, msg): its result is kept until its
+ * parent is done, unless this rank is the coordinator's (its results are
+ * the coordinator's, and die with it).  Its children's, which its own
+ * holds, are forgotten here at once.  (Two copies of one job that both
+ * finish here keep two equal results: rare, and not worth a search at
+ * every run.) */
+static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
+{
+    if (c->path == NULL || task_rt.rank == task_rt.coord || len < 8)
+        return SHOAL_OK;
+    if (c->blocks)
+        kept_forget_below(c->path, c->pathlen);
+    int s = task_grow((void **)&wk.kept, &wk.capkept, wk.nkept + 1,
+                      sizeof(*wk.kept), "task: kept results");
+    if (s != SHOAL_OK)
+        return s;
+    w_kept_t k = {malloc(c->pathlen ? c->pathlen : 1), malloc(len - 8),
+                  c->pathlen, len - 8};
+    if (k.path == NULL || k.res == NULL) {
+        free(k.path);
+        free(k.res);
+        return base_err(SHOAL_ERR_NOMEM, "task: a kept result");
+    }
+    if (c->pathlen > 0)
+        memcpy(k.path, c->path, c->pathlen);
+    memcpy(k.res, msg + 8, len - 8);
+    wk.kept[wk.nkept++] = k;
+    return SHOAL_OK;
+}
+
+/* TM_FORGET: jobs whose children's results are not needed any more. */
+static int kept_forget(task_rd_t *rd)
+{
+    uint32_t n = task_rd_u32(rd);
+
+    for (uint32_t i = 0; i < n && !rd->err; i++) {
+        size_t len;
+        const uint8_t *path = task_rd_bytes(rd, &len);
+        if (!rd->err)
+            kept_forget_below(path, len);
+    }
+    return rd->err;
+}
+
+int task_worker_send_kept(void)
+{
+    task_buf_t b = {0};
+
+    task_msg_start(&b, TM_KEPT, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, (uint32_t)wk.nkept);
+    for (size_t i = 0; i < wk.nkept; i++) {
+        task_buf_bytes(&b, wk.kept[i].path, wk.kept[i].pathlen);
+        task_buf_bytes(&b, wk.kept[i].res, wk.kept[i].reslen);
+    }
+    if (b.err)
+        return b.err;
+    base_info("task", "rank %d: %zu kept results to the coordinator (rank "
+              "%d)", task_rt.rank, wk.nkept, task_rt.coord);
+    if (task_rt.coord != task_rt.rank)
+        return task_msg_send(task_rt.coord, b.p, b.len);
+    /* This rank coordinates now: the results are its coordinator's. */
+    int s = task_coord_handle(task_rt.rank, b.p, b.len);
+    free(b.p);
+    kept_clear();
+    return s;
+}
+
 void task_worker_fini(void)
 {
     /* (No shared page when the set-up failed before it.) */
@@ -138,6 +251,8 @@ void task_worker_fini(void)
     task_worker_kill_all();
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
+    kept_clear();
+    free(wk.kept);
     free(wk.c);
     memset(&wk, 0, sizeof(wk));
 }
@@ -264,12 +379,22 @@ static int fork_copy(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
 made:
     wk.runs++;
     wk.procs += runs == 1;
+    uint8_t *kpath = NULL;
+    if (task_keeps_results()) {
+        kpath = malloc(m.pathlen ? m.pathlen : 1);
+        if (kpath == NULL)
+            s = base_err(SHOAL_ERR_NOMEM, "task: a path");
+        else if (m.pathlen > 0)
+            memcpy(kpath, m.path, m.pathlen);
+    }
     wk.c[wk.n++] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
                               .src_rank = m.src_rank,
                               .src_copy = m.src_copy,
                               .src_block = m.src_block, .runs = runs,
-                              .absent = !!(m.flags & TASK_RUN_ABSENT)};
-    return SHOAL_OK;
+                              .absent = !!(m.flags & TASK_RUN_ABSENT),
+                              .path = kpath,
+                              .pathlen = (uint32_t)m.pathlen};
+    return s;
 }
 
 /* ---- pages on demand (task_page.c) --------------------------------------- */
@@ -543,10 +668,13 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
          * that never come. */
         task_buf_t b = {0};
         task_worker_kill_all();
+        kept_clear();
         wk.over = 1;
         task_msg_start(&b, TM_BYE, (uint32_t)task_rt.rank);
         return send_coord(&b);
     }
+    case TM_FORGET:
+        return kept_forget(&rd);
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
         *exit_p = task_rd_u32(&rd) ? 1 : 2;
@@ -586,6 +714,7 @@ static int drain(w_copy_t *c)
             (void)task_rd_u32(&rd);
             (void)task_rd_u32(&rd);
             c->waits = task_rd_u32(&rd) + 1;
+            c->blocks = 1;
             if (!c->killed)
                 src_publish(c);
         }
@@ -594,6 +723,12 @@ static int drain(w_copy_t *c)
             continue;
         }
         int s = SHOAL_OK;
+        if (len >= 4 && msg[0] == TM_DONE)
+            s = kept_add(c, msg, len);
+        if (s != SHOAL_OK) {
+            free(msg);
+            return s;
+        }
         if (page_from_copy(c, msg, len, &s)) {
             if (s != SHOAL_OK)
                 return s;
@@ -644,6 +779,7 @@ static int reap(int sweep)
         int s = drain(&c);
         src_forget(c.copy);
         close(c.fd);
+        free(c.path);
         wk.c[i] = wk.c[--wk.n];
         if (s == SHOAL_OK && !c.done && !c.killed) {
             task_buf_t b = {0};
@@ -676,6 +812,7 @@ static void retire(void)
         if (c->absent && c->runs < (uint32_t)base_cfg.TASK_REUSE &&
             wk.nidle < (size_t)base_cfg.TASK_IDLE && wk.nidle < IDLE_MAX) {
             wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};
+            free(c->path);
             wk.c[i] = wk.c[--wk.n];
             continue;
         }
@@ -765,6 +902,7 @@ void task_worker_kill_all(void)
     for (size_t i = 0; i < wk.n; i++) {
         waitpid(wk.c[i].pid, NULL, 0);
         close(wk.c[i].fd);
+        free(wk.c[i].path);
     }
     wk.n = 0;
 }

@@ -11,7 +11,9 @@
  *
  * With several trees, tree i uses seed + i, one after another.
  * spin_us makes each job compute that long, so that faults injected from
- * outside (task_faults.sh) land while jobs run.  Prints the seed, the job
+ * outside (task_faults.sh) land while jobs run.  With TASK_TEST_PROGRESS
+ * set, each run of a job prints "task_random: ran <path>" to stderr as it
+ * ends.  Prints the seed, the job
  * count and a checksum; exits 1 with the first differing cell.
  */
 #define _GNU_SOURCE
@@ -128,6 +130,13 @@ SHOAL_TASK_ROUTINE(child)
     (void)width;
     (void)len;
     job(mem, &((const node_t *)arg)[id], spawn_par);
+    if (getenv("TASK_TEST_PROGRESS") != NULL) {
+        /* Every run of a job that finishes says so, straight out:
+         * task_faults.sh's coordlate counts them. */
+        char p[256];
+        shoal_task_path(p, sizeof(p));
+        fprintf(stderr, "task_random: ran %s\n", p);
+    }
 }
 
 static void spawn_par(int *m, const node_t *kids, int n)

@@ -814,8 +814,9 @@ static void drop_children(c_job_t *j)
 }
 
 /* Copy finished its job with this result (its TM_DONE, or a result kept
- * from before a failover), which the worker of rank holder keeps (none
- * does on the coordinator's rank); the orders are not carried out yet. */
+ * from before a failover), which the worker of rank holder keeps (-1:
+ * none; this rank's: none but the coordinator); the orders are not
+ * carried out yet. */
 static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
                     size_t dlen, const uint8_t *out, size_t olen, int holder)
 {
@@ -842,7 +843,8 @@ static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
         finish(ret, j);
         return SHOAL_OK;
     }
-    if (j->nblocks > 0 && task_keeps_results() && holder != task_rt.rank) {
+    if (j->nblocks > 0 && task_keeps_results() && holder >= 0 &&
+        holder != task_rt.rank) {
         /* The workers may forget its children's results: its own, kept
          * by its worker, holds their writes. */
         task_buf_bytes(&co.forget, j->path.bytes, j->path.len);
@@ -869,7 +871,11 @@ static int on_done(uint32_t copy, task_rd_t *rd)
 
     if (rd->err)
         return rd->err;
-    int s = job_done(copy, ret, diff, dlen, out, olen, co.copies[copy].rank);
+    /* (Its worker keeps it, or, on this rank, the heir: TM_KEEP.) */
+    int holder = co.copies[copy].rank;
+    if (holder == task_rt.rank)
+        holder = task_worker_heir();
+    int s = job_done(copy, ret, diff, dlen, out, olen, holder);
     return s == SHOAL_OK ? pump() : s;
 }
 

@@ -80,8 +80,10 @@ enum task_msg_type {
      * instead of running the job again */
     TM_KEPT,  /* rank; u32 n; n x (bytes path, bytes TM_DONE's body: u32
                  ret, u32 lock requests, bytes diff, output) */
-    TM_FORGET /* rank; u32 n; n x bytes path (finished jobs: their
-                 descendants' results are not needed any more) */
+    TM_FORGET, /* rank; u32 n; n x bytes path (finished jobs: their
+                  descendants' results are not needed any more) */
+    TM_KEEP    /* as TM_KEPT, from the coordinator's rank to its heir (the
+                  next coordinator), for the results of its own copies */
 };
 
 /* TM_RUN's flags. */
@@ -222,6 +224,10 @@ int task_keeps_results(void);
 /* After a failover's hello: the results this worker kept, to the new
  * coordinator (its own rank's: handed over, and forgotten here). */
 int task_worker_send_kept(void);
+/* The worker that keeps the results of the coordinator's rank's copies:
+ * the lowest rank alive above the coordinator's, which a failover makes
+ * the next coordinator; -1 when there is none (or nothing is kept). */
+int task_worker_heir(void);
 
 /* ---- a copy (task_copy.c) ------------------------------------------------ */
 

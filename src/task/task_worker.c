@@ -171,34 +171,85 @@ static void kept_forget_below(const uint8_t *path, size_t len)
     }
 }
 
-/* Copy c finished (its TM_DONE, msg): its result is kept until its
- * parent is done, unless this rank is the coordinator's (its results are
- * the coordinator's, and die with it).  Its children's, which its own
- * holds, are forgotten here at once.  (Two copies of one job that both
- * finish here keep two equal results: rare, and not worth a search at
- * every run.) */
-static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
+int task_worker_heir(void)
 {
-    if (c->path == NULL || task_rt.rank == task_rt.coord || len < 8)
-        return SHOAL_OK;
-    if (c->blocks)
-        kept_forget_below(c->path, c->pathlen);
+    if (!task_keeps_results())
+        return -1;
+    for (int r = task_rt.coord + 1; r < task_rt.size; r++)
+        if (!task_msg_dead(r))
+            return r;
+    return -1;
+}
+
+/* Keeps the result res (TM_DONE's body) of the job at path; the results
+ * below it (its own holds their writes) are forgotten when it had
+ * children.  (Two copies of one job that both finish here keep two equal
+ * results: rare, and not worth a search at every run.) */
+static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
+                      const uint8_t *res, size_t reslen)
+{
+    if (blocks)
+        kept_forget_below(path, pathlen);
     int s = task_grow((void **)&wk.kept, &wk.capkept, wk.nkept + 1,
                       sizeof(*wk.kept), "task: kept results");
     if (s != SHOAL_OK)
         return s;
-    w_kept_t k = {malloc(c->pathlen ? c->pathlen : 1), malloc(len - 8),
-                  c->pathlen, len - 8};
+    w_kept_t k = {malloc(pathlen ? pathlen : 1), malloc(reslen ? reslen : 1),
+                  (uint32_t)pathlen, reslen};
     if (k.path == NULL || k.res == NULL) {
         free(k.path);
         free(k.res);
         return base_err(SHOAL_ERR_NOMEM, "task: a kept result");
     }
-    if (c->pathlen > 0)
-        memcpy(k.path, c->path, c->pathlen);
-    memcpy(k.res, msg + 8, len - 8);
+    if (pathlen > 0)
+        memcpy(k.path, path, pathlen);
+    if (reslen > 0)
+        memcpy(k.res, res, reslen);
     wk.kept[wk.nkept++] = k;
     return SHOAL_OK;
+}
+
+/* Copy c finished (its TM_DONE, msg): its result is kept until its
+ * parent is done; on the coordinator's rank, whose results would die
+ * with the coordinator, by its heir (TM_KEEP). */
+static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
+{
+    if (c->path == NULL || len < 8)
+        return SHOAL_OK;
+    if (task_rt.rank != task_rt.coord)
+        return kept_store(c->path, c->pathlen, c->blocks, msg + 8, len - 8);
+    int heir = task_worker_heir();
+    if (heir < 0)
+        return SHOAL_OK;
+    task_buf_t b = {0};
+    task_msg_start(&b, TM_KEEP, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, (uint32_t)c->blocks);
+    task_buf_bytes(&b, c->path, c->pathlen);
+    task_buf_bytes(&b, msg + 8, len - 8);
+    return b.err ? b.err : task_msg_send(heir, b.p, b.len);
+}
+
+/* TM_KEEP: a result of the coordinator's rank's, kept here (the heir);
+ * handed to the coordinator at once when this rank has become it. */
+static int kept_keep(task_rd_t *rd)
+{
+    size_t plen, rlen;
+    uint32_t blocks = task_rd_u32(rd);
+    const uint8_t *path = task_rd_bytes(rd, &plen);
+    const uint8_t *res = task_rd_bytes(rd, &rlen);
+
+    if (rd->err)
+        return rd->err;
+    if (task_rt.rank != task_rt.coord)
+        return kept_store(path, plen, (int)blocks, res, rlen);
+    task_buf_t b = {0};
+    task_msg_start(&b, TM_KEPT, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, 1);
+    task_buf_bytes(&b, path, plen);
+    task_buf_bytes(&b, res, rlen);
+    int s = b.err ? b.err : task_coord_handle(task_rt.rank, b.p, b.len);
+    task_buf_free(&b);
+    return s;
 }
 
 /* TM_FORGET: jobs whose children's results are not needed any more. */
@@ -675,6 +726,8 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     }
     case TM_FORGET:
         return kept_forget(&rd);
+    case TM_KEEP:
+        return kept_keep(&rd);
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
         *exit_p = task_rd_u32(&rd) ? 1 : 2;

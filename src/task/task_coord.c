@@ -556,7 +556,10 @@ static int send_forget(void)
     int s = co.forget.err;
 
     for (int r = 0; r < task_rt.size && s == SHOAL_OK; r++) {
-        if (r == task_rt.rank || co.lost[r] || co.worker_of[r] == TASK_NONE)
+        /* (A silent worker would only pile them up: what it keeps too
+         * long costs it memory, nothing else.) */
+        if (r == task_rt.rank || co.lost[r] || co.suspected[r] ||
+            co.worker_of[r] == TASK_NONE)
             continue;
         task_buf_t b = {0};
         task_msg_start(&b, TM_FORGET, (uint32_t)r);

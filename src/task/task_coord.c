@@ -48,6 +48,7 @@ typedef struct c_job {
     int done;
     uint8_t *diff, *out;
     size_t difflen, outlen;
+    uint32_t subreq; /* lock requests of its subtree (TM_DONE) */
     uint32_t crashes, last_status;
 } c_job_t;
 
@@ -110,7 +111,8 @@ static struct {
 
 static int handle(int src, const uint8_t *msg, size_t len);
 static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
-                    size_t dlen, const uint8_t *out, size_t olen, int holder);
+                    size_t dlen, const uint8_t *out, size_t olen,
+                    uint32_t subreq, int holder);
 
 /* ---- orders -------------------------------------------------------------- */
 
@@ -164,14 +166,15 @@ static int kept_done(uint32_t copy, uint32_t k, int kill)
         return SHOAL_OK; /* taken meanwhile, or the copy is gone */
     task_rd_init(&rd, e->res, e->reslen);
     uint32_t ret = task_rd_u32(&rd);
-    (void)task_rd_u32(&rd); /* lock requests: none (no locks) */
+    (void)task_rd_u32(&rd); /* lock requests: none in its subtree */
     const uint8_t *diff = task_rd_bytes(&rd, &dlen);
     const uint8_t *out = task_rd_bytes(&rd, &olen);
+    (void)task_rd_u32(&rd); /* the subtree's: 0 (on_kept) */
     if (rd.err)
         return base_err(SHOAL_ERR_PROTOCOL, "task: a kept result from a "
                         "worker is malformed");
     co.n_kept_used++;
-    int s = job_done(copy, ret, diff, dlen, out, olen, e->rank);
+    int s = job_done(copy, ret, diff, dlen, out, olen, 0, e->rank);
     free(e->res); /* job_done copied it */
     e->res = NULL;
     if (s == SHOAL_OK && kill && !co.done) {
@@ -354,6 +357,7 @@ static int send_results(uint32_t copy)
         task_buf_bytes(&b, ch->path.bytes, ch->path.len);
         task_buf_bytes(&b, ch->diff, ch->difflen);
         task_buf_bytes(&b, ch->out, ch->outlen);
+        task_buf_u32(&b, ch->subreq);
     }
     return send_to(c->rank, &b);
 }
@@ -821,7 +825,8 @@ static void drop_children(c_job_t *j)
  * none; this rank's: none but the coordinator); the orders are not
  * carried out yet. */
 static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
-                    size_t dlen, const uint8_t *out, size_t olen, int holder)
+                    size_t dlen, const uint8_t *out, size_t olen,
+                    uint32_t subreq, int holder)
 {
     c_copy_t *c = &co.copies[copy];
     c_job_t *j = &co.jobs[c->job];
@@ -832,6 +837,7 @@ static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
     if (r <= 0)
         return r; /* (0: a slower copy) */
     j->done = 1;
+    j->subreq = subreq;
     j->diff = dup_bytes(diff, dlen);
     j->out = dup_bytes(out, olen);
     j->difflen = dlen;
@@ -871,14 +877,18 @@ static int on_done(uint32_t copy, task_rd_t *rd)
     size_t dlen, olen;
     const uint8_t *diff = task_rd_bytes(rd, &dlen);
     const uint8_t *out = task_rd_bytes(rd, &olen);
+    uint32_t subreq = task_rd_u32(rd);
 
     if (rd->err)
         return rd->err;
-    /* (Its worker keeps it, or, on this rank, the heir: TM_KEEP.) */
+    /* (Its worker keeps it, or, on this rank, the heir: TM_KEEP; not
+     * when its subtree made lock requests.) */
     int holder = co.copies[copy].rank;
     if (holder == task_rt.rank)
         holder = task_worker_heir();
-    int s = job_done(copy, ret, diff, dlen, out, olen, holder);
+    if (subreq > 0)
+        holder = -1;
+    int s = job_done(copy, ret, diff, dlen, out, olen, subreq, holder);
     return s == SHOAL_OK ? pump() : s;
 }
 
@@ -897,6 +907,9 @@ static int on_kept(int src, task_rd_t *rd)
         const uint8_t *res = task_rd_bytes(rd, &rlen);
         if (rd->err)
             break;
+        if (rlen < 4 || (res[rlen - 4] | res[rlen - 3] | res[rlen - 2] |
+                         res[rlen - 1]) != 0)
+            continue; /* its subtree used locks (workers keep none such) */
         int s = task_grow((void **)&co.kept, &co.capkept, co.nkept + 1,
                           sizeof(*co.kept), "task: kept results");
         if (s != SHOAL_OK)

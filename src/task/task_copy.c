@@ -35,6 +35,7 @@ static struct {
     task_path_t path;
     char path_text[256];
     uint32_t nblocks, nreq;
+    uint32_t subreq; /* lock requests of the children's subtrees */
     task_rand_t rand;
     int open;
     task_buf_t desc;
@@ -212,6 +213,9 @@ static void merge_results(const uint8_t *msg, task_rd_t *rd)
         parts[k].path = &paths[k];
         parts[k].diff = task_rd_bytes(rd, &parts[k].len);
         out[k] = task_rd_bytes(rd, &outlen[k]);
+        uint32_t sub = task_rd_u32(rd);
+        cp.subreq = sub > UINT32_MAX - cp.subreq ? UINT32_MAX
+                                                 : cp.subreq + sub;
     }
     if (rd->err)
         fail(SHOAL_ERR_PROTOCOL, "%s", shoal_error_detail());
@@ -382,7 +386,7 @@ static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
     cp.copy = copy;
     cp.flags = flags;
     task_rt.my_news = task_rt.news ? &task_rt.news[copy % TASK_NEWS] : NULL;
-    cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = 0;
+    cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = cp.subreq = 0;
     cp.open = 0;
     cp.njobs = 0;
     cp.desc.len = 0;
@@ -535,6 +539,8 @@ static void run_job(uint64_t fn, uint32_t width, uint32_t id,
     if (add_blob(&b, 0) != SHOAL_OK)
         fail(SHOAL_ERR_NOMEM, "%s", shoal_error_detail());
     read_output(&b);
+    task_buf_u32(&b, cp.nreq > UINT32_MAX - cp.subreq ? UINT32_MAX
+                                                      : cp.nreq + cp.subreq);
     cp.active = 0;
     send_msg(&b);
 }

@@ -38,7 +38,10 @@ enum task_msg_type {
     /* copy -> coordinator (through its worker, unchanged) */
     TM_BLOCK,  /* copy; u32 block, u32 n; n x (u64 fn, u32 width, bytes
                   arg); bytes state (or, TASK_RUN_DIFFS, its diff) */
-    TM_DONE,   /* copy; u32 ret, u32 lock requests; bytes diff, output */
+    TM_DONE,   /* copy; u32 ret, u32 lock requests; bytes diff, output;
+                  u32 lock requests of the job's whole subtree (its own
+                  and its children's: a result kept across a failover is
+                  taken only without) */
     TM_LOCK,   /* copy; u32 request, u32 lock */
     TM_UNLOCK, /* copy; u32 request, u32 lock; bytes data */
     TM_FAIL,   /* copy; u32 status; bytes message */
@@ -52,7 +55,8 @@ enum task_msg_type {
     TM_KILL,    /* copy */
     TM_EXIT,    /* rank; u32 status, u32 finalize (after TM_BYE) */
     /* coordinator -> copy (through its worker) */
-    TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output) */
+    TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output, u32 lock
+                   requests of the child's subtree) */
     TM_GRANT,   /* copy; u32 released; bytes data */
     /* pages on demand (task_page.c): a copy asks its worker, the worker
      * the copy that is the page's source, which answers or passes the
@@ -217,9 +221,10 @@ int task_worker_tick(void);
 /* Ends every copy (the run is over). */
 void task_worker_kill_all(void);
 /* 1 when workers keep their copies' results for a new coordinator: the
- * failover is on, there is more than one rank and the program has no
- * locks (lock variables live in the lock manager, which a failover
- * starts anew: a kept result would lack their changes). */
+ * failover is on and there is more than one rank.  Only results of jobs
+ * whose subtree made no lock request are kept (lock variables live in
+ * the lock manager, which a failover starts anew: such a result would
+ * lack their changes). */
 int task_keeps_results(void);
 /* After a failover's hello: the results this worker kept, to the new
  * coordinator (its own rank's: handed over, and forgotten here). */

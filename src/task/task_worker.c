@@ -143,7 +143,7 @@ int task_worker_init(void)
 
 int task_keeps_results(void)
 {
-    return base_cfg.TASK_FAILOVER && task_rt.size > 1 && task_rt.nlocks == 0;
+    return base_cfg.TASK_FAILOVER && task_rt.size > 1;
 }
 
 static void kept_clear(void)
@@ -211,10 +211,13 @@ static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
 
 /* Copy c finished (its TM_DONE, msg): its result is kept until its
  * parent is done; on the coordinator's rank, whose results would die
- * with the coordinator, by its heir (TM_KEEP). */
+ * with the coordinator, by its heir (TM_KEEP).  Not when its subtree
+ * made lock requests (the message's last u32): those jobs run again
+ * after a failover, with the new lock manager. */
 static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
 {
-    if (c->path == NULL || len < 8)
+    if (c->path == NULL || len < 12 ||
+        (msg[len - 4] | msg[len - 3] | msg[len - 2] | msg[len - 1]) != 0)
         return SHOAL_OK;
     if (task_rt.rank != task_rt.coord)
         return kept_store(c->path, c->pathlen, c->blocks, msg + 8, len - 8);

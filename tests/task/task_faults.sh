@@ -8,11 +8,13 @@
 #         coord     SIGKILL rank 0, the coordinator, at a random moment
 #         coords    SIGKILL rank 0, then rank 1 (its successor) a moment
 #                   after it took over
-#         coordlate SIGKILL rank 0 late: once the program (task_random,
-#                   run with TASK_TEST_PROGRESS) has printed
-#                   TASK_TEST_LATE (default 40) lines "task_random: ran";
-#                   then fewer jobs must run after the failover than the
-#                   run has (the workers kept the others' results)
+#         coordlate SIGKILL rank 0 late: once the program (task_random or
+#                   task_locks, run with TASK_TEST_PROGRESS) has printed
+#                   TASK_TEST_LATE (default 40) lines "ran <path>", one a
+#                   run of a job that ended; then fewer jobs must run after
+#                   the failover than the jobs=N the program prints, less
+#                   one (the root, which prints no such line): the
+#                   workers kept the others' results
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
@@ -148,13 +150,13 @@ coordlate)
     late=${TASK_TEST_LATE:-40}
     for _ in $(seq 3000); do # 60 s
         kill -0 "$run" 2>/dev/null || break
-        [ "$(grep -c '^task_random: ran ' "$out")" -ge "$late" ] && break
+        [ "$(grep -c '^ran /' "$out")" -ge "$late" ] && break
         nap 20
     done
     victim=$(ranks | awk '$1 == 0')
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank 0, the coordinator, after" \
-            "$(grep -c '^task_random: ran ' "$out") runs of jobs" >>"$log"
+            "$(grep -c '^ran /' "$out") runs of jobs" >>"$log"
     ;;
 killall)
     for v in $(ranks | awk '$1 != 0 {print $2}'); do
@@ -248,12 +250,13 @@ fi
 grep -Eq "$expect" "$out" || fail "no line matching '$expect'"
 if [ "$mode" = coordlate ]; then
     # Runs of jobs after the new coordinator's line, against the jobs of
-    # the tree (its root, which prints nothing, included in jobs=).
+    # the run (its root, which prints nothing, included in jobs=).
     grep -q "coordinates now" "$out" || fail "no failover"
-    jobs=$(sed -n 's/^ok seed=[0-9]* jobs=\([0-9]*\) .*/\1/p' "$out")
-    after=$(sed -n '/coordinates now/,$p' "$out" | grep -c '^task_random: ran ')
-    echo "after the failover: $after runs of the tree's $((jobs - 1))" \
-        "jobs" >>"$log"
+    jobs=$(sed -n 's/^ok.* jobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)
+    [ -n "$jobs" ] || fail "no jobs=N in the program's line"
+    after=$(sed -n '/coordinates now/,$p' "$out" | grep -c '^ran /')
+    echo "after the failover: $after runs of the $((jobs - 1)) jobs" \
+        "below the root" >>"$log"
     [ "$after" -lt $((jobs - 1)) ] ||
         fail "$after runs after the failover: the work done before it was" \
             "not kept"

@@ -12,8 +12,7 @@
  * With several trees, tree i uses seed + i, one after another.
  * spin_us makes each job compute that long, so that faults injected from
  * outside (task_faults.sh) land while jobs run.  With TASK_TEST_PROGRESS
- * set, each run of a job prints "task_random: ran <path>" to stderr as it
- * ends.  Prints the seed, the job
+ * set, each run of a job prints "ran <path>" to stderr as it ends.  Prints the seed, the job
  * count and a checksum; exits 1 with the first differing cell.
  */
 #define _GNU_SOURCE
@@ -135,7 +134,7 @@ SHOAL_TASK_ROUTINE(child)
          * task_faults.sh's coordlate counts them. */
         char p[256];
         shoal_task_path(p, sizeof(p));
-        fprintf(stderr, "task_random: ran %s\n", p);
+        fprintf(stderr, "ran %s\n", p);
     }
 }
 

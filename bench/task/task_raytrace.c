@@ -19,6 +19,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <shoal/task.h>
 
@@ -61,8 +62,16 @@ static int task_main(int argc, char **argv)
         return 2;
     }
     size_t bytes = rt_image_bytes(&scene);
-    struct rt_job_arg a = {o.width, o.height, o.samples, o.depth, o.jobs,
-                           o.seed, NULL};
+    /* (Zeroed first: its padding travels too, and two runs of the root,
+     * a redundant copy say, must send the same bytes.) */
+    struct rt_job_arg a;
+    memset(&a, 0, sizeof a);
+    a.width = o.width;
+    a.height = o.height;
+    a.samples = o.samples;
+    a.depth = o.depth;
+    a.jobs = o.jobs;
+    a.seed = o.seed;
     if (shoal_task_alloc(bytes, (void **)&a.img) != SHOAL_OK) {
         fprintf(stderr, "task_raytrace: %s (SHOAL_TASK_HEAP sets the "
                 "shared heap's size)\n", shoal_error_detail());

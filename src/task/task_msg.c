@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "base/base.h"
+#include "boot/boot.h"
 #include "shoal.h"
 #include "task/task_grow.h"
 #include "task/task_msg.h"
@@ -41,6 +43,7 @@ static struct {
     reasm_t *in;
     in_msg_t *head, *tail;
     size_t queued;
+    uint8_t *gone; /* by rank: the launcher said it let it go */
 } tm;
 
 static void inbox_push(int src, uint8_t *p, size_t len)
@@ -103,7 +106,8 @@ int task_msg_init(void)
     /* Before the endpoint: peers that have it may send at once. */
     tm.out = calloc((size_t)tm.size, sizeof(*tm.out));
     tm.in = calloc((size_t)tm.size, sizeof(*tm.in));
-    if (tm.out == NULL || tm.in == NULL)
+    tm.gone = calloc((size_t)tm.size, 1);
+    if (tm.out == NULL || tm.in == NULL || tm.gone == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task: message queues");
     s = shoal_ep_create(&p, &tm.ep);
     if (s == SHOAL_OK)
@@ -127,6 +131,7 @@ void task_msg_fini(void)
     }
     free(tm.out);
     free(tm.in);
+    free(tm.gone);
     /* The endpoint stays: destroying it is collective, and some workers
      * may be gone; shoal_finalize frees it. */
     memset(&tm, 0, sizeof(tm));
@@ -229,11 +234,26 @@ int task_msg_queued(void)
     return tm.queued > 0;
 }
 
+void task_msg_poll_gone(void)
+{
+    int r;
+
+    /* (With --ft the active-message layer takes them: am_wait.c.) */
+    if (base_cfg.FT || tm.gone == NULL)
+        return;
+    while ((r = boot_failed_rank()) >= 0)
+        if (r < tm.size && r != tm.me && !tm.gone[r]) {
+            tm.gone[r] = 1;
+            base_info("task", "rank %d: the launcher let rank %d go",
+                      tm.me, r);
+        }
+}
+
 int task_msg_dead(int rank)
 {
     if (rank == tm.me || rank < 0 || rank >= tm.size || am.peers == NULL)
         return 0;
-    if (am.peers[rank].dead) {
+    if (am.peers[rank].dead || tm.gone[rank]) {
         free(tm.in[rank].p);
         tm.in[rank].p = NULL;
         return 1;

@@ -26,7 +26,12 @@ int task_msg_next(int *src_p, uint8_t **msg_p, size_t *len_p);
 int task_msg_waiting(void);
 /* 1 when messages wait to be sent. */
 int task_msg_queued(void);
-/* 1 when the active-message layer found rank dead. */
+/* 1 when the active-message layer found rank dead, or the launcher said
+ * it let it go (task_msg_poll_gone). */
 int task_msg_dead(int rank);
+/* Takes the launcher's notices of ranks it let go (shoalrun, when a host
+ * of expendable workers is lost: a link that is only silent, which no
+ * wire notices), without waiting: they count as dead from then on. */
+void task_msg_poll_gone(void);
 
 #endif /* SHOAL_TASK_MSG_H */

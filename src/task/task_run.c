@@ -203,9 +203,17 @@ static int wait_a_while(uint64_t ns)
 /* One turn of the loop: *exit_p as task_worker_handle sets it. */
 static int turn(int *exit_p, int *status_p)
 {
+    static uint64_t next_poll;
     int src, s = wait_a_while(task_rt.beat_ns / 2);
     uint8_t *msg;
     size_t len;
+    uint64_t now = base_time_ns();
+
+    /* Ranks the launcher let go (a host lost): once a heartbeat. */
+    if (now >= next_poll) {
+        next_poll = now + task_rt.beat_ns;
+        task_msg_poll_gone();
+    }
 
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
         uint32_t type = len >= 4 ? msg[0] : 0;

@@ -341,14 +341,16 @@ static void tree_lost(void *ctx, int node, const char *why)
         }
     }
     if (expendable && total > 0 && !job->failed) {
-        if (base_cfg.FT)
-            for (int i = 0; i < job->hosts->n; i++) {
-                const shoalrun_host_t *e = &job->hosts->v[i];
-                if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
-                    continue;
-                for (int k = e->first; k < e->first + e->count; k++)
-                    job_ft_notify(job, k);
-            }
+        /* The ranks alive are told, with --ft or not: no wire notices a
+         * link that is only silent, and the task runtime counts the
+         * workers there lost when told (task_msg_poll_gone). */
+        for (int i = 0; i < job->hosts->n; i++) {
+            const shoalrun_host_t *e = &job->hosts->v[i];
+            if (e->local || !shoalrun_tree_below(job->tree, e->node, node))
+                continue;
+            for (int k = e->first; k < e->first + e->count; k++)
+                job_ft_notify(job, k);
+        }
         subtree_ranks(job, node, ranks, sizeof(ranks));
         if (!job->quiet && base_cfg.FT)
             shoalrun_say("host %s lost: %s (rank%s %s%s); --ft: the job "

@@ -83,11 +83,13 @@ enum task_msg_type {
      * coordinator after its hello (TM_KEPT), which takes a kept result
      * instead of running the job again */
     TM_KEPT,  /* rank; u32 n; n x (bytes path, bytes TM_DONE's body: u32
-                 ret, u32 lock requests, bytes diff, output) */
+                 ret, u32 lock requests, bytes diff, output, u32 the
+                 subtree's lock requests, 0) */
     TM_FORGET, /* rank; u32 n; n x bytes path (finished jobs: their
                   descendants' results are not needed any more) */
-    TM_KEEP    /* as TM_KEPT, from the coordinator's rank to its heir (the
-                  next coordinator), for the results of its own copies */
+    TM_KEEP    /* rank; u32 blocks (the job had children); bytes path,
+                  bytes TM_DONE's body: from the coordinator's rank to its
+                  heir (the next coordinator), a result of its own copies */
 };
 
 /* TM_RUN's flags. */

@@ -797,16 +797,13 @@ static void chan_add(void *arg, const mpi_umsg_t *u)
  * messages to save into k (reset first) and what cannot be saved. */
 static void chan_gather(uint32_t ctx, ck_chan_t *k)
 {
-    long unexp = 0;
-
     k->len = 0;
     k->saved = k->unsaved = k->posted = 0;
     k->nomem = 0;
     k->world_ctx = MPI_COMM_WORLD->ctx;
     k->self_ctx = MPI_COMM_SELF->ctx;
     mpi_lock();
-    mpi_p2p_pending(ctx, &k->posted, &unexp);
-    mpi_p2p_unexp_each(ctx, chan_add, k);
+    mpi_p2p_pending(ctx, &k->posted, chan_add, k);
     k->queued = !base_list_empty(&mpi_pq.deferred) ||
                 !base_list_empty(&mpi_pq.push) ||
                 !base_list_empty(&mpi_pq.poll);

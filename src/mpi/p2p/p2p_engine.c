@@ -163,27 +163,14 @@ void mpi_matchq_put(mpi_matchq_t *q)
 
 /* Checkpoint (core/ckpt.c): posted receives and unexpected messages on
  * every context but skip and skip + 1 (engine lock held). */
-void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp)
+void mpi_p2p_pending(uint32_t skip, long *posted,
+                     void (*fn)(void *arg, const mpi_umsg_t *u), void *arg)
 {
     for (uint32_t c = 0; c < MPI_CTX_MAX; c++) {
         const mpi_matchq_t *q = mq_table[c];
         if (q == NULL || c == skip || c == skip + 1)
             continue;
         *posted += (long)q->nposted;
-        for (const base_list_t *l = q->unexp.next; l != &q->unexp;
-             l = l->next)
-            ++*unexp;
-    }
-}
-
-void mpi_p2p_unexp_each(uint32_t skip,
-                        void (*fn)(void *arg, const mpi_umsg_t *u),
-                        void *arg)
-{
-    for (uint32_t c = 0; c < MPI_CTX_MAX; c++) {
-        const mpi_matchq_t *q = mq_table[c];
-        if (q == NULL || c == skip || c == skip + 1)
-            continue;
         for (const base_list_t *l = q->unexp.next; l != &q->unexp;
              l = l->next)
             fn(arg, BASE_CONTAINER_OF(l, mpi_umsg_t, qlink));

@@ -136,14 +136,11 @@ void mpi_send_unqueue(MPI_Request req);
 int mpi_recv_start(MPI_Request req);
 /* Find (and unlink when take) the first unexpected message matching. */
 mpi_umsg_t *mpi_unexp_find(mpi_matchq_t *q, int src, int tag, int take);
-/* Checkpoint: posted receives and unexpected messages of every context
- * but skip and skip + 1, added to the counts (engine lock held). */
-void mpi_p2p_pending(uint32_t skip, long *posted, long *unexp);
-/* Checkpoint: call fn on every unexpected message of every context but
- * skip and skip + 1, each context's in arrival order (engine lock held). */
-void mpi_p2p_unexp_each(uint32_t skip,
-                        void (*fn)(void *arg, const mpi_umsg_t *u),
-                        void *arg);
+/* Checkpoint: the posted receives of every context but skip and skip + 1,
+ * added to *posted, and fn called on each unexpected message there, each
+ * context's in arrival order (engine lock held). */
+void mpi_p2p_pending(uint32_t skip, long *posted,
+                     void (*fn)(void *arg, const mpi_umsg_t *u), void *arg);
 /* Return an unexpected message's memory (engine lock held). */
 void mpi_umsg_free(mpi_umsg_t *u);
 /* Receive an unexpected message into req (frees the umsg). */

@@ -20,6 +20,8 @@
  *   io_calls.h   macros writing a data-access call in its int and _c forms
  *   io_indep.c   independent calls: explicit offsets, individual pointer,
  *                seek, nonblocking forms
+ *   io_async.c   the IO thread: nonblocking independent accesses in the
+ *                background
  *   io_coll.c    collective calls, split collectives, nonblocking
  *                collectives
  *   io_twophase.c  two-phase collective buffering through aggregators
@@ -107,6 +109,9 @@ struct shoal_mpi_file {
     int split; /* 0, or 1 + the kind of access begun */
     int split_rc;
     MPI_Count split_bytes;
+    /* nonblocking accesses queued or running in the IO thread
+     * (io_async.c; under its lock) */
+    int async;
 };
 
 /* ---- errors (io_errh.c) ---------------------------------------------------
@@ -127,8 +132,12 @@ static inline int io_file_ok(MPI_File fh)
     return fh != NULL && fh->magic == MPI_MAGIC_FILE;
 }
 
-/* Init check and handle check: MPI_SUCCESS or the error reported. */
+/* Init check and handle check: MPI_SUCCESS or the error reported.  Then
+ * waits until the file's nonblocking accesses in the background are done
+ * (io_async_drain), so the caller may use and change the handle. */
 int io_check_file(MPI_File fh, const char *fn);
+/* The checks alone, without waiting (the calls that queue accesses). */
+int io_check_file_nowait(MPI_File fh, const char *fn);
 
 /* A file name without a file system prefix ("ufs:", "nfs:", ...), as
  * ROMIO's callers may pass it. */
@@ -289,8 +298,9 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
               MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
               MPI_Count *bytes_p);
 
-/* io_access, then the status (blocking calls) or a completed request
- * (nonblocking ones, which do their work at once). */
+/* io_access, then the status (blocking calls) or a request (nonblocking
+ * ones: collective ones do their work at once, independent ones in the IO
+ * thread, io_async.c). */
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
                 MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
                 MPI_Status *status);
@@ -307,6 +317,20 @@ void io_status_set(MPI_Status *status, MPI_Count bytes);
 /* A completed request carrying that status (nonblocking forms). */
 int io_request_done(MPI_File fh, const char *fn, MPI_Count bytes,
                     MPI_Request *request);
+
+/* ---- background accesses (io_async.c)
+ * ---------------------------------------- */
+
+/* Queue an independent access already checked and placed (pos: stream
+ * byte; no data representation to convert, at least one byte) for the IO
+ * thread, and return its request: it completes in progress once the
+ * access is done, with the bytes moved or the error class in its status.
+ * MPI_SUCCESS or the error reported. */
+int io_async_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+                   void *buf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Request *request);
+/* Wait until fh has no access queued or running in the IO thread. */
+void io_async_drain(MPI_File fh);
 
 /* ---- shared pointer (io_shared.c)
  * -------------------------------------------- */

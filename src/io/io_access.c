@@ -75,21 +75,25 @@ static int ordered_start(MPI_File fh, MPI_Offset bytes, MPI_Offset *pos_p,
     return MPI_SUCCESS;
 }
 
-int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
-              MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
-              MPI_Count *bytes_p)
-{
-    MPI_Count bytes, done = 0, esz, iocount = count;
-    MPI_Offset pos = 0, lo = 0, hi = 0;
-    int rc, err = 0, locked = 0, conv = MPI_SUCCESS, convert, uret = 0;
-    const io_rep_t *rep;
-    void *iobuf = buf, *tmp = NULL;
-    MPI_Datatype iodt = dt;
+/* An access checked and placed (access_begin). */
+typedef struct io_acc {
+    MPI_Count bytes; /* stream bytes asked for */
+    MPI_Count esz;   /* stream bytes of one element of the datatype */
+    MPI_Offset pos;  /* stream byte where it starts */
+    int convert;     /* through a staging buffer in another representation */
+} io_acc_t;
 
-    *bytes_p = 0;
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
-        return rc;
-    rep = fh->view.rep;
+/* The arguments' checks and the start position (the shared pointer is
+ * advanced here): MPI_SUCCESS or the error reported.  fh is checked. */
+static int access_begin(MPI_File fh, const char *fn, int wr, int where,
+                        MPI_Offset offset, MPI_Count count, MPI_Datatype dt,
+                        io_acc_t *a)
+{
+    MPI_Count bytes, esz;
+    MPI_Offset pos = 0;
+    int rc, err = 0, convert;
+    const io_rep_t *rep = fh->view.rep;
+
     if (count < 0)
         return io_error(fh, MPI_ERR_COUNT, fn, "count %lld is negative", count);
     if ((rc = io_check_type(fh, dt, fn, "datatype")) != MPI_SUCCESS)
@@ -163,8 +167,24 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
                                   "or a rank was lost");
         break;
     }
+    *a = (io_acc_t){bytes, esz, pos, convert};
+    return MPI_SUCCESS;
+}
 
-    if (convert && bytes > 0) {
+/* Move the data of an access begun (access_begin), advance the individual
+ * pointer, and return the bytes moved in *bytes_p. */
+static int access_move(MPI_File fh, const char *fn, int wr, int where,
+                       int coll, void *buf, MPI_Count count, MPI_Datatype dt,
+                       const io_acc_t *a, MPI_Count *bytes_p)
+{
+    MPI_Count bytes = a->bytes, esz = a->esz, done = 0, iocount = count;
+    MPI_Offset pos = a->pos, lo = 0, hi = 0;
+    int rc, err = 0, locked = 0, conv = MPI_SUCCESS, uret = 0;
+    const io_rep_t *rep = fh->view.rep;
+    void *iobuf = buf, *tmp = NULL;
+    MPI_Datatype iodt = dt;
+
+    if (a->convert && bytes > 0) {
         /* Another representation: encoded into (decoded from) a staging
          * buffer, which then moves as bytes.  A value that does not
          * convert still takes part in a collective call, with nothing to
@@ -225,6 +245,21 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
     return MPI_SUCCESS;
 }
 
+int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
+              MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
+              MPI_Count *bytes_p)
+{
+    io_acc_t a;
+    int rc;
+
+    *bytes_p = 0;
+    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS ||
+        (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
+            MPI_SUCCESS)
+        return rc;
+    return access_move(fh, fn, wr, where, coll, buf, count, dt, &a, bytes_p);
+}
+
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
                 MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
                 MPI_Status *status)
@@ -244,10 +279,36 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
     MPI_Count bytes;
     int rc;
 
+    io_acc_t a;
+
     MPI_CHECK_INIT(fn);
     if (request == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "request is NULL");
-    rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt, &bytes);
+    if (coll || where == IO_ORDERED) {
+        /* Collective: done at once, every rank together. */
+        rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt,
+                       &bytes);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        return io_request_done(fh, fn, bytes, request);
+    }
+    /* Independent: checked and placed now (a pointer moves at the call),
+     * the data moved by the IO thread behind the caller's back. */
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS ||
+        (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (!a.convert && a.bytes > 0) {
+        if (where == IO_INDIV)
+            fh->pos = a.pos + a.bytes;
+        if (wr)
+            fh->dirty = 1;
+        return io_async_start(fh, fn, wr, a.pos, buf, count, dt, request);
+    }
+    /* Nothing to move, or a representation to convert: at once, after the
+     * file's queued accesses. */
+    io_async_drain(fh);
+    rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
     return io_request_done(fh, fn, bytes, request);

@@ -89,7 +89,7 @@ int io_errno_class(int err)
     }
 }
 
-int io_check_file(MPI_File fh, const char *fn)
+int io_check_file_nowait(MPI_File fh, const char *fn)
 {
     MPI_CHECK_INIT(fn);
     if (!io_file_ok(fh))
@@ -97,6 +97,15 @@ int io_check_file(MPI_File fh, const char *fn)
                         "invalid file handle %p (closed, or never opened)",
                         (void *)fh);
     return MPI_SUCCESS;
+}
+
+int io_check_file(MPI_File fh, const char *fn)
+{
+    int rc = io_check_file_nowait(fh, fn);
+
+    if (rc == MPI_SUCCESS)
+        io_async_drain(fh);
+    return rc;
 }
 
 static int errh_ok(MPI_Errhandler eh)

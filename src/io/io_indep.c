@@ -3,8 +3,9 @@
  * individual file pointer (read, write, seek, get_position), the shared
  * file pointer (read_shared, write_shared, seek_shared,
  * get_position_shared), their nonblocking forms, and get_byte_offset.
- * The nonblocking forms do their work at once and return a completed
- * request; MPI_Wait and MPI_Test hand out its status.
+ * The nonblocking forms are checked and placed at the call (pointers move
+ * then) and move their data in the IO thread (io_async.c); MPI_Wait and
+ * MPI_Test hand out the status when it is done.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -2,6 +2,7 @@
 # Paths are relative to src/.
 list(APPEND SHOAL_SOURCES
     io/io_access.c
+    io/io_async.c
     io/io_coll.c
     io/io_datarep.c
     io/io_errh.c

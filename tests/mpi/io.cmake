@@ -8,6 +8,10 @@ shoal_mpi_test(io_rw SOURCES io_rw.c NP 1 2 4 8)
 shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4 8)
 shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4 8)
 shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4 8)
+# Nonblocking independent access in the background (io_async.c): requests
+# held up by another process's lock stay incomplete while the caller goes
+# on; many at once, pointers moved at the call, free, cancel, errors.
+shoal_mpi_test(io_async SOURCES io_async.c NP 1 2 4)
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
 # file domains aligned to a small striping_unit; rounds bounded by

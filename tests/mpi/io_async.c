@@ -1,0 +1,457 @@
+/*
+ * Nonblocking independent file access in the background (src/io/io_async.c).
+ *
+ * - Overlap, made certain: each rank forks a child that holds an exclusive
+ *   fcntl lock over the rank's region; in atomic mode MPI_File_iwrite_at
+ *   (and iread_at) of that region must return at once and MPI_Test must
+ *   say "not done" again and again while the child holds the lock (the IO
+ *   thread waits for it), the file must still be untouched, and after the
+ *   child lets go MPI_Wait completes with every byte in place.  An
+ *   implementation that does the work in the call fails here (the child
+ *   gives up its lock after 20 s, the test then sees a completed request).
+ * - Many requests at once: 32 iwrite_at of blocks, some from a strided
+ *   memory type, completed with Waitall; read back with iread_at, completed
+ *   with Testsome and Waitany; every byte and every count checked.
+ * - The individual pointer moves at the call (get_position before the wait),
+ *   through a view with holes; iread/iwrite in a row land one after the
+ *   other.
+ * - The shared pointer: iwrite_shared from every rank, each chunk once.
+ * - A read past the end counts what came.
+ * - MPI_Request_free of a running request, then close: the data are there;
+ *   MPI_Cancel of a running one: it completes, not cancelled.
+ * - An error in the background (a write past RLIMIT_FSIZE) comes back
+ *   through the request: MPI_Wait returns MPI_ERR_NO_SPACE, MPI_Waitall
+ *   MPI_ERR_IN_STATUS with the class in the status.
+ */
+#include "io_test.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#define REGION (1 << 20)
+
+static int rank, nprocs;
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 131u + i * 7u + (i >> 9));
+}
+
+/* A child holding an exclusive lock over [off, off + len) of path until
+ * a byte comes on *release (or 20 s pass).  Returns its pid once the lock
+ * is held. */
+static pid_t locker(const char *path, off_t off, off_t len, int *release)
+{
+    int up[2], down[2];
+    char c;
+    pid_t pid;
+
+    MT_CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe");
+    pid = fork();
+    MT_CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+                           .l_start = off, .l_len = len};
+        struct pollfd p = {down[0], POLLIN, 0};
+        int fd = open(path, O_RDWR);
+        if (fd < 0 || fcntl(fd, F_SETLKW, &fl) != 0)
+            _exit(1);
+        if (write(up[1], "L", 1) != 1)
+            _exit(1);
+        poll(&p, 1, 20000);
+        _exit(0); /* the lock goes with the process */
+    }
+    close(up[1]);
+    close(down[0]);
+    MT_CHECK(read(up[0], &c, 1) == 1 && c == 'L', "locker did not lock");
+    close(up[0]);
+    *release = down[1];
+    return pid;
+}
+
+static void unlocker(pid_t pid, int release)
+{
+    int st;
+
+    MT_CHECK(write(release, "U", 1) == 1, "release the locker");
+    close(release);
+    MT_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+                 WEXITSTATUS(st) == 0,
+             "locker failed");
+}
+
+/* Test r tries times, sleeping 2 ms between: how many said done. */
+static int tests_done(MPI_Request *r, int tries, MPI_Status *st)
+{
+    int flag = 0, done = 0;
+
+    for (int i = 0; i < tries && !done; i++) {
+        MT_OK(MPI_Test(r, &flag, st));
+        done = flag;
+        if (!done)
+            usleep(2000);
+    }
+    return done;
+}
+
+static void overlap(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    unsigned char *out = malloc(REGION), *in = malloc(REGION);
+    MPI_Offset off = (MPI_Offset)rank * REGION;
+    int release, count;
+    pid_t pid;
+    size_t n;
+
+    MT_CHECK(out != NULL && in != NULL, "malloc");
+    fill(out, REGION, 1000u + (unsigned)rank);
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_atomicity(fh, 1));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* A write held up by another process's lock. */
+    pid = locker(path, (off_t)off, REGION, &release);
+    MT_OK(MPI_File_iwrite_at(fh, off, out, REGION, MPI_BYTE, &r));
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "iwrite_at completed while another process held the lock: "
+             "not in the background");
+    {
+        /* Nothing written yet: the region reads as a hole (zeros). */
+        int fd = open(path, O_RDONLY);
+        MT_CHECK(fd >= 0, "open");
+        memset(in, 0xee, REGION);
+        ssize_t got = pread(fd, in, REGION, (off_t)off);
+        MT_CHECK(got >= 0, "pread");
+        for (ssize_t i = 0; i < got; i++)
+            MT_CHECK(in[i] == 0, "byte %zd written before the lock went",
+                     i);
+        close(fd);
+    }
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_CHECK(r == MPI_REQUEST_NULL, "request not freed by MPI_Wait");
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "iwrite_at count %d", count);
+
+    /* A read held up the same way. */
+    pid = locker(path, (off_t)off, REGION, &release);
+    memset(in, 0, REGION);
+    MT_OK(MPI_File_iread_at(fh, off, in, REGION, MPI_BYTE, &r));
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "iread_at completed while another process held the lock");
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "iread_at count %d", count);
+    MT_CHECK(memcmp(in, out, REGION) == 0, "iread_at read other bytes");
+    MT_OK(MPI_File_close(&fh));
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == (size_t)nprocs * REGION, "file of %zu bytes", n);
+        for (int k = 0; k < nprocs; k++) {
+            fill(out, REGION, 1000u + (unsigned)k);
+            MT_CHECK(memcmp(f + (size_t)k * REGION, out, REGION) == 0,
+                     "rank %d's region differs", k);
+        }
+        free(f);
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    free(out);
+    free(in);
+}
+
+#define NREQ 32
+#define BLK 65536
+
+/* NREQ blocks per rank, interleaved with the other ranks': block i of
+ * rank k at (i * nprocs + k) * BLK.  Odd blocks come from every other
+ * 512-byte piece of a twice-as-large buffer (a vector type). */
+static void many(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r[NREQ];
+    MPI_Status st[NREQ];
+    MPI_Datatype vec;
+    unsigned char *ref = malloc(BLK),
+                  *in = malloc((size_t)NREQ * BLK);
+    int idx[NREQ], outc, left, count;
+
+    MT_CHECK(ref != NULL && in != NULL, "malloc");
+    MT_OK(MPI_Type_vector(BLK / 512, 512, 1024, MPI_BYTE, &vec));
+    MT_OK(MPI_Type_commit(&vec));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    unsigned char *bufs = malloc((size_t)NREQ * 2 * BLK);
+    MT_CHECK(bufs != NULL, "malloc");
+    for (int i = 0; i < NREQ; i++) {
+        unsigned char *b = bufs + (size_t)i * 2 * BLK;
+        MPI_Offset at = ((MPI_Offset)i * nprocs + rank) * BLK;
+        fill(b, 2 * BLK, (unsigned)(rank * NREQ + i));
+        if (i % 2)
+            MT_OK(MPI_File_iwrite_at(fh, at, b, 1, vec, &r[i]));
+        else
+            MT_OK(MPI_File_iwrite_at_c(fh, at, b, BLK, MPI_BYTE, &r[i]));
+    }
+    /* The type may go while the requests run. */
+    MPI_Datatype keep = vec;
+    MT_OK(MPI_Type_dup(keep, &vec));
+    MT_OK(MPI_Type_free(&keep));
+    MT_OK(MPI_Type_commit(&vec));
+    MT_OK(MPI_Waitall(NREQ, r, st));
+    for (int i = 0; i < NREQ; i++) {
+        MT_OK(MPI_Get_count(&st[i], MPI_BYTE, &count));
+        MT_CHECK(count == BLK, "write %d: count %d", i, count);
+    }
+
+    /* Read back: even requests complete by Testsome, then Waitany. */
+    for (int i = 0; i < NREQ; i++)
+        MT_OK(MPI_File_iread_at(fh, ((MPI_Offset)i * nprocs + rank) * BLK,
+                                in + (size_t)i * BLK, BLK, MPI_BYTE, &r[i]));
+    for (left = NREQ; left > 0;) {
+        MT_OK(MPI_Testsome(NREQ, r, &outc, idx, st));
+        MT_CHECK(outc != MPI_UNDEFINED, "Testsome: none active, %d left",
+                 left);
+        for (int k = 0; k < outc; k++) {
+            MT_OK(MPI_Get_count(&st[k], MPI_BYTE, &count));
+            MT_CHECK(count == BLK, "read %d: count %d", idx[k], count);
+        }
+        left -= outc;
+        if (left > 0 && outc == 0) {
+            int one;
+            MT_OK(MPI_Waitany(NREQ, r, &one, &st[0]));
+            MT_CHECK(one != MPI_UNDEFINED, "Waitany: none active");
+            left--;
+        }
+    }
+    for (int i = 0; i < NREQ; i++) {
+        unsigned char *b = bufs + (size_t)i * 2 * BLK;
+        if (i % 2)
+            for (int p = 0; p < BLK / 512; p++)
+                memcpy(ref + p * 512, b + p * 1024, 512);
+        else
+            memcpy(ref, b, BLK);
+        MT_CHECK(memcmp(in + (size_t)i * BLK, ref, BLK) == 0,
+                 "block %d read back differs", i);
+    }
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&vec));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    free(bufs);
+    free(ref);
+    free(in);
+}
+
+/* Individual pointer through a view of 100-int blocks with 100-int holes,
+ * rank k's blocks at k + nprocs * j. */
+static void pointers(const char *path)
+{
+    MPI_File fh;
+    MPI_Datatype ft, ft0;
+    MPI_Request r[3];
+    MPI_Status st[3];
+    MPI_Offset p;
+    int a[1000], b[500], c[1500], count;
+
+    for (int i = 0; i < 1000; i++)
+        a[i] = rank * 100000 + i;
+    for (int i = 0; i < 500; i++)
+        b[i] = rank * 100000 + 1000 + i;
+    MT_OK(MPI_Type_vector(1, 100, 100, MPI_INT, &ft0));
+    MT_OK(MPI_Type_create_resized(ft0, 0, (MPI_Aint)(100 * nprocs * 4), &ft));
+    MT_OK(MPI_Type_free(&ft0));
+    MT_OK(MPI_Type_commit(&ft));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_view(fh, (MPI_Offset)rank * 400, MPI_INT, ft,
+                            "native", MPI_INFO_NULL));
+    MT_OK(MPI_File_iwrite(fh, a, 1000, MPI_INT, &r[0]));
+    MT_OK(MPI_File_get_position(fh, &p));
+    MT_CHECK(p == 1000, "position %lld after iwrite of 1000 ints", p);
+    MT_OK(MPI_File_iwrite_c(fh, b, 500, MPI_INT, &r[1]));
+    MT_OK(MPI_File_get_position(fh, &p));
+    MT_CHECK(p == 1500, "position %lld after a second iwrite", p);
+    MT_OK(MPI_Waitall(2, r, st));
+    MT_OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    memset(c, 0, sizeof(c));
+    MT_OK(MPI_File_iread(fh, c, 700, MPI_INT, &r[0]));
+    MT_OK(MPI_File_iread(fh, c + 700, 800, MPI_INT, &r[1]));
+    MT_OK(MPI_File_get_position(fh, &p));
+    MT_CHECK(p == 1500, "position %lld after iread of 1500", p);
+    /* Nothing to move: completes at once. */
+    MT_OK(MPI_File_iread(fh, c, 0, MPI_INT, &r[2]));
+    MT_OK(MPI_Waitall(3, r, st));
+    MT_OK(MPI_Get_count(&st[1], MPI_INT, &count));
+    MT_CHECK(count == 800, "iread count %d", count);
+    for (int i = 0; i < 1500; i++)
+        MT_CHECK(c[i] == (i < 1000 ? a[i] : b[i - 1000]),
+                 "int %d read back %d", i, c[i]);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&ft));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        size_t n;
+        int *f = (int *)io_slurp(path, &n);
+        MT_CHECK(n == (size_t)nprocs * 1500 * 4, "file of %zu bytes", n);
+        for (size_t i = 0; i < n / 4; i++) {
+            int k = (int)((i / 100) % (size_t)nprocs);
+            int e = (int)((i / 100) / (size_t)nprocs * 100 + i % 100);
+            int want = k * 100000 + e;
+            MT_CHECK(f[i] == want, "int %zu: %d, want %d", i, f[i], want);
+        }
+        free(f);
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+/* Shared pointer: 4 chunks of 1000 bytes from every rank. */
+static void shared(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r[4];
+    unsigned char chunk[4][1000];
+    MPI_Offset p;
+
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    for (int i = 0; i < 4; i++) {
+        memset(chunk[i], 1 + rank * 4 + i, sizeof(chunk[i]));
+        MT_OK(MPI_File_iwrite_shared(fh, chunk[i], 1000, MPI_BYTE, &r[i]));
+    }
+    MT_OK(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_get_position_shared(fh, &p));
+    MT_CHECK(p == (MPI_Offset)nprocs * 4000, "shared position %lld", p);
+    MT_OK(MPI_File_close(&fh));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        int seen[256] = {0};
+        MT_CHECK(n == (size_t)nprocs * 4000, "file of %zu bytes", n);
+        for (size_t c = 0; c < n / 1000; c++) {
+            for (int i = 1; i < 1000; i++)
+                MT_CHECK(f[c * 1000 + i] == f[c * 1000], "chunk %zu torn", c);
+            seen[f[c * 1000]]++;
+        }
+        for (int v = 1; v <= nprocs * 4; v++)
+            MT_CHECK(seen[v] == 1, "chunk %d written %d times", v, seen[v]);
+        free(f);
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+/* A read past the end, Request_free, Cancel, errors: each rank its own
+ * file (MPI_COMM_SELF). */
+static void requests(const char *dir_path)
+{
+    MPI_File fh;
+    MPI_Request r, r2[2];
+    MPI_Status st, sts[2];
+    unsigned char *out = malloc(REGION), *in = malloc(REGION);
+    char path[600];
+    int count, flag, cls;
+    struct rlimit old, lim;
+    size_t n;
+
+    MT_CHECK(out != NULL && in != NULL, "malloc");
+    snprintf(path, sizeof(path), "%s.%d", dir_path, rank);
+    fill(out, REGION, 77u + (unsigned)rank);
+    MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_write_at(fh, 0, out, 1000, MPI_BYTE, MPI_STATUS_IGNORE));
+    /* 600 of 1000 asked come. */
+    MT_OK(MPI_File_iread_at(fh, 400, in, 1000, MPI_BYTE, &r));
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == 600, "read past the end: count %d", count);
+    MT_CHECK(memcmp(in, out + 400, 600) == 0, "read past the end: bytes");
+
+    /* Freed while it runs: the data still land (close waits). */
+    MT_OK(MPI_File_iwrite_at(fh, 0, out, REGION, MPI_BYTE, &r));
+    MT_OK(MPI_Request_free(&r));
+    MT_CHECK(r == MPI_REQUEST_NULL, "Request_free left the handle");
+    /* Cancelled: completes (file accesses are not cancelled here). */
+    MT_OK(MPI_File_iwrite_at(fh, REGION, out, REGION, MPI_BYTE, &r));
+    MT_OK(MPI_Cancel(&r));
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Test_cancelled(&st, &flag));
+    MT_CHECK(!flag, "a file access said cancelled");
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "cancelled write: count %d", count);
+    MT_OK(MPI_File_close(&fh));
+    free(in);
+    {
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == 2 * REGION, "file of %zu bytes", n);
+        MT_CHECK(memcmp(f, out, REGION) == 0 &&
+                     memcmp(f + REGION, out, REGION) == 0,
+                 "freed or cancelled write lost");
+        free(f);
+    }
+
+    /* Errors in the background: files may not grow past 1 MiB. */
+    MT_CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0, "getrlimit");
+    lim = old;
+    lim.rlim_cur = REGION;
+    signal(SIGXFSZ, SIG_IGN);
+    MT_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+    MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, MPI_INFO_NULL,
+                        &fh));
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r));
+    cls = MPI_Wait(&r, &st);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(cls == MPI_ERR_NO_SPACE, "write past RLIMIT_FSIZE: class %d",
+             cls);
+    MT_OK(MPI_File_iwrite_at(fh, 0, out, 4096, MPI_BYTE, &r2[0]));
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r2[1]));
+    cls = MPI_Waitall(2, r2, sts);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(cls == MPI_ERR_IN_STATUS, "Waitall: class %d", cls);
+    MT_CHECK(sts[0].MPI_ERROR == MPI_SUCCESS, "good write's status: %d",
+             sts[0].MPI_ERROR);
+    MPI_Error_class(sts[1].MPI_ERROR, &cls);
+    MT_CHECK(cls == MPI_ERR_NO_SPACE, "bad write's status: class %d", cls);
+    MT_OK(MPI_File_close(&fh));
+    MT_CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    signal(SIGXFSZ, SIG_DFL);
+    unlink(path);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    char path[512];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    io_dir_make("async");
+    io_path(path, sizeof(path), "overlap.dat");
+    overlap(path);
+    io_path(path, sizeof(path), "many.dat");
+    many(path);
+    io_path(path, sizeof(path), "ptr.dat");
+    pointers(path);
+    io_path(path, sizeof(path), "shared.dat");
+    shared(path);
+    io_path(path, sizeof(path), "req.dat");
+    requests(path);
+    io_dir_remove();
+    if (rank == 0)
+        printf("io_async at %d ranks: ok\n", nprocs);
+    MPI_Finalize();
+    return 0;
+}

@@ -11,7 +11,15 @@ shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4 8)
 # Nonblocking independent access in the background (io_async.c): requests
 # held up by another process's lock stay incomplete while the caller goes
 # on; many at once, pointers moved at the call, free, cancel, errors.
-shoal_mpi_test(io_async SOURCES io_async.c NP 1 2 4)
+# At 2 ranks also under ThreadSanitizer (make check-thread: label thread),
+# with the progress thread as a second waker, and with waits that sleep at
+# once, where a lost wake-up by the IO thread ends the rank.
+shoal_mpi_test(io_async SOURCES io_async.c NP 1 4)
+shoal_mp_test(mpi.io_async PROGRAM mpi_io_async NP 2 LABELS mpi thread)
+shoal_mp_test(mpi.io_async_pt PROGRAM mpi_io_async NP 2
+              ENV SHOAL_PROGRESS=thread LABELS mpi)
+shoal_mp_test(mpi.io_async_block PROGRAM mpi_io_async NP 2
+              ENV SHOAL_WAIT=block SHOAL_WAIT_CHECK=fatal LABELS mpi)
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
 # file domains aligned to a small striping_unit; rounds bounded by

@@ -41,9 +41,10 @@ static void fill(unsigned char *b, size_t n, unsigned seed)
 }
 
 /* A child holding an exclusive lock over [off, off + len) of path until
- * a byte comes on *release (or 20 s pass).  Returns its pid once the lock
- * is held. */
-static pid_t locker(const char *path, off_t off, off_t len, int *release)
+ * a byte comes on *release (or hold_ms pass).  Returns its pid once the
+ * lock is held. */
+static pid_t locker(const char *path, off_t off, off_t len, int *release,
+                    int hold_ms)
 {
     int up[2], down[2];
     char c;
@@ -61,7 +62,7 @@ static pid_t locker(const char *path, off_t off, off_t len, int *release)
             _exit(1);
         if (write(up[1], "L", 1) != 1)
             _exit(1);
-        poll(&p, 1, 20000);
+        poll(&p, 1, hold_ms);
         _exit(0); /* the lock goes with the process */
     }
     close(up[1]);
@@ -116,7 +117,7 @@ static void overlap(const char *path)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* A write held up by another process's lock. */
-    pid = locker(path, (off_t)off, REGION, &release);
+    pid = locker(path, (off_t)off, REGION, &release, 20000);
     MT_OK(MPI_File_iwrite_at(fh, off, out, REGION, MPI_BYTE, &r));
     MT_CHECK(tests_done(&r, 50, &st) == 0,
              "iwrite_at completed while another process held the lock: "
@@ -140,7 +141,7 @@ static void overlap(const char *path)
     MT_CHECK(count == REGION, "iwrite_at count %d", count);
 
     /* A read held up the same way. */
-    pid = locker(path, (off_t)off, REGION, &release);
+    pid = locker(path, (off_t)off, REGION, &release, 20000);
     memset(in, 0, REGION);
     MT_OK(MPI_File_iread_at(fh, off, in, REGION, MPI_BYTE, &r));
     MT_CHECK(tests_done(&r, 50, &st) == 0,
@@ -150,6 +151,22 @@ static void overlap(const char *path)
     MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
     MT_CHECK(count == REGION, "iread_at count %d", count);
     MT_CHECK(memcmp(in, out, REGION) == 0, "iread_at read other bytes");
+
+    /* MPI_Wait while the lock is held: the waiter sleeps (SHOAL_WAIT=block
+     * at once) and the IO thread must wake it when the child lets go after
+     * 300 ms (a lost wake-up ends the rank under SHOAL_WAIT_CHECK=fatal). */
+    pid = locker(path, (off_t)off, REGION, &release, 300);
+    MT_OK(MPI_File_iwrite_at(fh, off, out, REGION, MPI_BYTE, &r));
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "iwrite_at count %d", count);
+    {
+        int ws;
+        close(release);
+        MT_CHECK(waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) &&
+                     WEXITSTATUS(ws) == 0,
+                 "locker failed");
+    }
     MT_OK(MPI_File_close(&fh));
 
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));

@@ -43,7 +43,8 @@
  * timing (the bytes reach the device, as dd conv=fsync).
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
  * IOBENCH_DS=enable|disable romio_ds_read, IOBENCH_DSW romio_ds_write,
- * IOBENCH_CB_NODES cb_nodes.
+ * IOBENCH_CB_NODES cb_nodes, IOBENCH_URING=enable|disable shoal_io_uring
+ * (Shoal's io_uring list IO; other libraries ignore it).
  * Output: "# library: ...", then "<size> <MB/s>" lines, MB/s of the bytes
  * every rank moved.
  */
@@ -226,6 +227,7 @@ int main(int argc, char **argv)
     const char *cb = getenv("IOBENCH_CB"), *ds = getenv("IOBENCH_DS");
     const char *dsw = getenv("IOBENCH_DSW"), *file = NULL;
     const char *cbn = getenv("IOBENCH_CB_NODES");
+    const char *ur = getenv("IOBENCH_URING");
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
     int iters = 20, len, sync = 0, span = 0;
     MPI_Info info = MPI_INFO_NULL;
@@ -253,8 +255,10 @@ int main(int argc, char **argv)
     }
     if (iters < 1)
         iters = 1;
-    if (cb != NULL || ds != NULL || dsw != NULL || cbn != NULL)
+    if (cb != NULL || ds != NULL || dsw != NULL || cbn != NULL || ur != NULL)
         MPI_Info_create(&info);
+    if (ur != NULL)
+        MPI_Info_set(info, "shoal_io_uring", ur);
     if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
         MPI_Info_set(info, "romio_cb_write", cb);

@@ -105,6 +105,9 @@ struct shoal_mpi_file {
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
     int ds_read, ds_write;
     int ds_any; /* some rank's view sieves writes (agreed, io_ds_agree) */
+    /* file-noncontiguous list IO through io_uring (io_uring.c):
+     * shoal_io_uring, 0 disable, 1 enable, 2 automatic */
+    int uring;
     /* split collective in progress (io_coll.c) */
     int split; /* 0, or 1 + the kind of access begun */
     int split_rc;
@@ -257,6 +260,20 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
  * *moved += bytes moved; 0 or an errno. */
 int io_rw_full(int fd, int wr, struct iovec *iov, int n, MPI_Offset off,
                MPI_Count *moved, int *eof);
+/* A run of adjacent file blocks of one access. */
+typedef struct io_run {
+    MPI_Offset off;
+    MPI_Count len;
+} io_run_t;
+/* io_uring (io_uring.c; with liburing only): the runs[0..n) of one access,
+ * in stream order, with the memory blocks the cursor c gives, submitted
+ * in batches of up to 256 entries, one system call each; *moved, *eof as
+ * io_rw_full.  0, an errno, or ENOSYS when this thread has no ring (then
+ * nothing was done). */
+int io_ur_runs(int fd, int wr, mpi_dt_cursor_t *c, const io_run_t *runs,
+               int n, MPI_Count *moved, int *eof);
+/* Can this thread use io_uring (a ring made, or makeable)? */
+int io_ur_available(void);
 /* Do independent accesses through fh's view sieve (romio_ds_read/write)? */
 int io_sieve_on(MPI_File fh, int wr);
 /* Agree whether any rank's view sieves writes (collective: set_view,

@@ -77,6 +77,9 @@ static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
  * memory side is ever staged.
  */
 #define IO_SMALL_BLOCK 1024
+/* shoal_io_uring=automatic: io_uring for file-noncontiguous list IO when
+ * the build has it (docs/IO.md says what was measured). */
+#define IO_UR_DEFAULT 1
 
 /* Staged transfer of the cursor's next got bytes (at most
  * IOV_MAX * IO_SMALL_BLOCK): packed by the datatype engine into stage and
@@ -287,6 +290,62 @@ out:
     return rc;
 }
 
+/*
+ * The runs of one access go to the kernel one preadv/pwritev each, or,
+ * with io_uring (shoal_io_uring, io_uring.c), gathered into batches of up
+ * to IO_UR_BATCH runs, one submission each.
+ */
+#define IO_UR_BATCH 256
+
+typedef struct run_batch {
+    io_run_t runs[IO_UR_BATCH];
+    int n;
+    int uring; /* gather the runs for io_uring */
+} run_batch_t;
+
+/* io_uring for this access: asked for (enable) or by default
+ * (automatic), memory blocks that would not be staged, and a ring. */
+static int uring_on(MPI_File fh, MPI_Datatype dt)
+{
+    if (fh->uring == 0 || (fh->uring == 2 && !IO_UR_DEFAULT))
+        return 0;
+    if (!mpi_dt_contig(dt) && dt->nsegs > 1 &&
+        dt->size / dt->nsegs < IO_SMALL_BLOCK)
+        return 0;
+    return io_ur_available();
+}
+
+static int flush_runs(MPI_File fh, int wr, mpi_dt_cursor_t *c,
+                      run_batch_t *b, MPI_Count *moved, int *eof,
+                      char **stage_p)
+{
+    int rc = ENOSYS, n = b->n;
+
+    b->n = 0;
+    if (n > 1)
+        rc = io_ur_runs(fh->fd, wr, c, b->runs, n, moved, eof);
+    if (rc != ENOSYS)
+        return rc;
+    for (int i = 0; i < n && !*eof; i++)
+        if ((rc = run(fh->fd, wr, c, b->runs[i].off, b->runs[i].len, moved,
+                      eof, stage_p)) != 0)
+            return rc;
+    return 0;
+}
+
+static int add_run(MPI_File fh, int wr, mpi_dt_cursor_t *c, run_batch_t *b,
+                   MPI_Offset off, MPI_Count len, MPI_Count *moved, int *eof,
+                   char **stage_p)
+{
+    if (!b->uring)
+        return run(fh->fd, wr, c, off, len, moved, eof, stage_p);
+    b->runs[b->n].off = off;
+    b->runs[b->n].len = len;
+    if (++b->n == IO_UR_BATCH)
+        return flush_runs(fh, wr, c, b, moved, eof, stage_p);
+    return 0;
+}
+
 int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
                MPI_Datatype dt, MPI_Count *done_p, int *err_p)
 {
@@ -296,6 +355,7 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     MPI_Offset run_off = 0, lock_lo = 0, lock_hi = 0;
     int eof = 0, rc = 0, locked = 0;
     char *stage = NULL;
+    run_batch_t b;
 
     *done_p = 0;
     *err_p = 0;
@@ -323,6 +383,8 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
         }
         locked = 1;
     }
+    b.n = 0;
+    b.uring = uring_on(fh, dt);
     io_walk_init(&w, &fh->view, pos);
     left = total;
     while (left > 0 && !eof) {
@@ -335,14 +397,16 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
             run_len += len;
             continue;
         }
-        if (run_len > 0 && (rc = run(fh->fd, wr, &c, run_off, run_len, &moved,
-                                     &eof, &stage)) != 0)
+        if (run_len > 0 && (rc = add_run(fh, wr, &c, &b, run_off, run_len,
+                                         &moved, &eof, &stage)) != 0)
             break;
         run_off = off;
         run_len = len;
     }
     if (rc == 0 && !eof && run_len > 0)
-        rc = run(fh->fd, wr, &c, run_off, run_len, &moved, &eof, &stage);
+        rc = add_run(fh, wr, &c, &b, run_off, run_len, &moved, &eof, &stage);
+    if (rc == 0 && !eof)
+        rc = flush_runs(fh, wr, &c, &b, &moved, &eof, &stage);
     if (locked)
         io_unlock(fh->fd, lock_lo, lock_hi);
     free(stage);

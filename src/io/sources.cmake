@@ -14,4 +14,5 @@ list(APPEND SHOAL_SOURCES
     io/io_shared.c
     io/io_size.c
     io/io_twophase.c
+    io/io_uring.c
     io/io_view.c)

@@ -32,6 +32,10 @@ shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
+# File-noncontiguous list IO with shoal_io_uring enable, disable and
+# automatic: batches of runs, strided memory, the IO thread's ring, reads
+# cut short by the end of the file.
+shoal_mpi_test(io_uring SOURCES io_uring.c NP 1 2 4)
 # Data sieving of writes: all ranks write interleaved views at once, with
 # romio_ds_write automatic, enable and disable; every byte checked.
 shoal_mpi_test(io_dswrite SOURCES io_dswrite.c NP 2 4 8)

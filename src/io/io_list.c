@@ -77,9 +77,12 @@ static int whole(int fd, int wr, char *buf, MPI_Count n, MPI_Offset off,
  * memory side is ever staged.
  */
 #define IO_SMALL_BLOCK 1024
-/* shoal_io_uring=automatic: io_uring for file-noncontiguous list IO when
- * the build has it (docs/IO.md says what was measured). */
-#define IO_UR_DEFAULT 1
+/* shoal_io_uring=automatic: io_uring for file-noncontiguous list IO whose
+ * view's blocks average at least this many bytes (writes, reads): below,
+ * one pwritev/preadv per run measured faster (docs/IO.md, "List IO
+ * through io_uring"). */
+#define IO_UR_MIN_WRITE 4096
+#define IO_UR_MIN_READ 16384
 
 /* Staged transfer of the cursor's next got bytes (at most
  * IOV_MAX * IO_SMALL_BLOCK): packed by the datatype engine into stage and
@@ -304,10 +307,17 @@ typedef struct run_batch {
 } run_batch_t;
 
 /* io_uring for this access: asked for (enable) or by default
- * (automatic), memory blocks that would not be staged, and a ring. */
-static int uring_on(MPI_File fh, MPI_Datatype dt)
+ * (automatic: blocks large enough), memory blocks that would not be
+ * staged, and a ring. */
+static int uring_on(MPI_File fh, int wr, MPI_Datatype dt)
 {
-    if (fh->uring == 0 || (fh->uring == 2 && !IO_UR_DEFAULT))
+    const io_view_t *v = &fh->view;
+
+    if (fh->uring == 0)
+        return 0;
+    if (fh->uring == 2 &&
+        (v->nsegs < 1 ||
+         v->fsize / v->nsegs < (wr ? IO_UR_MIN_WRITE : IO_UR_MIN_READ)))
         return 0;
     if (!mpi_dt_contig(dt) && dt->nsegs > 1 &&
         dt->size / dt->nsegs < IO_SMALL_BLOCK)
@@ -384,7 +394,7 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
         locked = 1;
     }
     b.n = 0;
-    b.uring = uring_on(fh, dt);
+    b.uring = uring_on(fh, wr, dt);
     io_walk_init(&w, &fh->view, pos);
     left = total;
     while (left > 0 && !eof) {

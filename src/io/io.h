@@ -98,6 +98,8 @@ struct shoal_mpi_file {
      * set_info from rank 0's hints */
     int cb_read, cb_write; /* romio_cb_read / romio_cb_write enabled */
     int cb_nodes;          /* aggregators to use (0: one per host) */
+    int cb_stripes;        /* striping_factor: aggregators when cb_nodes
+                              is not given (0: not given) */
     MPI_Offset cb_bufsize; /* bytes of file per round (cb_buffer_size) */
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */

@@ -4,7 +4,8 @@
  *
  * Hints are kept as given, unknown ones included, and handed back by
  * MPI_File_get_info.  Those that change behaviour (romio_cb_read,
- * romio_cb_write, cb_nodes, striping_unit: collective buffering,
+ * romio_cb_write, cb_nodes, striping_unit, striping_factor: collective
+ * buffering,
  * io_twophase.c; romio_ds_read: data sieving, io_list.c; shoal_io_uring:
  * io_uring.c) are read from rank 0's
  * copy and broadcast, so hints that differ between ranks are reconciled, never
@@ -61,7 +62,7 @@ static int tristate(MPI_Info info, const char *key)
 
 int io_hints_apply(MPI_File fh)
 {
-    long long v[8] = {0, 0, 0, 0, 2, 16 << 20, 2, 2};
+    long long v[9] = {0, 0, 0, 0, 2, 16 << 20, 2, 2, 0};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
@@ -75,10 +76,11 @@ int io_hints_apply(MPI_File fh)
         v[4] = tristate(fh->hints, "romio_ds_read");
         v[6] = tristate(fh->hints, "romio_ds_write");
         v[7] = tristate(fh->hints, "shoal_io_uring");
+        v[8] = hint_count(fh->hints, "striping_factor");
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 8, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 9, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
     fh->cb_read = (int)v[0];
     fh->cb_write = (int)v[1];
@@ -88,6 +90,7 @@ int io_hints_apply(MPI_File fh)
     fh->ds_write = (int)v[6];
     fh->cb_bufsize = v[5];
     fh->uring = (int)v[7];
+    fh->cb_stripes = v[8] > INT_MAX ? INT_MAX : (int)v[8];
     return MPI_SUCCESS;
 }
 

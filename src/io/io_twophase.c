@@ -3,7 +3,8 @@
  * two-phase IO, as ROMIO made it common): in a collective read or write,
  * the ranks' file blocks are moved to a few aggregators, one per host by
  * default (`cb_nodes` sets how many: fewer, or more, the other ranks
- * joining in rank order), each owning one contiguous file domain of
+ * joining in rank order; without it `striping_factor` does, one per
+ * stripe), each owning one contiguous file domain of
  * the range all ranks touch (aligned to `striping_unit` when given).  An
  * aggregator then accesses its domain with list IO: many small
  * interleaved requests of many ranks become a few large runs.
@@ -201,8 +202,13 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     PMPI_Comm_rank(fh->comm, &me);
     /* The aggregators: one per host; cb_nodes fewer, or more (then the
      * other ranks in rank order join, as ROMIO lets cb_nodes reach the
-     * number of processes). */
-    A = fh->cb_nodes > 0 ? (fh->cb_nodes < P ? fh->cb_nodes : P) : fh->naggs;
+     * number of processes); without cb_nodes, one per stripe of
+     * striping_factor (as ROMIO's Lustre driver picks its default). */
+    A = fh->cb_nodes > 0     ? fh->cb_nodes
+        : fh->cb_stripes > 0 ? fh->cb_stripes
+                             : fh->naggs;
+    if (A > P)
+        A = P;
     aggs = malloc((size_t)P * sizeof(int));
     agg_of = malloc((size_t)P * sizeof(int));
     if (aggs == NULL || agg_of == NULL) {

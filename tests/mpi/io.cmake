@@ -32,6 +32,9 @@ shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
+# striping_factor: the number of aggregators without cb_nodes (a rank
+# that may not grow files fails the write only when it aggregates).
+shoal_mpi_test(io_stripes SOURCES io_stripes.c NP 2 4)
 # File-noncontiguous list IO with shoal_io_uring enable, disable and
 # automatic: batches of runs, strided memory, the IO thread's ring, reads
 # cut short by the end of the file.

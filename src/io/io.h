@@ -141,7 +141,9 @@ static inline int io_file_ok(MPI_File fh)
  * waits until the file's nonblocking accesses in the background are done
  * (io_async_drain), so the caller may use and change the handle. */
 int io_check_file(MPI_File fh, const char *fn);
-/* The checks alone, without waiting (the calls that queue accesses). */
+/* The checks alone, without waiting: the calls that queue accesses, and
+ * those that only read the handle or move the pointers, which the IO
+ * thread does not use. */
 int io_check_file_nowait(MPI_File fh, const char *fn);
 
 /* A file name without a file system prefix ("ufs:", "nfs:", ...), as

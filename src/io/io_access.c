@@ -284,16 +284,20 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
     MPI_CHECK_INIT(fn);
     if (request == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "request is NULL");
-    if (coll || where == IO_ORDERED) {
-        /* Collective: done at once, every rank together. */
+    if (where == IO_ORDERED || (coll && io_twophase_on(fh, wr))) {
+        /* Ordered, or through the aggregators: communication, done at
+         * once, every rank together.  A collective access without
+         * collective buffering is each rank's own list IO (no
+         * communication) and goes to the background like an independent
+         * one. */
         rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt,
                        &bytes);
         if (rc != MPI_SUCCESS)
             return rc;
         return io_request_done(fh, fn, bytes, request);
     }
-    /* Independent: checked and placed now (a pointer moves at the call),
-     * the data moved by the IO thread behind the caller's back. */
+    /* Checked and placed now (a pointer moves at the call), the data
+     * moved by the IO thread behind the caller's back. */
     if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS ||
         (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
             MPI_SUCCESS)

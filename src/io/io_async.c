@@ -8,11 +8,14 @@
  * sees the job finished and hands out the status (bytes moved, or the
  * error class).
  *
- * Nothing else touches a file while it has jobs queued or running: every
- * other call on the handle (io_check_file) first waits until its jobs are
- * done (io_async_drain), so the thread reads the view, the descriptor and
- * the hint fields without locks, and fcntl locks of the process (shared by
- * its threads) are never taken and dropped from two threads at once.
+ * Nothing else changes or accesses a file while it has jobs queued or
+ * running: every call on the handle that does (io_check_file) first waits
+ * until its jobs are done (io_async_drain), so the thread reads the view,
+ * the descriptor and the hint fields without locks, and fcntl locks of the
+ * process (shared by its threads) are never taken and dropped from two
+ * threads at once.  Calls that only read the handle or move the pointers
+ * (get_position, seek, get_info, get_size, ...: io_check_file_nowait) do
+ * not wait.
  *
  * Waking: a waiter sleeps on this process's doorbell (am_block); the
  * thread rings it after it marks a job finished (seq_cst on both sides:

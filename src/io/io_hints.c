@@ -117,7 +117,7 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     const char *fn = "MPI_File_get_info";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (info_used == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "info_used is NULL");
@@ -132,7 +132,7 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
     const char *fn = "MPI_File_get_amode";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (amode == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "amode is NULL");
@@ -146,7 +146,7 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
     const char *fn = "MPI_File_get_group";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (group == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "group is NULL");
@@ -183,7 +183,7 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag)
     const char *fn = "MPI_File_get_atomicity";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (flag == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "flag is NULL");

@@ -86,7 +86,7 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     MPI_Offset to = 0;
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (fh->amode & MPI_MODE_SEQUENTIAL)
         return io_error(fh, MPI_ERR_UNSUPPORTED_OPERATION, fn,
@@ -104,7 +104,7 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     const char *fn = "MPI_File_get_position";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (offset == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "offset is NULL");
@@ -121,7 +121,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     const char *fn = "MPI_File_seek_shared";
     int rc, rank, err = 0, cls = MPI_SUCCESS;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     PMPI_Comm_rank(fh->comm, &rank);
     /* Every rank is done with the pointer before rank 0 moves it; the
@@ -155,7 +155,7 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     MPI_Offset cur = 0;
     int rc, err = 0;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (offset == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "offset is NULL");
@@ -174,7 +174,7 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     MPI_Offset pos;
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (disp == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "disp is NULL");

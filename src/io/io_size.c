@@ -18,7 +18,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
     struct stat st;
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (size == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "size is NULL");

@@ -349,7 +349,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
     const char *fn = "MPI_File_get_view";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (disp == NULL || etype == NULL || filetype == NULL || datarep == NULL)
         return io_error(fh, MPI_ERR_ARG, fn,
@@ -378,7 +378,7 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
     const char *fn = "MPI_File_get_type_extent";
     int rc;
 
-    if ((rc = io_check_file(fh, fn)) != MPI_SUCCESS)
+    if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS)
         return rc;
     if (datatype == NULL || datatype->magic != MPI_MAGIC_DT)
         return io_error(fh, MPI_ERR_TYPE, fn, "invalid datatype");

@@ -3,7 +3,8 @@
  *
  * - Overlap, made certain: each rank forks a child that holds an exclusive
  *   fcntl lock over the rank's region; in atomic mode MPI_File_iwrite_at
- *   (and iread_at) of that region must return at once and MPI_Test must
+ *   (and iread_at, iwrite_at_all, iread_all: collective buffering is off)
+ *   of that region must return at once and MPI_Test must
  *   say "not done" again and again while the child holds the lock (the IO
  *   thread waits for it), the file must still be untouched, and after the
  *   child lets go MPI_Wait completes with every byte in place.  An
@@ -140,6 +141,17 @@ static void overlap(const char *path)
     MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
     MT_CHECK(count == REGION, "iwrite_at count %d", count);
 
+    /* A collective write without collective buffering is each rank's own
+     * list IO: in the background too. */
+    pid = locker(path, (off_t)off, REGION, &release, 20000);
+    MT_OK(MPI_File_iwrite_at_all(fh, off, out, REGION, MPI_BYTE, &r));
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "iwrite_at_all completed while another process held the lock");
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "iwrite_at_all count %d", count);
+
     /* A read held up the same way. */
     pid = locker(path, (off_t)off, REGION, &release, 20000);
     memset(in, 0, REGION);
@@ -151,6 +163,23 @@ static void overlap(const char *path)
     MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
     MT_CHECK(count == REGION, "iread_at count %d", count);
     MT_CHECK(memcmp(in, out, REGION) == 0, "iread_at read other bytes");
+    /* The same collectively, through the individual pointer. */
+    MT_OK(MPI_File_seek(fh, off, MPI_SEEK_SET));
+    pid = locker(path, (off_t)off, REGION, &release, 20000);
+    memset(in, 0, REGION);
+    MT_OK(MPI_File_iread_all(fh, in, REGION, MPI_BYTE, &r));
+    {
+        MPI_Offset p;
+        MT_OK(MPI_File_get_position(fh, &p));
+        MT_CHECK(p == off + REGION, "position %lld after iread_all", p);
+    }
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "iread_all completed while another process held the lock");
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "iread_all count %d", count);
+    MT_CHECK(memcmp(in, out, REGION) == 0, "iread_all read other bytes");
 
     /* MPI_Wait while the lock is held: the waiter sleeps (SHOAL_WAIT=block
      * at once) and the IO thread must wake it when the child lets go after

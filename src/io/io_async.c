@@ -24,9 +24,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/io.h"
 #include "wire/wire.h"
@@ -79,9 +81,26 @@ static void run_job(io_job_t *j)
         io_unlock(fh->fd, lo, hi);
 }
 
+/* The thread may run on any CPU: a rank bound to one core (shoalrun
+ * --bind-to core, the default when the ranks fit the CPUs) would otherwise
+ * share it with its IO thread, and a copy into the page cache could never
+ * overlap the rank's computation.  The kernel keeps it within the
+ * process's cpuset; a failure leaves the inherited mask. */
+static void float_thread(void)
+{
+    cpu_set_t all;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+
+    CPU_ZERO(&all);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+        CPU_SET((int)i, &all);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+}
+
 static void *io_thread(void *arg)
 {
     (void)arg;
+    float_thread();
     pthread_mutex_lock(&q.lock);
     for (;;) {
         io_job_t *j;

@@ -697,8 +697,8 @@ int PMPIX_Checkpoint_restarted(int *flag)
         }
     }
     /* The messages that were in flight at the cut go back before any
-     * rank returns (the barrier), so none of them is overtaken by what
-     * the restarted job sends. */
+     * rank returns (each puts its own back before the all-reduce below),
+     * so none of them is overtaken by what the restarted job sends. */
     if (rc == MPI_SUCCESS && pick >= 0) {
         ck_head_t h;
         memcpy(&h, img, sizeof(h));

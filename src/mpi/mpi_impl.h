@@ -120,9 +120,13 @@ int mpi_error(MPI_Comm comm, int errclass, const char *fn, const char *fmt,
 /* The MPI class for a Shoal status (SHOAL_ERR_PEER_DEAD -> MPI_ERR_PROC_ABORTED...). */
 int mpi_class_of_status(int shoal_status);
 
-/* Called first by every public function: MPI_ERR_OTHER before Init or
- * after Finalize (with a message), else MPI_SUCCESS. */
-int mpi_check_init(const char *fn);
+/* Called first by every public function before Init or after Finalize:
+ * ends the process with a message (the initial error handler,
+ * MPI_ERRORS_ARE_FATAL).  mpi_fatal_outside does the same for a failed
+ * MPI_Init. */
+BASE_NORETURN int mpi_check_init(const char *fn);
+BASE_NORETURN void mpi_fatal_outside(const char *fn, const char *fmt, ...)
+    BASE_PRINTF(2, 3);
 #define MPI_CHECK_INIT(fn)                                                   \
     do {                                                                     \
         if (BASE_UNLIKELY(!mpi.initialized || mpi.finalized))                \

@@ -20,3 +20,30 @@ shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)
 shoal_mpi_test(comm_info_null SOURCES comm_info_null.c NP 1 2 4)
 # MPI_LASTUSEDCODE against MPI_ERR_LASTCODE and user-added codes.
 shoal_mpi_test(errh_lastused SOURCES errh_lastused.c NP 1)
+
+# Errors outside MPI_Init..MPI_Finalize end the process with a message
+# (the initial error handler): a failed MPI_Init whose return value the
+# program ignores (a bad SHOAL_* value, the program run alone), a call
+# before MPI_Init, one after MPI_Finalize.  A second MPI_Init goes to
+# MPI_COMM_WORLD's handler instead.
+shoal_mpi_test(init_fatal SOURCES init_fatal.c NP 1 ARGS twice)
+add_test(NAME mp.mpi.init_fatal.init
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_AM_WINDOW=0 EXPECT_FAIL_NOT=went
+                 ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh - 1
+                 "MPI_Init: SHOAL_AM_WINDOW=0 is out of range.*MPI_ERRORS_ARE_FATAL"
+                 $<TARGET_FILE:mpi_init_fatal> init)
+add_test(NAME mp.mpi.init_fatal.before
+         COMMAND ${CMAKE_COMMAND} -E env EXPECT_FAIL_NOT=went
+                 ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 2
+                 "MPI_Comm_rank: called before MPI_Init.*MPI_ERRORS_ARE_FATAL"
+                 $<TARGET_FILE:mpi_init_fatal> before)
+add_test(NAME mp.mpi.init_fatal.after
+         COMMAND ${CMAKE_COMMAND} -E env EXPECT_FAIL_NOT=went
+                 ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 2
+                 "MPI_Barrier: called after MPI_Finalize.*MPI_ERRORS_ARE_FATAL"
+                 $<TARGET_FILE:mpi_init_fatal> after)
+set_tests_properties(mp.mpi.init_fatal.init mp.mpi.init_fatal.before
+                     mp.mpi.init_fatal.after
+                     PROPERTIES LABELS "mp;mpi" TIMEOUT 90)

@@ -200,18 +200,38 @@ void mpi_error_die(int errclass, int abort)
     _exit(1); /* die does not return */
 }
 
+/*
+ * Errors outside MPI_Init..MPI_Finalize (MPI 4.0 section 9.3): they go to
+ * the initial error handler, MPI_ERRORS_ARE_FATAL, since no communicator
+ * exists to carry another.  A program that ignores MPI_Init's return value
+ * (most do) would otherwise run on with no MPI and print an error per
+ * call; Open MPI and MPICH end the process here too.
+ */
+void mpi_fatal_outside(const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(last_detail, sizeof(last_detail), "%s: ", fn);
+
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < sizeof(last_detail))
+        vsnprintf(last_detail + n, sizeof(last_detail) - (size_t)n, fmt, ap);
+    va_end(ap);
+    last_code = MPI_ERR_OTHER;
+    fprintf(stderr, "shoal: MPI error: %s (fatal: outside MPI_Init.."
+                    "MPI_Finalize the error handler is MPI_ERRORS_ARE_FATAL)"
+                    "\n", last_detail);
+    fflush(stderr);
+    /* The library is down or was never up: nothing to take down but us. */
+    _exit(1);
+}
+
 int mpi_check_init(const char *fn)
 {
-    const char *why = mpi.finalized ? "after MPI_Finalize"
-                                    : "before MPI_Init";
-
-    snprintf(last_detail, sizeof(last_detail),
-             "%s called %s: only MPI_Initialized, MPI_Finalized, "
-             "MPI_Get_version and MPI_Get_library_version may be",
-             fn, why);
-    last_code = MPI_ERR_OTHER;
-    fprintf(stderr, "shoal: MPI error: %s\n", last_detail);
-    return MPI_ERR_OTHER;
+    mpi_fatal_outside(fn, "called %s: only MPI_Initialized, MPI_Finalized, "
+                          "MPI_Get_version, MPI_Get_library_version and "
+                          "the calls MPI 4.0 allows may be",
+                      mpi.finalized ? "after MPI_Finalize"
+                                    : "before MPI_Init");
 }
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)

@@ -3,6 +3,7 @@
  * versions, Abort.
  */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,22 +38,40 @@ static int provided_level(int required)
     }
 }
 
+/* A failure after the active-message layer came up: the other ranks
+ * may be waiting for this one in a collective of MPI_Init, so the job is
+ * taken down (the launcher reports it), as MPI_ERRORS_ARE_FATAL does. */
+static BASE_NORETURN BASE_PRINTF(2, 3) void init_failed(const char *fn,
+                                                        const char *fmt, ...)
+{
+    char detail[MPI_MAX_ERROR_STRING];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "shoal: MPI error: %s: %s (fatal: outside MPI_Init.."
+                    "MPI_Finalize the error handler is MPI_ERRORS_ARE_FATAL)"
+                    "\n", fn, detail);
+    fflush(stderr);
+    shoal_abort(1, detail);
+    _exit(1); /* shoal_abort does not return */
+}
+
 static int init_common(int required, int *provided, const char *fn)
 {
     int status;
 
     if (mpi.initialized || mpi.finalized) {
-        fprintf(stderr, "shoal: MPI error: %s: MPI is already %s\n", fn,
-                mpi.finalized ? "finalized (it cannot be initialized again)"
-                              : "initialized");
-        return MPI_ERR_OTHER;
+        if (mpi.finalized)
+            mpi_fatal_outside(fn, "MPI is already finalized (it cannot be "
+                                  "initialized again)");
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
+                         "MPI is already initialized");
     }
     status = shoal_init(NULL);
-    if (status != SHOAL_OK) {
-        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
-                shoal_error_detail());
-        return MPI_ERR_OTHER;
-    }
+    if (status != SHOAL_OK)
+        mpi_fatal_outside(fn, "%s", shoal_error_detail());
     mpi.world_rank = shoal_rank();
     mpi.world_size = shoal_size();
     if (required < MPI_THREAD_SINGLE)
@@ -69,30 +88,19 @@ static int init_common(int required, int *provided, const char *fn)
     status = mpi_ft_init();
     if (status == SHOAL_OK)
         status = mpi_p2p_init();
-    if (status != SHOAL_OK) {
-        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
-                shoal_error_detail());
-        return MPI_ERR_OTHER;
-    }
+    if (status != SHOAL_OK)
+        init_failed(fn, "%s", shoal_error_detail());
     mpi.initialized = 1;
     status = mpi_comm_init_predef();
     if (status != MPI_SUCCESS) {
         mpi.initialized = 0;
-        fprintf(stderr, "shoal: MPI error: %s: setting up MPI_COMM_WORLD "
-                        "failed\n", fn);
-        return status;
+        init_failed(fn, "setting up MPI_COMM_WORLD failed");
     }
     status = mpi_coll_world_init();
-    if (status != MPI_SUCCESS) {
-        fprintf(stderr, "shoal: MPI error: %s: learning which ranks share "
-                        "hosts failed\n", fn);
-        return status;
-    }
-    if (mpi_progress_thread_start() != SHOAL_OK) {
-        fprintf(stderr, "shoal: MPI error: %s: %s\n", fn,
-                shoal_error_detail());
-        return MPI_ERR_OTHER;
-    }
+    if (status != MPI_SUCCESS)
+        init_failed(fn, "learning which ranks share hosts failed");
+    if (mpi_progress_thread_start() != SHOAL_OK)
+        init_failed(fn, "%s", shoal_error_detail());
     mpi_ckpt_trigger_init();
     if (provided != NULL)
         *provided = mpi.thread_level;
@@ -111,11 +119,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)argc;
     (void)argv;
-    if (provided == NULL) {
-        fprintf(stderr, "shoal: MPI error: MPI_Init_thread: provided is "
-                        "NULL\n");
-        return MPI_ERR_ARG;
-    }
+    if (provided == NULL)
+        mpi_fatal_outside("MPI_Init_thread", "provided is NULL");
     return init_common(required, provided, "MPI_Init_thread");
 }
 SHOAL_MPI_WEAK(Init_thread)

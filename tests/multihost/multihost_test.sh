@@ -1028,14 +1028,27 @@ ckpt_trigger_hosts)
     # every request asked for every 0.25 s is taken at the call the
     # launcher names, by every rank (the program checks), the directory
     # holds the last one, and a restart from it is exact.  Then SIGUSR1 to
-    # shoalrun asks for one more.
+    # shoalrun asks for one more.  Two remote hosts of one rank each: a
+    # rank's lines go down its own branch of the daemon tree only (a
+    # daemon that gets another's says so), with the daemons side by side
+    # under the launcher and, with --fanout 1, one below the other.
     need_wire
-    make_hosts 2
+    make_hosts 3
     heat=$MH_MPIBIN/mpi_ckpt_heat
-    hosts=localhost:2,$(host 1 2)
+    hosts=localhost:2,$(host 1 1),$(host 2 1)
     run "$P-h0" --timeout 60 --host "$hosts" --checkpoint-dir "$tmp/ref" \
         "$heat" 1500 0 - "$tmp/ref.out"
     expect_rc 0
+    for fan in 1 32; do
+        run "$P-h0" --timeout 60 --host "$hosts" --fanout $fan \
+            --checkpoint-every 0.25 --checkpoint-dir "$tmp/f$fan" "$heat" \
+            1500 0 - "$tmp/f$fan.out" poll:1000
+        expect_rc 0
+        ! grep -E "not of this branch" "$tmp/err" ||
+            fail "a checkpoint line went down the wrong branch (--fanout $fan)"
+        cmp "$tmp/ref.out" "$tmp/f$fan.out" || fail "the result differs"
+    done
+    rm -rf "$tmp/f1" "$tmp/f32"
     run "$P-h0" --timeout 60 --host "$hosts" --checkpoint-every 0.25 \
         --checkpoint-dir "$tmp/ck" "$heat" 1500 0 - "$tmp/p.out" poll:1000
     expect_rc 0

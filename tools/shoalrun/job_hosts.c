@@ -99,8 +99,8 @@ void job_pmi_left(void *ctx, int rank, const char *why)
     shoalrun_msg_fini(&m);
 }
 
-/* Launcher: a checkpoint line for a rank of another host, down the tree
- * (shoalrun_ckpt_t.down). */
+/* Launcher: a checkpoint line for a rank of another host, down the
+ * branch of the tree that holds it (shoalrun_ckpt_t.down). */
 void job_ckpt_down(void *ctx, int rank, int what, long id, long value)
 {
     job_t *job = ctx;
@@ -110,7 +110,8 @@ void job_ckpt_down(void *ctx, int rank, int what, long id, long value)
     shoalrun_msg_u32(&m, (uint32_t)what);
     shoalrun_msg_u64(&m, (uint64_t)(int64_t)id);
     shoalrun_msg_u64(&m, (uint64_t)(int64_t)value);
-    shoalrun_tree_down(job->tree, SHOALRUN_F_CKPT_DOWN, m.buf, m.len);
+    shoalrun_tree_down_rank(job->tree, rank, SHOALRUN_F_CKPT_DOWN, m.buf,
+                            m.len);
     shoalrun_msg_fini(&m);
 }
 

@@ -601,6 +601,10 @@ void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len);
 /* The launcher's command for every daemon. */
 void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p,
                         size_t len);
+/* The same for one rank's daemon only: to the child whose subtree holds
+ * the rank's host (nothing when it is this node's). */
+void shoalrun_tree_down_rank(shoalrun_tree_t *t, int rank, int type,
+                             const void *p, size_t len);
 /* Our ranks are all in the fence; kv holds their new puts. */
 void shoalrun_tree_fence(shoalrun_tree_t *t, const char *kv, size_t len);
 /* Every child daemon has reported DONE or was lost. */

@@ -631,10 +631,26 @@ static void parent_on_io(void *ctx, int fd, short revents)
         case SHOALRUN_F_KILL:
         case SHOALRUN_F_STDIN:
         case SHOALRUN_F_FT_DEAD:
-        case SHOALRUN_F_CKPT_DOWN:
             shoalrun_tree_down(t, type, p, len);
             t->ev.down(t->ev.ctx, type, &r);
             break;
+        case SHOALRUN_F_CKPT_DOWN: {
+            /* One rank's line: on down the one branch that holds it. */
+            shoalrun_rd_t head = r;
+            int rank = (int)shoalrun_rd_u32(&head);
+            const shoalrun_host_t *h =
+                head.bad ? NULL : shoalrun_hosts_of_rank(t->conf.hosts, rank);
+            if (h == NULL || !shoalrun_tree_below(t, h->node, t->conf.node)) {
+                /* The launcher routes each line to its rank's branch. */
+                shoalrun_say("daemon (node %d): a checkpoint line for rank "
+                             "%d, not of this branch of the tree; dropped",
+                             t->conf.node, rank);
+                break;
+            }
+            shoalrun_tree_down_rank(t, rank, type, p, len);
+            t->ev.down(t->ev.ctx, type, &r);
+            break;
+        }
         default:
             orphan(t, "the launcher sent an unexpected frame");
             return;
@@ -662,20 +678,36 @@ void shoalrun_tree_up(shoalrun_tree_t *t, int type, const void *p, size_t len)
         shoalrun_loop_set_events(t->loop, t->parent->fd, POLLIN | POLLOUT);
 }
 
+static void child_send(shoalrun_tree_t *t, child_t *c, int type,
+                       const void *p, size_t len)
+{
+    if (c->state == CH_STARTING) /* it gets them when it connects */
+        shoalrun_msg_frame(&c->queued, type, p, len);
+    if (c->state != CH_UP && c->state != CH_DONE)
+        return;
+    if (c->conn.fd < 0)
+        return;
+    shoalrun_conn_send(&c->conn, type, p, len);
+    if (c->conn.out_len > 0)
+        shoalrun_loop_set_events(t->loop, c->conn.fd, POLLIN | POLLOUT);
+}
+
 void shoalrun_tree_down(shoalrun_tree_t *t, int type, const void *p, size_t len)
 {
-    for (int i = 0; i < t->nchildren; i++) {
-        child_t *c = &t->children[i];
-        if (c->state == CH_STARTING) /* it gets them when it connects */
-            shoalrun_msg_frame(&c->queued, type, p, len);
-        if (c->state != CH_UP && c->state != CH_DONE)
-            continue;
-        if (c->conn.fd < 0)
-            continue;
-        shoalrun_conn_send(&c->conn, type, p, len);
-        if (c->conn.out_len > 0)
-            shoalrun_loop_set_events(t->loop, c->conn.fd, POLLIN | POLLOUT);
-    }
+    for (int i = 0; i < t->nchildren; i++)
+        child_send(t, &t->children[i], type, p, len);
+}
+
+void shoalrun_tree_down_rank(shoalrun_tree_t *t, int rank, int type,
+                             const void *p, size_t len)
+{
+    const shoalrun_host_t *h = shoalrun_hosts_of_rank(t->conf.hosts, rank);
+
+    if (h == NULL || h->local)
+        return;
+    for (int i = 0; i < t->nchildren; i++)
+        if (shoalrun_tree_below(t, h->node, t->children[i].node))
+            child_send(t, &t->children[i], type, p, len);
 }
 
 void shoalrun_tree_done(shoalrun_tree_t *t)

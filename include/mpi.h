@@ -1834,6 +1834,31 @@ SHOAL_MPI_FN(int, File_write_ordered_begin_c, (MPI_File fh, const void *buf,
 SHOAL_MPI_FN(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype,
                                            MPI_Count *extent))
 
+/*
+ * Removed in MPI 3.0 (deprecated since MPI 2.0), kept so that old programs
+ * build unchanged: each is its MPI-2 successor under the old name
+ * (src/mpi/core/mpi1_removed.c).  New code should use the successors.
+ */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+SHOAL_MPI_FN(int, Address, (void *location, MPI_Aint *address))
+SHOAL_MPI_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+SHOAL_MPI_FN(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+SHOAL_MPI_FN(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+SHOAL_MPI_FN(int, Type_hvector, (int count, int blocklength, MPI_Aint stride,
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_hindexed,
+             (int count, int array_of_blocklengths[],
+              MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Type_struct,
+             (int count, int array_of_blocklengths[],
+              MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[],
+              MPI_Datatype *newtype))
+SHOAL_MPI_FN(int, Errhandler_create, (MPI_Handler_function *function,
+                                      MPI_Errhandler *errhandler))
+SHOAL_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+SHOAL_MPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
 SHOAL_MPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
@@ -1851,6 +1876,8 @@ SHOAL_MPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
 SHOAL_MPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
 SHOAL_MPI_FN(MPI_Fint, File_c2f, (MPI_File file))
 SHOAL_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
+SHOAL_MPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
+SHOAL_MPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
 
 #undef SHOAL_MPI_FN
 

@@ -4,6 +4,9 @@
 shoal_mpi_test(dt_layout SOURCES dt_layout.c NP 1 2)
 shoal_mpi_test(dt_array SOURCES dt_array.c NP 1 2)
 shoal_mpi_test(dt_contents SOURCES dt_contents.c NP 1 2)
+# The MPI-1 calls MPI 3.0 removed, kept for old programs (and
+# MPI_Message_c2f/f2c).
+shoal_mpi_test(mpi1_removed SOURCES mpi1_removed.c NP 1 2 3)
 shoal_mpi_test(dt_external SOURCES dt_external.c NP 1 2)
 # The standard's external32 sizes; C long is 4 bytes there.
 shoal_mpi_test(dt_ext32 SOURCES dt_ext32.c NP 1)

@@ -11,6 +11,7 @@ list(APPEND SHOAL_SOURCES
     mpi/core/handle_f2c.c
     mpi/core/info.c
     mpi/core/init.c
+    mpi/core/mpi1_removed.c
     mpi/core/predef.c
     mpi/core/progress_thread.c
     mpi/core/request.c

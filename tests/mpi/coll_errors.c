@@ -34,7 +34,7 @@ static void test_op(void)
     MT_ERR(MPI_ERR_OP, MPI_Allreduce(&x, &y, 1, MPI_INT, (MPI_Op)(void *)junk,
                                      MPI_COMM_WORLD));
     /* op/type mismatches */
-    MT_ERR(MPI_ERR_OP, MPI_Allreduce(&c, &d, 1, MPI_CHAR, MPI_SUM,
+    MT_ERR(MPI_ERR_OP, MPI_Allreduce(&c, &d, 1, MPI_WCHAR, MPI_SUM,
                                      MPI_COMM_WORLD));
     MT_ERR(MPI_ERR_OP, MPI_Allreduce(&f, &g, 1, MPI_FLOAT, MPI_BAND,
                                      MPI_COMM_WORLD));
@@ -48,7 +48,7 @@ static void test_op(void)
                                                 MPI_REPLACE, MPI_COMM_WORLD));
     MT_ERR(MPI_ERR_OP, MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_NO_OP,
                                      MPI_COMM_WORLD));
-    MT_ERR(MPI_ERR_OP, MPI_Reduce_local(&c, &d, 1, MPI_CHAR, MPI_PROD));
+    MT_ERR(MPI_ERR_OP, MPI_Reduce_local(&c, &d, 1, MPI_BYTE, MPI_PROD));
 
     /* predefined operations cannot be freed */
     MPI_Op op = MPI_SUM;

@@ -14,6 +14,10 @@ shoal_mpi_test(comm_idup SOURCES comm_idup.c NP 1 2 3 4 8)
 # ...also of intercommunicators (one over a create_group communicator),
 # several outstanding on several parents, started in different orders.
 shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)
+# ...started before a blocking MPI_Comm_create_group on some ranks and
+# after it on the others.
+shoal_mpi_test(comm_idup_order SOURCES comm_idup_order.c NP 2 4 5
+               ENV SHOAL_WAIT_CHECK=fatal TIMEOUT 120)
 # Attributes whose keyval was freed while attached: delete, copy, free.
 shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)
 # MPI_INFO_NULL given to Comm_dup_with_info and Comm_idup_with_info.

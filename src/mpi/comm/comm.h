@@ -107,6 +107,7 @@ int mpi_inter_allgather(MPI_Comm inter, const void *mine, size_t len,
 typedef struct mpi_ctx_mask {
     uint64_t free[MPI_CTX_WORDS];
     uint64_t busy; /* some member had another agreement in flight */
+    uint64_t wide; /* some member's half is full: offer every slot */
 } mpi_ctx_mask_t;
 
 typedef struct mpi_ctx_try {
@@ -114,6 +115,7 @@ typedef struct mpi_ctx_try {
     uint64_t key;
     int owner, waiting;
     int nonblocking; /* a retry must not progress or yield (idup) */
+    int wide;        /* this round offers both halves (comm_ctx.c) */
 } mpi_ctx_try_t;
 
 /*

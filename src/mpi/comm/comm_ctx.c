@@ -6,15 +6,26 @@
  * their bitmaps together and take the lowest common slot.
  *
  * With MPI_THREAD_MULTIPLE two threads may agree at once on different
- * parents; their picks could collide.  One agreement per process owns the
- * bitmap at a time; any other contributes nothing and marks the result
- * busy, so all its members retry.  Ownership goes to the waiting agreement
- * with the lowest key (the parent's ctx, then the idup's number on it: see
+ * parents, and a nonblocking agreement (MPI_Comm_idup, the shrinks) runs
+ * from the progress engine while the program makes other communicators;
+ * their picks could collide.  One agreement per process owns the bitmap at
+ * a time; any other contributes nothing and marks the result busy, so all
+ * its members retry.  Ownership goes to the waiting agreement with the
+ * lowest key (the parent's ctx, then the idup's number on it: see
  * mpi_ctx_key), the same order in every process, so some agreement always
  * completes.  Keys must be unique among agreements in flight: with two
  * idups of one parent under one key, each process could hand the bitmap
  * back to whichever of the two finished its round first, and the two
  * would keep making each other busy forever.
+ *
+ * Blocking and nonblocking agreements own the bitmap separately, each
+ * offering only its half of the slots (blocking the lower, nonblocking the
+ * upper): an idup started on some ranks before a blocking construction
+ * and on the others after it (MPI allows it: MPI_Comm_create_group is
+ * collective over its group only) cannot hold the bitmap while it waits
+ * for ranks that are inside the blocking agreement, which would stay busy
+ * forever.  When a member's half is full it says so (wide), and the next
+ * round offers every free slot, owning both halves.
  */
 #include <sched.h>
 #include <string.h>
@@ -23,11 +34,15 @@
 #include "mpi/comm/comm.h"
 
 static uint64_t free_slots[MPI_CTX_WORDS];
-static int slots_ready, in_flight;
+static int slots_ready, in_flight[2]; /* [nonblocking] */
 
 #define MAX_WAITERS 64
 static uint64_t waiters[MAX_WAITERS];
+static int waiter_class[MAX_WAITERS];
 static int nwaiters;
+
+/* Slots of a class's half: [0, SLOTS/2) blocking, the rest nonblocking. */
+#define HALF_WORDS (MPI_CTX_WORDS / 2)
 
 /* Called with mpi_obj_lock held. */
 static void slots_init(void)
@@ -40,10 +55,11 @@ static void slots_init(void)
     slots_ready = 1;
 }
 
-static int lowest_waiter(uint64_t key)
+/* A wide round waits for both classes, a narrow one for its own. */
+static int lowest_waiter(int cls, int wide, uint64_t key)
 {
     for (int i = 0; i < nwaiters; i++)
-        if (waiters[i] < key)
+        if (waiters[i] < key && (wide || waiter_class[i] == cls))
             return 0;
     return 1;
 }
@@ -51,6 +67,7 @@ static int lowest_waiter(uint64_t key)
 static void waiter_add(mpi_ctx_try_t *t)
 {
     if (!t->waiting && nwaiters < MAX_WAITERS) {
+        waiter_class[nwaiters] = t->nonblocking != 0;
         waiters[nwaiters++] = t->key;
         t->waiting = 1;
     }
@@ -61,33 +78,56 @@ static void waiter_remove(mpi_ctx_try_t *t)
     if (!t->waiting)
         return;
     for (int i = 0; i < nwaiters; i++)
-        if (waiters[i] == t->key) {
+        if (waiters[i] == t->key &&
+            waiter_class[i] == (t->nonblocking != 0)) {
             waiters[i] = waiters[--nwaiters];
+            waiter_class[i] = waiter_class[nwaiters];
             break;
         }
     t->waiting = 0;
 }
 
+static int half_full(int cls)
+{
+    for (int w = 0; w < HALF_WORDS; w++)
+        if (free_slots[cls * HALF_WORDS + w] != 0)
+            return 0;
+    return 1;
+}
+
 void mpi_ctx_begin(mpi_ctx_try_t *t, uint64_t key)
 {
-    int waiting = t->waiting, nonblocking = t->nonblocking;
+    int waiting = t->waiting, nonblocking = t->nonblocking, wide = t->wide;
+    int cls = nonblocking != 0;
 
     memset(&t->mask, 0, sizeof(t->mask));
     t->nonblocking = nonblocking;
+    t->wide = wide;
     t->key = key;
     t->owner = 0;
     t->waiting = waiting;
     pthread_mutex_lock(&mpi_obj_lock);
     slots_init();
-    if (!in_flight && lowest_waiter(key)) {
-        in_flight = 1;
+    if (!wide && half_full(cls))
+        t->mask.wide = 1; /* this round finds nothing; the next goes wide */
+    if (!in_flight[cls] && (!wide || !in_flight[!cls]) &&
+        lowest_waiter(cls, wide, key)) {
+        in_flight[cls] = 1;
+        if (wide)
+            in_flight[!cls] = 1;
         t->owner = 1;
         waiter_remove(t);
-        memcpy(t->mask.free, free_slots, sizeof(free_slots));
+        if (wide)
+            memcpy(t->mask.free, free_slots, sizeof(free_slots));
+        else
+            memcpy(t->mask.free + cls * HALF_WORDS,
+                   free_slots + cls * HALF_WORDS,
+                   HALF_WORDS * sizeof(free_slots[0]));
     } else {
         waiter_add(t);
         t->mask.busy = 1;
     }
+    t->mask.wide |= (uint64_t)wide;
     pthread_mutex_unlock(&mpi_obj_lock);
 }
 
@@ -100,6 +140,7 @@ void mpi_ctx_combine(void *acc, const void *in, size_t len)
     for (int i = 0; i < MPI_CTX_WORDS; i++)
         a->free[i] &= b->free[i];
     a->busy |= b->busy;
+    a->wide |= b->wide;
 }
 
 int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
@@ -115,11 +156,17 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
         *ctx_p = (uint32_t)slot * 2;
         rc = MPI_SUCCESS;
     } else {
-        rc = agreed->busy ? -1 : MPI_ERR_OTHER;
+        /* Busy, or a member's half was full and this round was narrow:
+         * once more (wide then); a wide round that found nothing: full. */
+        rc = agreed->busy || (agreed->wide && !t->wide) ? -1 : MPI_ERR_OTHER;
     }
-    if (t->owner)
-        in_flight = 0;
+    if (t->owner) {
+        in_flight[t->nonblocking != 0] = 0;
+        if (t->wide)
+            in_flight[t->nonblocking == 0] = 0;
+    }
     t->owner = 0;
+    t->wide = rc == -1 && agreed->wide != 0;
     if (rc != -1)
         waiter_remove(t);
     pthread_mutex_unlock(&mpi_obj_lock);
@@ -148,12 +195,13 @@ int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
 
     t.waiting = 0;
     t.nonblocking = 0;
+    t.wide = 0;
     do {
         mpi_ctx_begin(&t, mpi_ctx_key(m->comm->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
                                    mpi_ctx_combine);
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, take, ctx_p);
@@ -168,12 +216,13 @@ int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p)
 
     t.waiting = 0;
     t.nonblocking = 0;
+    t.wide = 0;
     do {
         mpi_ctx_begin(&t, mpi_ctx_key(inter->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_inter_allreduce(inter, &t.mask, sizeof(t.mask),
                                  mpi_ctx_combine, MPI_COMM_TAG_INTER);
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, 1, ctx_p);

@@ -76,6 +76,7 @@ static int inter_ctx(const mpi_members_t *m, int leader, MPI_Comm peer,
 
     t.waiting = 0;
     t.nonblocking = 0;
+    t.wide = 0;
     do {
         mpi_ctx_begin(&t, mpi_ctx_key(m->comm->ctx, MPI_CTX_NTH_BLOCKING));
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
@@ -90,7 +91,7 @@ static int inter_ctx(const mpi_members_t *m, int leader, MPI_Comm peer,
         if (rc == MPI_SUCCESS)
             rc = mpi_members_bcast(m, leader, &t.mask, sizeof(t.mask));
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, 1, ctx_p);

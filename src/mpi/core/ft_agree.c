@@ -700,7 +700,7 @@ static void shrink_abandon(shrink_t *s)
     if (s->done)
         return;
     current_set(&s->op, 0);
-    mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0}, 0, &ctx);
+    mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, &ctx);
     s->done = 1;
 }
 

@@ -375,7 +375,9 @@ static int block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
         if (now >= deadline)
             return base_err(SHOAL_ERR_TIMEOUT, "wait timed out after %lld ns",
                             (long long)timeout_ns);
-        if (now - am.last_peer_check >= am.peer_check)
+        /* Hydra's SIGUSR1 ended the sleep: a rank died (docs/FT.md). */
+        if (now - am.last_peer_check >= am.peer_check ||
+            (BASE_UNLIKELY(base_cfg.FT) && boot_launcher_news()))
             check_peers_now(now);
         if (now - start < p.spin_ns)
             continue;

@@ -265,7 +265,12 @@ int boot_init(const boot_info_t **info_p)
     base_config_load(0); /* a bad SHOAL_* value was logged; use defaults */
     memset(&boot.info, 0, sizeof(boot.info));
     boot_node_id(boot.info.node_id, sizeof(boot.info.node_id));
-    int status = open_backend();
+    int status = SHOAL_OK;
+    /* Before anything else: this may fork (docs/FT.md, Hydra). */
+    if (base_cfg.FT && boot_hydra_parent())
+        status = boot_hydra_start();
+    if (status == SHOAL_OK)
+        status = open_backend();
     if (status != SHOAL_OK)
         goto err_log;
     boot.active = 1;
@@ -340,6 +345,11 @@ int boot_failed_rank(void)
     if (!boot.active || boot.be.failed_rank == NULL)
         return -1;
     return boot.be.failed_rank(boot.be.kvs.ctx);
+}
+
+int boot_launcher_news(void)
+{
+    return boot_hydra_signalled();
 }
 
 int boot_ckpt_notices(long *req, long *tgt_id, long *tgt)

@@ -72,6 +72,9 @@ int boot_get(int rank, const char *key, void *buf, size_t cap, size_t *len_p);
 /* A rank the launcher said died (shoalrun --ft tells every rank alive),
  * or -1; never waits (docs/FT.md). */
 int boot_failed_rank(void);
+/* Whether the launcher signalled news that boot_failed_rank would read
+ * (Hydra's SIGUSR1 under SHOAL_FT): a cheap look, for the wait loop. */
+int boot_launcher_news(void);
 
 /*
  * Checkpoints shoalrun asks for (docs/FT.md, "Checkpoints the launcher

@@ -142,6 +142,33 @@ int boot_pmix_available(char *detail, size_t cap);
 /* The singleton: rank 0 of 1 with a KVS in this process. */
 int boot_single_backend(boot_backend_t *be, char *jobid, size_t jobid_cap);
 
+/* ---- MPICH's Hydra under SHOAL_FT (boot_hydra.c) ------------------------ */
+
+/* True when the parent process is Hydra's proxy (hydra_pmi_proxy). */
+int boot_hydra_parent(void);
+/*
+ * Under SHOAL_FT with Hydra's proxy as parent (boot_init, before anything
+ * else): catch SIGUSR1 (a flag), then fork; the process Hydra started
+ * waits for the rank as its guardian and exits with its status (128 + the
+ * signal when one killed it), so that the proxy does not kill every rank;
+ * the child returns and is the rank.  Without a fork (threads already
+ * running, fork failing) it warns and returns SHOAL_OK.
+ */
+int boot_hydra_start(void);
+/* Whether SIGUSR1 came since the last call (Hydra's word of a death). */
+int boot_hydra_take_signal(void);
+/* Whether SIGUSR1 came and was not taken yet (a look, cheap). */
+int boot_hydra_signalled(void);
+/* Whether boot_hydra_start installed the SIGUSR1 handler. */
+int boot_hydra_watching(void);
+/*
+ * Parse Hydra's PMI_dead_processes, "" or ranks joined by commas ("5,3"),
+ * into ranks (at most cap kept, *n_p of them); SHOAL_ERR_PROTOCOL when it
+ * is not such a list of ranks below size.
+ */
+int boot_dead_list_parse(const char *text, int size, int *ranks, int cap,
+                         int *n_p);
+
 /* The backend of the running boot, for tests of the internals (NULL if
  * boot_init has not run). */
 const boot_backend_t *boot_backend(void);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "boot/boot_internal.h"
 #include "boot/boot_pmi1.h"
 
 #define PMI1_DIED "the launcher closed the PMI connection (did it die?)"
@@ -155,6 +156,21 @@ static int take_ckpt_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
     return 1;
 }
 
+/* Keep a rank the launcher said died, for boot_pmi1_take_notice.  The
+ * caller holds the lock. */
+static void add_notice(boot_pmi1_t *c, int rank)
+{
+    if (c->nnotice == c->notice_cap) {
+        int cap = c->notice_cap ? 2 * c->notice_cap : 16;
+        int *grown = realloc(c->notice, (size_t)cap * sizeof(int));
+        if (grown == NULL)
+            return; /* the wires will tell */
+        c->notice = grown;
+        c->notice_cap = cap;
+    }
+    c->notice[c->nnotice++] = rank;
+}
+
 /* A notice of shoalrun --ft (or a checkpoint's): keep its rank; 1 when
  * msg was one. */
 static int take_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
@@ -165,17 +181,9 @@ static int take_notice(boot_pmi1_t *c, const pmi_msg_t *msg)
         return 1;
     if (strcmp(msg->cmd, "shoal-ft-dead") != 0)
         return 0;
-    if (pmi_get_long(msg, "rank", &rank) != SHOAL_OK || rank < 0)
-        return 1;
-    if (c->nnotice == c->notice_cap) {
-        int cap = c->notice_cap ? 2 * c->notice_cap : 16;
-        int *grown = realloc(c->notice, (size_t)cap * sizeof(int));
-        if (grown == NULL)
-            return 1; /* the wires will tell */
-        c->notice = grown;
-        c->notice_cap = cap;
-    }
-    c->notice[c->nnotice++] = (int)rank;
+    if (pmi_get_long(msg, "rank", &rank) == SHOAL_OK && rank >= 0 &&
+        rank <= INT_MAX)
+        add_notice(c, (int)rank);
     return 1;
 }
 
@@ -671,6 +679,34 @@ int boot_pmi1_get(boot_pmi1_t *c, const char *key, char *value, size_t cap)
     return SHOAL_OK;
 }
 
+int boot_pmi1_read_dead(boot_pmi1_t *c)
+{
+    char text[BOOT_TEXT_MAX + 1];
+    int *ranks = malloc((size_t)c->size * sizeof(int));
+    int n = 0;
+
+    if (ranks == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "PMI_dead_processes: out of memory");
+    int status = boot_pmi1_get(c, "PMI_dead_processes", text, sizeof(text));
+    if (status == SHOAL_OK)
+        status = boot_dead_list_parse(text, c->size, ranks, c->size, &n);
+    pthread_mutex_lock(&c->lock);
+    if (status == SHOAL_OK && c->dead_seen == NULL) {
+        c->dead_seen = calloc((size_t)c->size, 1);
+        if (c->dead_seen == NULL)
+            status = base_err(SHOAL_ERR_NOMEM,
+                              "PMI_dead_processes: out of memory");
+    }
+    for (int i = 0; status == SHOAL_OK && i < n; i++)
+        if (!c->dead_seen[ranks[i]]) {
+            c->dead_seen[ranks[i]] = 1;
+            add_notice(c, ranks[i]);
+        }
+    pthread_mutex_unlock(&c->lock);
+    free(ranks);
+    return status;
+}
+
 static int pmi1_simple(boot_pmi1_t *c, const char *cmd, const char *expect)
 {
     pmi_fmt_t req;
@@ -723,5 +759,7 @@ void boot_pmi1_close(boot_pmi1_t *c)
     free(c->notice);
     c->notice = NULL;
     c->nnotice = c->notice_cap = 0;
+    free(c->dead_seen);
+    c->dead_seen = NULL;
     pthread_mutex_destroy(&c->lock);
 }

@@ -28,6 +28,9 @@ typedef struct boot_pmi1 {
      * which may come between replies: ranks not yet taken. */
     int *notice;
     int nnotice, notice_cap;
+    /* Hydra under SHOAL_FT: the ranks of PMI_dead_processes taken already
+     * (size bytes, allocated at the first read). */
+    unsigned char *dead_seen;
     /* shoalrun's checkpoint requests (docs/FT.md, "Checkpoints the
      * launcher asks for"): the newest "cmd=shoal-ckpt-request id=K" and
      * "cmd=shoal-ckpt-target id=K count=T" seen; 0: none yet. */
@@ -39,6 +42,9 @@ typedef struct boot_pmi1 {
 void boot_pmi1_poll(boot_pmi1_t *c);
 /* A rank some notice said died, or -1. */
 int boot_pmi1_take_notice(boot_pmi1_t *c);
+/* Read Hydra's PMI_dead_processes (a request and its reply) and keep the
+ * ranks not seen there before as notices. */
+int boot_pmi1_read_dead(boot_pmi1_t *c);
 /* The newest checkpoint request and target seen (read without waiting). */
 void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
                             long *tgt);

@@ -1,5 +1,6 @@
 list(APPEND SHOAL_SOURCES
     boot/boot.c
+    boot/boot_hydra.c
     boot/boot_kvs.c
     boot/boot_locality.c
     boot/boot_pmi1.c

@@ -6,11 +6,21 @@
  * --mpi=pmix (PMIx), srun --mpi=pmi2, or alone (singleton).
  *
  *   mp_boot_kvs [--backend pmi1|pmi2|pmix|single] [--size N]
+ *               [--ft-victim V]
+ *
+ * With --ft-victim (under SHOAL_FT=1 and mpiexec.mpich
+ * -disable-auto-cleanup; docs/FT.md, "Under MPICH's Hydra"): rank V kills
+ * itself with SIGKILL once every rank is up, and every other rank must
+ * hear of it from the launcher (boot_failed_rank: Hydra's SIGUSR1, then
+ * PMI_dead_processes), once, within 10 s, and live on; a SIGUSR1 handler
+ * the program installed before must still run.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "boot/boot.h"
 #include "boot/boot_internal.h"
@@ -20,6 +30,47 @@
 
 static const char *want_backend;
 static int want_size = -1;
+static int ft_victim = -1;
+static volatile sig_atomic_t own_usr1;
+
+static void count_usr1(int sig)
+{
+    (void)sig;
+    own_usr1++;
+}
+
+/* --ft-victim: the victim dies, the others are told by the launcher. */
+static void ft_death(const boot_info_t *in)
+{
+    T_ASSERT(ft_victim >= 0 && ft_victim < in->size);
+    /* A guardian process stands between Hydra's proxy and the rank. */
+    T_ASSERT(!boot_hydra_parent());
+    T_ASSERT(boot_hydra_watching());
+    T_OK(boot_barrier());
+    if (in->rank == ft_victim)
+        raise(SIGKILL);
+    uint64_t t0 = base_time_ns();
+    int dead = -1;
+    while (dead < 0 && base_time_ns() - t0 < 10000000000ull) {
+        dead = boot_failed_rank();
+        if (dead < 0)
+            usleep(5000);
+    }
+    if (dead < 0)
+        T_FAIL("rank %d: no word of rank %d's death from the launcher "
+               "in 10 s", in->rank, ft_victim);
+    double ms = (double)(base_time_ns() - t0) / 1e6;
+    T_EQ(dead, ft_victim);
+    T_ASSERT(own_usr1 > 0);
+    /* Told once, however many SIGUSR1 come. */
+    for (int i = 0; i < 20; i++) {
+        T_EQ(boot_failed_rank(), -1);
+        usleep(5000);
+    }
+    printf("boot ft ok: rank %d told of rank %d's death in %.1f ms\n",
+           in->rank, dead, ms);
+    T_OK(boot_fini());
+}
 
 static void fill_big(unsigned char *p, int rank, int round)
 {
@@ -135,6 +186,8 @@ static void parse_args(int argc, char **argv)
             want_backend = argv[i + 1];
         else if (strcmp(argv[i], "--size") == 0)
             want_size = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--ft-victim") == 0)
+            ft_victim = atoi(argv[i + 1]);
     }
 }
 
@@ -143,9 +196,15 @@ int main(int argc, char **argv)
     const boot_info_t *in = NULL;
 
     parse_args(argc, argv);
+    if (ft_victim >= 0)
+        signal(SIGUSR1, count_usr1);
     T_OK(boot_init(&in));
     T_RANK(in->rank);
     check_info(in);
+    if (ft_victim >= 0) {
+        ft_death(in);
+        return 0;
+    }
     for (int round = 0; round < 2; round++) {
         /* A second round of new keys after a fence. */
         put_values(in, round);

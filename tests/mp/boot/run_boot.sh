@@ -3,6 +3,7 @@
 # launcher, alone, or where boot must refuse.
 #   run_boot.sh MODE PROGRAM [MPI_PROGRAM [ARG...]]
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
+#       hydra-ft (MPI_PROGRAM: mpi_ft_jacobi) |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
 #       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
 #       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
@@ -108,6 +109,19 @@ run_any() {
         fail "$* $(basename "$mpiprog") $progargs exited with $?"
 }
 
+# run_ft STATUS TEXT LAUNCHER...: under SHOAL_FT, the launcher must exit
+# with STATUS and say TEXT (the victims' guardians exit with 128 + 9).
+run_ft() {
+    want=$1
+    text=$2
+    shift 2
+    SHOAL_FT=1 timeout 60 "$@" >"$out" 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || fail "$* exited with $got, expected $want"
+    grep -F -- "$text" "$out" >/dev/null || fail "no '$text' from $*"
+    cat "$out"
+}
+
 # srun, bounded: never pend when the cluster cannot run the tasks.
 srun_n() {
     echo "srun --immediate=20 --overcommit -n $1"
@@ -138,6 +152,23 @@ hydra-mpi)
     run_mpi 2 mpiexec.mpich -n 2
     run_mpi 4 mpiexec.mpich -n 4
     run_mpi 4 mpiexec.mpich -pmi-port -n 4
+    ;;
+hydra-ft)
+    # docs/FT.md, "Under MPICH's Hydra": a rank killed with SIGKILL; the
+    # others are told (SIGUSR1, PMI_dead_processes), are not killed, and
+    # finish.  Exit 137: the victim's guardian reports 128 + SIGKILL.
+    need_mpich
+    [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM (mpi_ft_jacobi)"
+    hyd="mpiexec.mpich -disable-auto-cleanup"
+    run_ft 137 "" $hyd -n 4 "$prog" --backend pmi1 --size 4 --ft-victim 2
+    [ "$(grep -c "boot ft ok: rank [013] told of rank 2's death" "$out")" \
+        -eq 3 ] || fail "not every survivor was told of rank 2's death"
+    ok="bit-identical to the sequential run"
+    run_ft 137 "OK jacobi 96 sweeps on 8 ranks, 7 left, 1 recoveries, $ok" \
+        $hyd -n 8 "$mpiprog" 96 5@21
+    # Port mode, two deaths, the agreement's coordinator (rank 0) first.
+    run_ft 137 "OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, $ok" \
+        $hyd -pmi-port -n 8 "$mpiprog" 96 0@13 3@30
     ;;
 ompi)
     need_ompi

@@ -13,6 +13,7 @@
 
 #include "base/base.h"
 #include "boot/boot.h"
+#include "boot/boot_internal.h"
 #include "boot/boot_pmi1.h"
 #include "fake_launcher.h"
 #include "test.h"
@@ -29,6 +30,7 @@ typedef struct server {
     int close_after;    /* close after this many requests (0: never) */
     const char *barrier_reply; /* NULL: "cmd=barrier_out"; "": no reply */
     const char *mapping; /* PMI_process_mapping; NULL: not found */
+    const char *dead;   /* PMI_dead_processes (Hydra); NULL: not found */
     int requests, puts;
     size_t longest;     /* longest request line, newline included */
     char kvs_key[64], kvs_value[1024];
@@ -69,6 +71,10 @@ static void serve_get(server_t *s, const pmi_msg_t *m)
     if (strcmp(pmi_get(m, "key"), "PMI_process_mapping") == 0 &&
         s->mapping != NULL) {
         snprintf(rest, sizeof(rest), "value=%s", s->mapping);
+        reply(s, "get_result", 0, rest);
+    } else if (strcmp(pmi_get(m, "key"), "PMI_dead_processes") == 0 &&
+               s->dead != NULL) {
+        snprintf(rest, sizeof(rest), "msg=success value=%s", s->dead);
         reply(s, "get_result", 0, rest);
     } else if (strcmp(pmi_get(m, "key"), s->kvs_key) == 0) {
         snprintf(rest, sizeof(rest), "%svalue=%s",
@@ -432,6 +438,64 @@ static void run_boot_init(const char *mapping, int want_puts)
     unsetenv("PMI_FD");
 }
 
+/* Hydra's list of dead ranks: each rank is taken once, in the list's
+ * order, however often it is read. */
+static void test_hydra_dead(void)
+{
+    server_t *s = server_new();
+    boot_pmi1_t c;
+
+    s->dead = "";
+    T_OK(boot_pmi1_open_fd(&c, server_start(s), 0, 8, TIMEOUT_NS));
+    T_OK(boot_pmi1_read_dead(&c));
+    T_EQ(boot_pmi1_take_notice(&c), -1);
+    s->dead = "5";
+    T_OK(boot_pmi1_read_dead(&c));
+    T_EQ(boot_pmi1_take_notice(&c), 5);
+    T_EQ(boot_pmi1_take_notice(&c), -1);
+    s->dead = "5,3,0";
+    T_OK(boot_pmi1_read_dead(&c));
+    T_OK(boot_pmi1_read_dead(&c));
+    T_EQ(boot_pmi1_take_notice(&c), 3);
+    T_EQ(boot_pmi1_take_notice(&c), 0);
+    T_EQ(boot_pmi1_take_notice(&c), -1);
+    s->dead = "5,8";
+    T_ERR(boot_pmi1_read_dead(&c), SHOAL_ERR_PROTOCOL);
+    T_EQ(boot_pmi1_take_notice(&c), -1);
+    s->dead = NULL; /* a Hydra without the key */
+    T_ERR(boot_pmi1_read_dead(&c), SHOAL_ERR_NOT_FOUND);
+    T_OK(boot_pmi1_finalize(&c));
+    boot_pmi1_close(&c);
+    server_join(s);
+}
+
+static void test_dead_list_parse(void)
+{
+    static const char *bad[] = {",", "1,", ",1", "-1", " 1", "+1", "1 ",
+                                "1,,2", "x", "4", "1;2", "99999999999"};
+    int ranks[4], n = -1;
+
+    T_OK(boot_dead_list_parse("", 4, ranks, 4, &n));
+    T_EQ(n, 0);
+    T_OK(boot_dead_list_parse("2", 4, ranks, 4, &n));
+    T_EQ(n, 1);
+    T_EQ(ranks[0], 2);
+    T_OK(boot_dead_list_parse("3,0,1", 4, ranks, 4, &n));
+    T_EQ(n, 3);
+    T_EQ(ranks[0], 3);
+    T_EQ(ranks[1], 0);
+    T_EQ(ranks[2], 1);
+    /* More than cap: the first cap are kept. */
+    T_OK(boot_dead_list_parse("3,2,1,0,3", 4, ranks, 2, &n));
+    T_EQ(n, 2);
+    T_EQ(ranks[1], 2);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        T_ERR(boot_dead_list_parse(bad[i], 4, ranks, 4, &n),
+              SHOAL_ERR_PROTOCOL);
+        T_EQ(n, 0);
+    }
+}
+
 static void test_boot_init_locality(void)
 {
     run_boot_init("(vector,(0,1,1))", 0);
@@ -454,6 +518,8 @@ int main(int argc, char **argv)
         {"abort_line", test_abort_line},
         {"port_mode", test_port_mode},
         {"boot_init_locality", test_boot_init_locality},
+        {"hydra_dead", test_hydra_dead},
+        {"dead_list_parse", test_dead_list_parse},
     };
     return T_RUN(cases, argc, argv);
 }

@@ -1,0 +1,213 @@
+/*
+ * Fault tolerance under MPICH's Hydra (docs/FT.md, "Under MPICH's Hydra").
+ *
+ * With -disable-auto-cleanup, Hydra's proxy (hydra_pmi_proxy 4.0,
+ * pm/pmiserv/pmip.c and pmip_cb.c) reacts to a rank's death in two ways:
+ *   - the rank's PMI socket closing: it sends SIGUSR1 to the process group
+ *     of every rank it started and tells mpiexec, which adds the rank to
+ *     the list it answers for the key PMI_dead_processes and sends SIGUSR1
+ *     through the other hosts' proxies;
+ *   - reaping the rank: when waitpid says it was killed by a signal
+ *     (WIFSIGNALED), the proxy sends SIGKILL to every rank it started,
+ *     whatever -disable-auto-cleanup says.  An exit status, even 137, does
+ *     not do that.
+ * So under SHOAL_FT, when the parent is Hydra's proxy, boot_init forks:
+ * the process Hydra started stays as a guardian that waits for the rank
+ * (the child, which goes on into the library) and exits with the rank's
+ * status, 128 + the signal when a signal killed it.  The survivors catch
+ * SIGUSR1 (a handler that only sets a flag) and the progress path, on
+ * the flag, reads PMI_dead_processes (boot_pmi1_backend.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "boot/boot_internal.h"
+
+#define HYDRA_PROXY_COMM "hydra_pmi_proxy"
+
+static struct sigaction usr1_prev;
+static int usr1_flag;     /* set by the handler, taken by the progress path */
+static int usr1_watching; /* the handler is installed */
+
+int boot_hydra_parent(void)
+{
+    char path[64], comm[32];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/comm", (long)getppid());
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int got = fgets(comm, sizeof(comm), f) != NULL;
+    fclose(f);
+    if (!got)
+        return 0;
+    comm[strcspn(comm, "\n")] = '\0';
+    return strcmp(comm, HYDRA_PROXY_COMM) == 0;
+}
+
+/* Threads of this process (1 when /proc cannot say: assume alone). */
+static int thread_count(void)
+{
+    char line[128];
+    int n = 1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    if (f == NULL)
+        return 1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+static void on_usr1(int sig, siginfo_t *info, void *uc)
+{
+    int saved = errno;
+
+    __atomic_store_n(&usr1_flag, 1, __ATOMIC_RELEASE);
+    /* A handler the program had before keeps working. */
+    if (usr1_prev.sa_flags & SA_SIGINFO) {
+        if (usr1_prev.sa_sigaction != NULL)
+            usr1_prev.sa_sigaction(sig, info, uc);
+    } else if (usr1_prev.sa_handler != SIG_DFL &&
+               usr1_prev.sa_handler != SIG_IGN) {
+        usr1_prev.sa_handler(sig);
+    }
+    errno = saved;
+}
+
+static int watch_usr1(void)
+{
+    struct sigaction sa;
+
+    if (usr1_watching)
+        return SHOAL_OK;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_usr1;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, &usr1_prev) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "SIGUSR1 handler: %s",
+                        strerror(errno));
+    usr1_watching = 1;
+    return SHOAL_OK;
+}
+
+int boot_hydra_take_signal(void)
+{
+    return usr1_watching &&
+           __atomic_exchange_n(&usr1_flag, 0, __ATOMIC_ACQ_REL) != 0;
+}
+
+int boot_hydra_signalled(void)
+{
+    return __atomic_load_n(&usr1_flag, __ATOMIC_RELAXED) != 0;
+}
+
+int boot_hydra_watching(void)
+{
+    return usr1_watching;
+}
+
+/* The guardian: wait for the rank and exit with its status, never
+ * returning into the program. */
+static void BASE_NORETURN guard(pid_t rank_pid)
+{
+    int st;
+
+    /* SIGUSR1 comes to the whole process group: not for us. */
+    signal(SIGUSR1, SIG_IGN);
+    /* The rank's PMI socket must close when the rank dies, not when we
+     * do; keep only the standard streams. */
+    if (close_range(3, ~0u, 0) != 0)
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+    for (;;) {
+        pid_t w = waitpid(rank_pid, &st, 0);
+        if (w == rank_pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            _exit(127);
+    }
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    _exit(128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0));
+}
+
+int boot_hydra_start(void)
+{
+    int threads = thread_count();
+
+    /* Installed before the fork: a death during start-up must not end
+     * the rank by SIGUSR1's default action. */
+    int status = watch_usr1();
+    if (status != SHOAL_OK)
+        return status;
+    if (threads > 1) {
+        base_warn("boot",
+                  "SHOAL_FT under Hydra: %d threads run already, so no "
+                  "guardian process (docs/FT.md): a rank killed by a "
+                  "signal makes Hydra's proxy kill every rank",
+                  threads);
+        return SHOAL_OK;
+    }
+    fflush(NULL); /* nothing buffered twice */
+    pid_t guardian = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        base_warn("boot", "SHOAL_FT under Hydra: fork of the rank: %s; no "
+                  "guardian process (docs/FT.md)", strerror(errno));
+        return SHOAL_OK;
+    }
+    if (child > 0)
+        guard(child);
+    /* The rank: it dies with its guardian (killed from outside). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != guardian)
+        _exit(128 + SIGKILL);
+    base_debug("boot", "SHOAL_FT under Hydra: rank process %ld, guardian %ld",
+               (long)getpid(), (long)guardian);
+    return SHOAL_OK;
+}
+
+int boot_dead_list_parse(const char *text, int size, int *ranks, int cap,
+                         int *n_p)
+{
+    const char *p = text;
+    int n = 0;
+
+    *n_p = 0;
+    while (*p != '\0') {
+        char *end;
+        errno = 0;
+        long r = strtol(p, &end, 10);
+        if (end == p || errno != 0 || r < 0 || r >= size || *p == '-' ||
+            *p == '+' || *p == ' ')
+            return base_err(SHOAL_ERR_PROTOCOL,
+                            "PMI_dead_processes '%.64s' is not a list of "
+                            "ranks below %d",
+                            text, size);
+        if (n < cap)
+            ranks[n++] = (int)r;
+        p = end;
+        if (*p == ',' && p[1] != '\0')
+            p++;
+        else if (*p != '\0')
+            return base_err(SHOAL_ERR_PROTOCOL,
+                            "PMI_dead_processes '%.64s' is not a list of "
+                            "ranks below %d",
+                            text, size);
+    }
+    *n_p = n;
+    return SHOAL_OK;
+}

@@ -53,6 +53,9 @@ shoal_ft_test(ft_p2p_thread PROGRAM mpi_ft_ulfm NP 4 ARGS p2p
 shoal_ft_test(ft_allreduce_thread PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce
               ENV SHOAL_PROGRESS=thread)
 shoal_ft_test(ft_agree PROGRAM mpi_ft_ulfm NP 4 ARGS agree)
+# At most two agreements or shrinks pending on one communicator: a third
+# is refused on every rank (docs/FT.md).
+shoal_ft_test(ft_pending PROGRAM mpi_ft_ulfm NP 4 ARGS pending)
 # A stopped rank (SIGSTOP) and SHOAL_FT_TIMEOUT: stopped for less (once,
 # or three times with runs between, longer than the timeout in all) it
 # goes on and nobody is taken for dead; stopped for longer, shoalrun kills

@@ -33,6 +33,13 @@
  *           has the survivors in world order and runs collectives; the
  *           iagree fails uniformly; an ishrink without failures; the
  *           argument checks
+ *   pending no victim: with an MPIX_Comm_iagree and an MPIX_Comm_ishrink
+ *           of MPI_COMM_WORLD pending (the most there may be), a third
+ *           agreement or shrink on it, blocking or not, is refused with
+ *           MPI_ERR_UNSUPPORTED_OPERATION on every rank, also where
+ *           progress has already finished the two (their requests not
+ *           yet completed by MPI_Wait); one on another communicator is
+ *           not; once one is waited for, a third goes, with the right flag
  *   hostcut FIRST
  *           (tests/multihost) after "ready" the test cuts the host of
  *           ranks FIRST.. off; the others wait in MPIX_Comm_agree until
@@ -486,6 +493,62 @@ static void mode_ishrink(void)
                me, pending);
 }
 
+/* The limit of pending agreements and shrinks per communicator. */
+static void mode_pending(void)
+{
+    MPI_Comm dup, nc = MPI_COMM_NULL, nc2 = MPI_COMM_WORLD;
+    MPI_Request areq, sreq, req = MPI_REQUEST_NULL, dreq;
+    int flag = me + 1, f2 = 1, f3 = ~0, f4 = me == 0 ? 6 : 7, done = 0;
+
+    victim = -1; /* nobody dies */
+
+    MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MT_OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    MT_OK(MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &areq));
+    MT_OK(MPIX_Comm_ishrink(MPI_COMM_WORLD, &nc, &sreq));
+    /* The even ranks let progress finish both (Iprobe progresses without
+     * completing the requests): they are still the program's. */
+    if (me % 2 == 0)
+        for (int i = 0; i < 200; i++) {
+            int any;
+            MT_OK(MPI_Iprobe(MPI_ANY_SOURCE, 99, dup, &any,
+                             MPI_STATUS_IGNORE));
+            usleep(1000);
+        }
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+           MPIX_Comm_iagree(MPI_COMM_WORLD, &f2, &req));
+    MT_CHECK(req == MPI_REQUEST_NULL, "a refused iagree made a request");
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+           MPIX_Comm_agree(MPI_COMM_WORLD, &f2));
+    MT_CHECK(f2 == 1, "a refused agree changed the flag");
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+           MPIX_Comm_ishrink(MPI_COMM_WORLD, &nc2, &req));
+    MT_CHECK(req == MPI_REQUEST_NULL, "a refused ishrink made a request");
+    MT_CHECK(nc2 == MPI_COMM_NULL, "a refused ishrink left newcomm");
+    nc2 = MPI_COMM_WORLD;
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+           MPIX_Comm_shrink(MPI_COMM_WORLD, &nc2));
+    MT_CHECK(nc2 == MPI_COMM_NULL, "a refused shrink left newcomm");
+    /* Another communicator has its own two. */
+    MT_OK(MPIX_Comm_iagree(dup, &f3, &dreq));
+    MT_OK(MPI_Wait(&dreq, MPI_STATUS_IGNORE));
+    MT_CHECK(f3 == ~0, "iagree on the duplicate: flag %#x", f3);
+    MT_OK(MPI_Wait(&areq, MPI_STATUS_IGNORE));
+    int want = ~0;
+    for (int i = 0; i < np; i++)
+        want &= i + 1;
+    MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
+    /* One is done: a third agreement may go now. */
+    MT_OK(MPIX_Comm_agree(MPI_COMM_WORLD, &f4));
+    MT_CHECK(f4 == 6, "agree flag %d, want 6", f4);
+    MT_OK(MPI_Test(&sreq, &done, MPI_STATUS_IGNORE));
+    if (!done)
+        MT_OK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    check_shrunk(nc, np);
+    MT_OK(MPI_Comm_free(&nc));
+    MT_OK(MPI_Comm_free(&dup));
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -597,6 +660,8 @@ int main(int argc, char **argv)
     }
     else if (strcmp(mode, "agree") == 0)
         mode_agree();
+    else if (strcmp(mode, "pending") == 0)
+        mode_pending();
     else
         MT_FAIL("unknown mode %s", mode);
     MT_OK(MPI_Finalize());

@@ -228,12 +228,14 @@ void mpi_ft_agree_arrive(MPI_Comm comm, int src, const uint64_t *w,
 
 /* ---- one agreement -------------------------------------------------------------- */
 
-#define MAX_CURRENT 64
-static ft_op_t *current[MAX_CURRENT];
+/* The agreements in progress in this process, on every communicator
+ * (grown as needed: each communicator has at most FT_PENDING_MAX). */
+static ft_op_t **current;
+static int ncurrent;
 
 static ft_op_t *current_of(MPI_Comm comm, uint64_t seq)
 {
-    for (int i = 0; i < MAX_CURRENT; i++)
+    for (int i = 0; i < ncurrent; i++)
         if (current[i] != NULL && current[i]->comm == comm &&
             current[i]->seq == seq)
             return current[i];
@@ -242,7 +244,7 @@ static ft_op_t *current_of(MPI_Comm comm, uint64_t seq)
 
 static void current_set(ft_op_t *op, int on)
 {
-    for (int i = 0; i < MAX_CURRENT; i++) {
+    for (int i = 0; i < ncurrent; i++) {
         if (on && current[i] == NULL) {
             current[i] = op;
             return;
@@ -252,6 +254,53 @@ static void current_set(ft_op_t *op, int on)
             return;
         }
     }
+    if (!on)
+        return;
+    int n = ncurrent ? 2 * ncurrent : 16;
+    ft_op_t **grown = realloc(current, (size_t)n * sizeof(*grown));
+    if (grown == NULL)
+        base_fatal("mpi: no memory for the agreements in progress");
+    memset(grown + ncurrent, 0, (size_t)(n - ncurrent) * sizeof(*grown));
+    grown[ncurrent] = op;
+    current = grown;
+    ncurrent = n;
+}
+
+/* Count an agreement or shrink the program starts on comm, or refuse it
+ * when FT_PENDING_MAX are pending (engine lock held); MPI_SUCCESS,
+ * MPI_ERR_NO_MEM or MPI_ERR_UNSUPPORTED_OPERATION. */
+static int pending_take(MPI_Comm comm, mpi_ft_comm_t **f_p)
+{
+    mpi_ft_comm_t *f = mpi_ft_comm(comm);
+
+    *f_p = f;
+    if (f == NULL)
+        return MPI_ERR_NO_MEM;
+    if (f->pending >= FT_PENDING_MAX)
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    f->pending++;
+    return MPI_SUCCESS;
+}
+
+static void pending_drop(MPI_Comm comm)
+{
+    mpi_lock();
+    if (comm->ft != NULL && comm->ft->pending > 0)
+        comm->ft->pending--;
+    mpi_unlock();
+}
+
+/* The message of a refused or failed start. */
+static int begin_error(MPI_Comm comm, int rc, const char *fn)
+{
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
+        return mpi_error(comm, rc, fn,
+                         "%d agreements or shrinks (MPIX_Comm_iagree, "
+                         "MPIX_Comm_ishrink) are pending on this "
+                         "communicator already, the most there may be: "
+                         "complete one (MPI_Wait, MPI_Test) first",
+                         FT_PENDING_MAX);
+    return mpi_error(comm, rc, fn, "no memory");
 }
 
 static int lowest_alive(MPI_Comm comm)
@@ -384,17 +433,18 @@ static void op_init(ft_op_t *op, MPI_Comm comm, const uint64_t *vals,
     current_set(op, 1);
 }
 
-/* Start comm's next agreement (its number taken here, in call order). */
+/* Start comm's next agreement (its number taken here, in call order),
+ * counted among comm's pending ones (pending_drop when it is over). */
 static int op_begin(ft_op_t *op, MPI_Comm comm, const uint64_t *vals)
 {
     mpi_ft_comm_t *f;
 
     mpi_lock();
-    f = mpi_ft_comm(comm);
-    if (f != NULL)
+    int rc = pending_take(comm, &f);
+    if (rc == MPI_SUCCESS)
         op_init(op, comm, vals, f->seq++);
     mpi_unlock();
-    return f != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return rc;
 }
 
 static void op_end(ft_op_t *op)
@@ -426,11 +476,12 @@ static int agree_blocking(MPI_Comm comm, const uint64_t *vals,
         mpi_lock();
         current_set(&op, 0);
         mpi_unlock();
-        return rc;
+    } else {
+        op_end(&op);
+        *dec_p = op.dec;
     }
-    op_end(&op);
-    *dec_p = op.dec;
-    return MPI_SUCCESS;
+    pending_drop(comm);
+    return rc;
 }
 
 static int check_agree(MPI_Comm comm, const char *fn)
@@ -488,6 +539,8 @@ int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
         return mpi_error(comm, MPI_ERR_ARG, fn, "flag is NULL");
     flag_vals(comm, vals, *flag);
     rc = agree_blocking(comm, vals, &d);
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION || rc == MPI_ERR_NO_MEM)
+        return begin_error(comm, rc, fn);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "waiting failed: %s",
                          shoal_error_detail());
@@ -527,6 +580,8 @@ static int iagree_free(MPI_Request r)
 
     if (a != NULL) {
         current_set(&a->op, 0);
+        pending_drop(a->op.comm);
+        mpi_comm_release(a->op.comm);
         free(a);
     }
     r->extra = NULL;
@@ -558,8 +613,9 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     if (rc != MPI_SUCCESS) {
         free(a);
         mpi_req_free(r);
-        return mpi_error(comm, rc, fn, "no memory");
+        return begin_error(comm, rc, fn);
     }
+    mpi_ref_inc(&comm->refs); /* a comm freed meanwhile lives till then */
     r->extra = a;
     r->poll_fn = iagree_poll;
     r->free_fn = iagree_free;
@@ -682,13 +738,13 @@ static int shrink_begin(shrink_t *s, MPI_Comm comm, MPI_Comm *newcomm,
     s->t.nonblocking = 1; /* rounds run inside progress: no yield there */
     s->why = "";
     mpi_lock();
-    f = mpi_ft_comm(comm);
-    if (f != NULL) {
+    int rc = pending_take(comm, &f);
+    if (rc == MPI_SUCCESS) {
         s->num = f->seq++;
         shrink_round(s);
     }
     mpi_unlock();
-    return f != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return rc;
 }
 
 /* Give up a shrink that has not finished (its wait failed, or the
@@ -769,8 +825,9 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
     rc = shrink_begin(&s, comm, newcomm,
                       mpi_ctx_key(comm->ctx, MPI_CTX_NTH_BLOCKING));
     if (rc != MPI_SUCCESS)
-        return mpi_error(comm, rc, fn, "no memory");
+        return begin_error(comm, rc, fn);
     rc = mpi_wait_until(shrink_done, &s);
+    pending_drop(comm);
     if (rc != MPI_SUCCESS) {
         mpi_lock();
         shrink_abandon(&s);
@@ -804,6 +861,7 @@ static int ishrink_free(MPI_Request r)
 
     if (s != NULL) {
         shrink_abandon(s);
+        pending_drop(s->comm);
         mpi_comm_release(s->comm);
         free(s);
     }
@@ -841,7 +899,7 @@ int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm,
     if (rc != MPI_SUCCESS) {
         free(s);
         mpi_req_free(r);
-        return mpi_error(comm, rc, fn, "no memory");
+        return begin_error(comm, rc, fn);
     }
     mpi_ref_inc(&comm->refs);
     r->extra = s;

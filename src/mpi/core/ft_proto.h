@@ -40,6 +40,12 @@ typedef struct ft_slot {
     uint64_t *failed, *acked; /* bitmaps of bmw words */
 } ft_slot_t;
 
+/* Agreements and shrinks one process may have pending at once on one
+ * communicator: contributions and decisions are kept by the agreement
+ * number's parity, so a third would reuse the oldest's.  One more is
+ * refused (MPI_ERR_UNSUPPORTED_OPERATION, docs/FT.md). */
+#define FT_PENDING_MAX 2
+
 /* A decision, kept for the last two agreements. */
 typedef struct ft_dec {
     uint64_t seq; /* agreement id (above) */
@@ -54,6 +60,12 @@ typedef struct mpi_ft_comm {
     int me;             /* this process's index among them */
     uint32_t seq;       /* agreements this process started on it */
     int nacked;         /* prefix of the failure list acknowledged */
+    /* Agreements and shrinks the program started on it and has not
+     * finished: a blocking one until it returns, a nonblocking one until
+     * its request is freed (completed by MPI_Wait/MPI_Test, or
+     * MPI_Request_free), so the count follows the program's calls alone
+     * and every member refuses the same call. */
+    int pending;
     ft_dec_t dec[2];    /* by the agreement number's parity */
     ft_slot_t *slots;   /* [(seq & 1) * size + rank] */
     uint64_t *bits;     /* the bitmaps' memory */

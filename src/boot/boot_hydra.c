@@ -16,7 +16,8 @@
  * (the child, which goes on into the library) and exits with the rank's
  * status, 128 + the signal when a signal killed it.  The survivors catch
  * SIGUSR1 (a handler that only sets a flag) and the progress path, on
- * the flag, reads PMI_dead_processes (boot_pmi1_backend.c).
+ * the flag, reads PMI_dead_processes (boot_hydra_read_dead, through the
+ * PMI-1 or PMI-2 backend).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +32,7 @@
 
 #include "base/base.h"
 #include "boot/boot_internal.h"
+#include "boot/boot_pmi1.h"
 
 #define HYDRA_PROXY_COMM "hydra_pmi_proxy"
 
@@ -108,6 +110,24 @@ int boot_hydra_take_signal(void)
 {
     return usr1_watching &&
            __atomic_exchange_n(&usr1_flag, 0, __ATOMIC_ACQ_REL) != 0;
+}
+
+int boot_hydra_read_dead(struct boot_pmi1 *conn, int size,
+                         int (*get)(void *ctx, const char *key, char *value,
+                                    size_t cap),
+                         void *ctx)
+{
+    char text[BOOT_TEXT_MAX + 1];
+
+    if (!boot_hydra_take_signal())
+        return 0;
+    int status = get(ctx, "PMI_dead_processes", text, sizeof(text));
+    if (status == SHOAL_OK)
+        status = boot_pmi1_note_dead(conn, text, size);
+    if (status != SHOAL_OK)
+        base_warn("boot", "reading Hydra's PMI_dead_processes: %s",
+                  shoal_error_detail());
+    return 1;
 }
 
 int boot_hydra_signalled(void)

@@ -157,6 +157,17 @@ int boot_hydra_parent(void);
 int boot_hydra_start(void);
 /* Whether SIGUSR1 came since the last call (Hydra's word of a death). */
 int boot_hydra_take_signal(void);
+/*
+ * When SIGUSR1 came since the last call: read PMI_dead_processes with get
+ * (a backend's get_reserved on its ctx) and keep its new ranks as notices
+ * of conn (a boot_pmi1_t, also the PMI-2 client's connection), warning
+ * when that fails.  1 when it read.
+ */
+struct boot_pmi1;
+int boot_hydra_read_dead(struct boot_pmi1 *conn, int size,
+                         int (*get)(void *ctx, const char *key, char *value,
+                                    size_t cap),
+                         void *ctx);
 /* Whether SIGUSR1 came and was not taken yet (a look, cheap). */
 int boot_hydra_signalled(void);
 /* Whether boot_hydra_start installed the SIGUSR1 handler. */

@@ -679,20 +679,17 @@ int boot_pmi1_get(boot_pmi1_t *c, const char *key, char *value, size_t cap)
     return SHOAL_OK;
 }
 
-int boot_pmi1_read_dead(boot_pmi1_t *c)
+int boot_pmi1_note_dead(boot_pmi1_t *c, const char *text, int size)
 {
-    char text[BOOT_TEXT_MAX + 1];
-    int *ranks = malloc((size_t)c->size * sizeof(int));
+    int *ranks = malloc((size_t)size * sizeof(int));
     int n = 0;
 
     if (ranks == NULL)
         return base_err(SHOAL_ERR_NOMEM, "PMI_dead_processes: out of memory");
-    int status = boot_pmi1_get(c, "PMI_dead_processes", text, sizeof(text));
-    if (status == SHOAL_OK)
-        status = boot_dead_list_parse(text, c->size, ranks, c->size, &n);
+    int status = boot_dead_list_parse(text, size, ranks, size, &n);
     pthread_mutex_lock(&c->lock);
     if (status == SHOAL_OK && c->dead_seen == NULL) {
-        c->dead_seen = calloc((size_t)c->size, 1);
+        c->dead_seen = calloc((size_t)size, 1);
         if (c->dead_seen == NULL)
             status = base_err(SHOAL_ERR_NOMEM,
                               "PMI_dead_processes: out of memory");

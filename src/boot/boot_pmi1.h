@@ -42,9 +42,9 @@ typedef struct boot_pmi1 {
 void boot_pmi1_poll(boot_pmi1_t *c);
 /* A rank some notice said died, or -1. */
 int boot_pmi1_take_notice(boot_pmi1_t *c);
-/* Read Hydra's PMI_dead_processes (a request and its reply) and keep the
- * ranks not seen there before as notices. */
-int boot_pmi1_read_dead(boot_pmi1_t *c);
+/* Keep the ranks of Hydra's PMI_dead_processes text (of a job of size
+ * ranks) not seen there before as notices, for boot_pmi1_take_notice. */
+int boot_pmi1_note_dead(boot_pmi1_t *c, const char *text, int size);
 /* The newest checkpoint request and target seen (read without waiting). */
 void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
                             long *tgt);

@@ -114,12 +114,8 @@ static int pmi1_failed_rank(void *ctx)
         rank = boot_pmi1_take_notice(c);
     }
     /* Hydra's SIGUSR1: a rank died; mpiexec lists it (boot_hydra.c). */
-    if (rank < 0 && boot_hydra_take_signal()) {
-        if (boot_pmi1_read_dead(c) != SHOAL_OK)
-            base_warn("boot", "reading Hydra's PMI_dead_processes: %s",
-                      shoal_error_detail());
+    if (rank < 0 && boot_hydra_read_dead(c, c->size, pmi1_get_reserved, c))
         rank = boot_pmi1_take_notice(c);
-    }
     return rank;
 }
 

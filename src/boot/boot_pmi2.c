@@ -377,6 +377,18 @@ static void be_abort(void *ctx, int code, const char *msg)
     boot_pmi2_abort(ctx, msg);
 }
 
+/* Hydra's SIGUSR1 under SHOAL_FT: PMI_dead_processes is a job attribute
+ * to PMI-2 (boot_hydra.c). */
+static int be_failed_rank(void *ctx)
+{
+    boot_pmi2_t *c = ctx;
+    int rank = boot_pmi1_take_notice(&c->conn);
+
+    if (rank < 0 && boot_hydra_read_dead(&c->conn, c->size, be_reserved, c))
+        rank = boot_pmi1_take_notice(&c->conn);
+    return rank;
+}
+
 static int be_fini(void *ctx)
 {
     int status = boot_pmi2_finalize(ctx);
@@ -437,6 +449,7 @@ int boot_pmi2_backend(boot_backend_t *be, int *rank_p, int *size_p,
         .barrier = be_fence,
         .abort = be_abort,
         .fini = be_fini,
+        .failed_rank = be_failed_rank,
     };
     *rank_p = c->rank;
     *size_p = c->size;

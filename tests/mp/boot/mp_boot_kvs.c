@@ -6,16 +6,19 @@
  * --mpi=pmix (PMIx), srun --mpi=pmi2, or alone (singleton).
  *
  *   mp_boot_kvs [--backend pmi1|pmi2|pmix|single] [--size N]
- *               [--ft-victim V]
+ *               [--ft-victim V | --ft-thread 1]
  *
  * With --ft-victim (under SHOAL_FT=1 and mpiexec.mpich
  * -disable-auto-cleanup; docs/FT.md, "Under MPICH's Hydra"): rank V kills
  * itself with SIGKILL once every rank is up, and every other rank must
  * hear of it from the launcher (boot_failed_rank: Hydra's SIGUSR1, then
  * PMI_dead_processes), once, within 10 s, and live on; a SIGUSR1 handler
- * the program installed before must still run.
+ * the program installed before must still run.  With --ft-thread 1 a
+ * thread runs before boot_init: no guardian (the library says so), the
+ * SIGUSR1 handler all the same.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +33,31 @@
 
 static const char *want_backend;
 static int want_size = -1;
-static int ft_victim = -1;
+static int ft_victim = -1, ft_thread;
 static volatile sig_atomic_t own_usr1;
 
 static void count_usr1(int sig)
 {
     (void)sig;
     own_usr1++;
+}
+
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    pause();
+    return NULL;
+}
+
+/* --ft-thread: a thread ran before boot_init, so no guardian. */
+static void ft_threaded(const boot_info_t *in)
+{
+    T_ASSERT(boot_hydra_parent());
+    T_ASSERT(boot_hydra_watching());
+    T_OK(boot_barrier());
+    printf("boot ft ok: rank %d has no guardian (a thread ran first)\n",
+           in->rank);
+    T_OK(boot_fini());
 }
 
 /* --ft-victim: the victim dies, the others are told by the launcher. */
@@ -188,6 +209,8 @@ static void parse_args(int argc, char **argv)
             want_size = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--ft-victim") == 0)
             ft_victim = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--ft-thread") == 0)
+            ft_thread = atoi(argv[i + 1]);
     }
 }
 
@@ -198,9 +221,18 @@ int main(int argc, char **argv)
     parse_args(argc, argv);
     if (ft_victim >= 0)
         signal(SIGUSR1, count_usr1);
+    if (ft_thread) {
+        pthread_t t;
+        T_ASSERT(pthread_create(&t, NULL, idle_thread, NULL) == 0);
+        T_ASSERT(pthread_detach(t) == 0);
+    }
     T_OK(boot_init(&in));
     T_RANK(in->rank);
     check_info(in);
+    if (ft_thread) {
+        ft_threaded(in);
+        return 0;
+    }
     if (ft_victim >= 0) {
         ft_death(in);
         return 0;

@@ -184,6 +184,15 @@ hydra-ft)
     unset SHOAL_BOOT
     [ "$(grep -c "boot ft ok: rank [123] told of rank 0's death" "$out")" \
         -eq 3 ] || fail "PMI-2: not every survivor was told of rank 0's death"
+    # A thread before MPI_Init: no guardian, said; the job still runs.
+    SHOAL_FT=1 timeout 60 mpiexec.mpich -n 2 "$prog" --backend pmi1 \
+        --size 2 --ft-thread 1 >"$out" 2>&1 ||
+        fail "--ft-thread: mpiexec exited with $?"
+    [ "$(grep -c "threads run already, so no guardian process" "$out")" \
+        -eq 2 ] || fail "--ft-thread: no warning from each rank"
+    [ "$(grep -c "boot ft ok: rank [01] has no guardian" "$out")" -eq 2 ] ||
+        fail "--ft-thread: not every rank went on"
+    cat "$out"
     ok="bit-identical to the sequential run"
     run_ft 5 "OK jacobi 96 sweeps on 8 ranks, 7 left, 1 recoveries, $ok" \
         -n 8 "$mpiprog" 96 5@21

@@ -296,4 +296,19 @@ uint64_t base_sum64(const void *data, size_t len, uint64_t seed);
 /* Number of CPUs this process may run on (its affinity mask). */
 int base_cpu_count(void);
 
+/*
+ * SHOAL_FT_TIMEOUT's stop watch (docs/FT.md, "Failure model"), kept by a
+ * process's launcher (shoalrun, a host daemon, or under Hydra the rank's
+ * guardian): looked at every so often, it says how long process pid has
+ * been stopped (state T or t in /proc/PID/status) without running in
+ * between (the same count of context switches at every look; a SIGCONT
+ * and a new stop count one).  The first look that sees the stop starts
+ * the clock.  0: running, gone, or stopped since this look only.
+ */
+typedef struct base_stop_watch {
+    uint64_t since;         /* stopped since this look's time (0: not) */
+    unsigned long switches; /* its context switches then */
+} base_stop_watch_t;
+uint64_t base_stop_look(base_stop_watch_t *w, long pid, uint64_t now);
+
 #endif /* SHOAL_BASE_H */

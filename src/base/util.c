@@ -1,7 +1,8 @@
-/* Small helpers: randomness, hex, hashing, CPU count. */
+/* Small helpers: randomness, hex, hashing, CPU count, the stop watch. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -117,3 +118,46 @@ void base_copy_large(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 #endif
+
+/* The state letter of pid and its main thread's context switches; 0 when
+ * it cannot be read (the process is gone). */
+static int proc_state(long pid, unsigned long *switches)
+{
+    char path[64], line[256];
+    FILE *f;
+    int state = 0;
+    unsigned long v, n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char c;
+        if (sscanf(line, "State: %c", &c) == 1)
+            state = c;
+        else if (sscanf(line, "voluntary_ctxt_switches: %lu", &v) == 1 ||
+                 sscanf(line, "nonvoluntary_ctxt_switches: %lu", &v) == 1)
+            n += v;
+    }
+    fclose(f);
+    *switches = n;
+    return state;
+}
+
+uint64_t base_stop_look(base_stop_watch_t *w, long pid, uint64_t now)
+{
+    unsigned long sw = 0;
+    int state = proc_state(pid, &sw);
+
+    if (state != 'T' && state != 't') {
+        w->since = 0;
+        return 0;
+    }
+    if (w->since == 0 || sw != w->switches) {
+        w->since = now; /* stopped now, or again after running */
+        w->switches = sw;
+        return 0;
+    }
+    return now - w->since;
+}

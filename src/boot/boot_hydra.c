@@ -17,7 +17,8 @@
  * status, 128 + the signal when a signal killed it.  The survivors catch
  * SIGUSR1 (a handler that only sets a flag) and the progress path, on
  * the flag, reads PMI_dead_processes (boot_hydra_read_dead, through the
- * PMI-1 or PMI-2 backend).
+ * PMI-1 or PMI-2 backend).  The guardian also keeps SHOAL_FT_TIMEOUT's
+ * stop watch, as shoalrun does for the ranks it starts.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -140,11 +142,35 @@ int boot_hydra_watching(void)
     return usr1_watching;
 }
 
+#define WATCH_MIN_NS 10000000ull  /* 10 ms */
+#define WATCH_MAX_NS 250000000ull /* 250 ms */
+
+/* SHOAL_FT_TIMEOUT, as shoalrun keeps it (docs/FT.md): the rank stopped
+ * without a break for longer is killed, and its death goes the way of
+ * every death.  Looked at every eighth of the timeout (10 ms to 250 ms). */
+static void watch_stop(pid_t rank_pid, base_stop_watch_t *w, int *killed)
+{
+    uint64_t timeout = (uint64_t)base_cfg.FT_TIMEOUT;
+    uint64_t stopped = base_stop_look(w, (long)rank_pid, base_time_ns());
+
+    if (*killed || stopped < timeout)
+        return;
+    *killed = 1;
+    base_warn("boot", "rank %s (pid %ld) has been stopped for %.3g s, past "
+              "SHOAL_FT_TIMEOUT (%g s); SHOAL_FT: taken for dead, killing it",
+              getenv("PMI_RANK") != NULL ? getenv("PMI_RANK") : "?",
+              (long)rank_pid, (double)stopped / 1e9, (double)timeout / 1e9);
+    kill(rank_pid, SIGKILL);
+}
+
 /* The guardian: wait for the rank and exit with its status, never
  * returning into the program. */
 static void BASE_NORETURN guard(pid_t rank_pid)
 {
-    int st;
+    uint64_t period = (uint64_t)base_cfg.FT_TIMEOUT / 8;
+    base_stop_watch_t w = {0, 0};
+    sigset_t chld;
+    int st, killed = 0;
 
     /* SIGUSR1 comes to the whole process group: not for us. */
     signal(SIGUSR1, SIG_IGN);
@@ -153,12 +179,25 @@ static void BASE_NORETURN guard(pid_t rank_pid)
     if (close_range(3, ~0u, 0) != 0)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
+    period = period < WATCH_MIN_NS   ? WATCH_MIN_NS
+             : period > WATCH_MAX_NS ? WATCH_MAX_NS
+                                     : period;
+    struct timespec ts = {(time_t)(period / 1000000000u),
+                          (long)(period % 1000000000u)};
+    /* Woken by the rank's end (SIGCHLD, held for sigtimedwait) or the
+     * period. */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
     for (;;) {
-        pid_t w = waitpid(rank_pid, &st, 0);
-        if (w == rank_pid)
+        pid_t got = waitpid(rank_pid, &st, WNOHANG);
+        if (got == rank_pid)
             break;
-        if (w < 0 && errno != EINTR)
+        if (got < 0 && errno != EINTR)
             _exit(127);
+        if (base_cfg.FT_TIMEOUT > 0)
+            watch_stop(rank_pid, &w, &killed);
+        sigtimedwait(&chld, NULL, &ts);
     }
     if (WIFEXITED(st))
         _exit(WEXITSTATUS(st));

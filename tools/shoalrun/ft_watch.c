@@ -62,55 +62,19 @@ uint64_t job_ft_watch_due(const job_t *job)
     return job->ft_watch_next ? job->ft_watch_next : 1;
 }
 
-/* The state letter of pid and its main thread's context switches; 0 when
- * it cannot be read (the process is gone: its reaping says so). */
-static int proc_state(pid_t pid, unsigned long *switches)
-{
-    char path[64], line[256];
-    FILE *f;
-    int state = 0;
-    unsigned long v, n = 0;
-
-    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    f = fopen(path, "re");
-    if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        char c;
-        if (sscanf(line, "State: %c", &c) == 1)
-            state = c;
-        else if (sscanf(line, "voluntary_ctxt_switches: %lu", &v) == 1 ||
-                 sscanf(line, "nonvoluntary_ctxt_switches: %lu", &v) == 1)
-            n += v;
-    }
-    fclose(f);
-    *switches = n;
-    return state;
-}
-
 static void look_at(job_t *job, rank_t *r, uint64_t now)
 {
-    unsigned long sw = 0;
-    int state = proc_state(r->pid, &sw);
     uint64_t timeout = (uint64_t)base_cfg.FT_TIMEOUT;
+    uint64_t stopped = base_stop_look(&r->stop, (long)r->pid, now);
     char host[160];
 
-    if (state != 'T' && state != 't') {
-        r->stop_since = 0;
-        return;
-    }
-    if (r->stop_since == 0 || sw != r->stop_switches) {
-        r->stop_since = now; /* stopped now, or again after running */
-        r->stop_switches = sw;
-        return;
-    }
-    if (r->stop_killed || now - r->stop_since < timeout)
+    if (r->stop_killed || stopped < timeout)
         return;
     r->stop_killed = 1;
     job_on_host(job, r->rank, host, sizeof(host));
     shoalrun_say("rank %d (pid %ld)%s has been stopped for %.3g s, past "
                  "SHOAL_FT_TIMEOUT (%g s); --ft: taken for dead, killing it",
-                 r->rank, (long)r->pid, host, (double)(now - r->stop_since) / 1e9,
+                 r->rank, (long)r->pid, host, (double)stopped / 1e9,
                  (double)timeout / 1e9);
     if (kill(r->pid, SIGKILL) != 0 && errno != ESRCH)
         shoalrun_say("kill %ld: %s", (long)r->pid, strerror(errno));

@@ -16,10 +16,8 @@ typedef struct rank {
     /* Put SHOALRUN_EXPENDABLE_KEY (here, or as its daemon reported): its
      * host may be lost without ending the job. */
     int expendable;
-    /* --ft (ft_watch.c): stopped, unbroken, since this time (0: running)
-     * with this many context switches; killed for it. */
-    uint64_t stop_since;
-    unsigned long stop_switches;
+    /* --ft (ft_watch.c): how long it has been stopped; killed for it. */
+    base_stop_watch_t stop;
     int stop_killed;
 } rank_t;
 

@@ -3,7 +3,7 @@
 # launcher, alone, or where boot must refuse.
 #   run_boot.sh MODE PROGRAM [MPI_PROGRAM [ARG...]]
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
-#       hydra-ft (MPI_PROGRAM: mpi_ft_jacobi) |
+#       hydra-ft (MPI_PROGRAM: mpi_ft_jacobi, then mpi_ft_ulfm) |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
 #       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
 #       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
@@ -111,7 +111,7 @@ run_any() {
 
 # run_ft VICTIMS TEXT MPIEXEC_ARG...: under SHOAL_FT, mpiexec.mpich
 # -disable-auto-cleanup -print-all-exitcodes must say TEXT, and every rank
-# must have exited with 0 but the VICTIMS ("2", "0 3"), whose guardians
+# must have exited with 0 but the VICTIMS ("2", "0 3", "": none), whose guardians
 # exit with 128 + SIGKILL (raw wait status 35072).  Hydra stores 1
 # instead when its proxy reaps the guardian before it sees the rank's PMI
 # socket close: taken too.  A signal (9) means the proxy killed the rank.
@@ -122,7 +122,11 @@ run_ft() {
     SHOAL_FT=1 timeout 60 mpiexec.mpich -disable-auto-cleanup \
         -print-all-exitcodes "$@" >"$out" 2>&1
     got=$?
-    [ "$got" -ne 0 ] || fail "mpiexec $* exited with 0 although ranks died"
+    if [ "$victims" = "  " ]; then
+        [ "$got" -eq 0 ] || fail "mpiexec $* exited with $got"
+    else
+        [ "$got" -ne 0 ] || fail "mpiexec $* exited with 0 although ranks died"
+    fi
     grep -F -- "$text" "$out" >/dev/null || fail "no '$text' from $*"
     codes=$(sed -n 's/.*Exit codes: \[[^]]*\] //p' "$out")
     [ -n "$codes" ] || fail "no exit codes from mpiexec $*"
@@ -175,6 +179,8 @@ hydra-ft)
     # finish.
     need_mpich
     [ -n "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM (mpi_ft_jacobi)"
+    ftprog=$progargs # mpi_ft_ulfm, for the stop watch
+    [ -x "$ftprog" ] || fail "mode $mode needs mpi_ft_ulfm after MPI_PROGRAM"
     run_ft 2 "" -n 4 "$prog" --backend pmi1 --size 4 --ft-victim 2
     [ "$(grep -c "boot ft ok: rank [013] told of rank 2's death" "$out")" \
         -eq 3 ] || fail "not every survivor was told of rank 2's death"
@@ -193,6 +199,16 @@ hydra-ft)
     [ "$(grep -c "boot ft ok: rank [01] has no guardian" "$out")" -eq 2 ] ||
         fail "--ft-thread: not every rank went on"
     cat "$out"
+    # SHOAL_FT_TIMEOUT, kept by the guardian: a rank stopped for good is
+    # killed past it (and not before: the program checks), one stopped
+    # for less is not.
+    export SHOAL_FT_TIMEOUT=600ms
+    run_ft 3 "stop: taken for dead after" -n 4 "$ftprog" stop 3 2000 1 600
+    grep -F "rank 3 (pid" "$out" | grep -F "past SHOAL_FT_TIMEOUT" \
+        >/dev/null || fail "the guardian did not say why it killed rank 3"
+    export SHOAL_FT_TIMEOUT=1000ms
+    run_ft "" "nobody taken for dead" -n 4 "$ftprog" stop 2 700 1 1000
+    unset SHOAL_FT_TIMEOUT
     ok="bit-identical to the sequential run"
     run_ft 5 "OK jacobi 96 sweeps on 8 ranks, 7 left, 1 recoveries, $ok" \
         -n 8 "$mpiprog" 96 5@21

@@ -7,6 +7,7 @@ list(APPEND SHOAL_SOURCES
     task/task_diff_merge.c
     task/task_elf.c
     task/task_lock.c
+    task/task_lockrec.c
     task/task_msg.c
     task/task_page.c
     task/task_path.c

@@ -103,6 +103,18 @@ static struct {
     } *instant;
     size_t ninstant, capinstant;
     uint64_t n_kept, n_kept_used;
+    /* After a failover in a program with locks: the run waits until
+     * every worker alive sent its kept results and lock record (TM_KEPT)
+     * or SHOAL_TASK_SUSPECT passed (gate_open), then the lock manager is
+     * rebuilt from the records and the root job starts. */
+    int gating;
+    uint64_t gate_since;
+    uint8_t *got_kept;           /* by rank */
+    struct c_rec {
+        uint8_t *p;
+        size_t len;
+    } *recs;                     /* by rank: TM_KEPT's tail */
+    uint64_t n_kept_locks, n_kept_locks_dropped;
     /* Paths of finished jobs with blocks, for the workers to forget their
      * children's results (TM_FORGET, sent at the next tick). */
     task_buf_t forget;
@@ -110,6 +122,7 @@ static struct {
 } co;
 
 static int handle(int src, const uint8_t *msg, size_t len);
+static int gate_open(int late);
 static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
                     size_t dlen, const uint8_t *out, size_t olen,
                     uint32_t subreq, int holder);
@@ -166,15 +179,15 @@ static int kept_done(uint32_t copy, uint32_t k, int kill)
         return SHOAL_OK; /* taken meanwhile, or the copy is gone */
     task_rd_init(&rd, e->res, e->reslen);
     uint32_t ret = task_rd_u32(&rd);
-    (void)task_rd_u32(&rd); /* lock requests: none in its subtree */
+    (void)task_rd_u32(&rd); /* its own lock requests */
     const uint8_t *diff = task_rd_bytes(&rd, &dlen);
     const uint8_t *out = task_rd_bytes(&rd, &olen);
-    (void)task_rd_u32(&rd); /* the subtree's: 0 (on_kept) */
+    uint32_t subreq = task_rd_u32(&rd); /* the rebuilt manager holds them */
     if (rd.err)
         return base_err(SHOAL_ERR_PROTOCOL, "task: a kept result from a "
                         "worker is malformed");
     co.n_kept_used++;
-    int s = job_done(copy, ret, diff, dlen, out, olen, 0, e->rank);
+    int s = job_done(copy, ret, diff, dlen, out, olen, subreq, e->rank);
     free(e->res); /* job_done copied it */
     e->res = NULL;
     if (s == SHOAL_OK && kill && !co.done) {
@@ -269,7 +282,8 @@ static void finish(uint32_t ret, const c_job_t *root)
     base_info("task", "done: %zu jobs, %zu runs of them; %llu lock waits, "
               "%llu penalties, %llu workers suspected, %llu lost, %llu "
               "crashed runs, %llu pages from the coordinator, %llu of "
-              "%llu kept results taken",
+              "%llu kept results taken (%llu of them took locks, %llu "
+              "such dropped)",
               co.njobs, co.ncopies, (unsigned long long)co.n_blocked,
               (unsigned long long)co.n_penalized,
               (unsigned long long)co.n_suspected,
@@ -277,7 +291,9 @@ static void finish(uint32_t ret, const c_job_t *root)
               (unsigned long long)co.n_crashed,
               (unsigned long long)co.n_pages,
               (unsigned long long)co.n_kept_used,
-              (unsigned long long)co.n_kept);
+              (unsigned long long)co.n_kept,
+              (unsigned long long)co.n_kept_locks,
+              (unsigned long long)co.n_kept_locks_dropped);
     fflush(stdout);
     if (root->outlen > 0)
         fwrite(root->out, 1, root->outlen, stdout);
@@ -413,6 +429,26 @@ static int sched_order(const task_order_t *o)
     return SHOAL_ERR_INTERNAL;
 }
 
+/* What a worker keeps of a grant to its copy (its lock record,
+ * task_lockrec.c): the before-image's lock and version, and the sequence
+ * entries it has not seen. */
+static void grant_tail(task_buf_t *b, const task_lock_order_t *o)
+{
+    task_buf_u32(b, o->lock);
+    task_buf_u32(b, o->version);
+    task_buf_u64(b, o->seq_from);
+    task_buf_u32(b, (uint32_t)(o->seq_to - o->seq_from));
+    for (uint64_t k = o->seq_from; k < o->seq_to; k++) {
+        task_lock_entry_t e;
+        if (task_lock_entry(co.m, k, &e) != SHOAL_OK) {
+            b->err = SHOAL_ERR_INTERNAL;
+            return;
+        }
+        task_lockrec_entry(b, e.job.bytes, e.job.len, e.request, e.lock,
+                           e.version);
+    }
+}
+
 static int lock_order(const task_lock_order_t *o)
 {
     task_buf_t b = {0};
@@ -424,6 +460,8 @@ static int lock_order(const task_lock_order_t *o)
         task_msg_start(&b, TM_GRANT, o->copy);
         task_buf_u32(&b, o->released);
         task_buf_bytes(&b, o->data, o->len);
+        if (task_keeps_results() && co.copies[o->copy].rank != task_rt.rank)
+            grant_tail(&b, o);
         co.copies[o->copy].lock_wait = 0;
         s = send_to(co.copies[o->copy].rank, &b);
         /* A copy that waited goes on at once (a holder must not wait for
@@ -616,6 +654,8 @@ int task_coord_tick(int *done_p, int *status_p)
     }
     if (s == SHOAL_OK && co.nforget > 0 && !co.done)
         s = send_forget();
+    if (s == SHOAL_OK && co.gating)
+        s = gate_open(now - co.gate_since > task_rt.suspect_ns);
     *done_p = co.done;
     *status_p = co.status;
     return s;
@@ -881,14 +921,120 @@ static int on_done(uint32_t copy, task_rd_t *rd)
 
     if (rd->err)
         return rd->err;
-    /* (Its worker keeps it, or, on this rank, the heir: TM_KEEP; not
-     * when its subtree made lock requests.) */
+    /* (Its worker keeps it, or, on this rank, the heir: TM_KEEP.) */
     int holder = co.copies[copy].rank;
     if (holder == task_rt.rank)
         holder = task_worker_heir();
-    if (subreq > 0)
-        holder = -1;
     int s = job_done(copy, ret, diff, dlen, out, olen, subreq, holder);
+    return s == SHOAL_OK ? pump() : s;
+}
+
+/* The lock manager after a failover, from the workers' lock records
+ * (TM_KEPT's tails) and version 0 of every lock (the program's image:
+ * this worker's memory is pristine).  When the records cannot be put
+ * together (a late worker's, say, from another history), the manager
+ * stays the fresh one and every result whose subtree took locks is
+ * dropped: those jobs run again, as they would without records. */
+static int rebuild_locks(void)
+{
+    size_t n = 0, nl = task_rt.nlocks;
+    task_lock_record_t *recs = calloc((size_t)task_rt.size + 1,
+                                      sizeof(*recs));
+    task_lock_version_t *v0 = calloc(nl, sizeof(*v0));
+    task_lock_t *m = NULL;
+    int s = SHOAL_OK;
+
+    if (recs == NULL || v0 == NULL) {
+        free(recs);
+        free(v0);
+        return base_err(SHOAL_ERR_NOMEM, "task: lock records");
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const shoal_task_lock_t *l = &task_rt.prog->locks_begin[i];
+        v0[i] = (task_lock_version_t){(uint32_t)i, 0, l->addr, l->len};
+    }
+    recs[n++] = (task_lock_record_t){co.worker_of[task_rt.rank], NULL, 0,
+                                     v0, nl};
+    for (int r = 0; r < task_rt.size; r++) {
+        if (co.recs[r].p == NULL || co.worker_of[r] == TASK_NONE)
+            continue;
+        if (task_lockrec_read(co.recs[r].p, co.recs[r].len,
+                              co.worker_of[r], &recs[n]) == SHOAL_OK)
+            n++;
+        else
+            base_warn("task", "rank %d's lock record: %s", r,
+                      shoal_error_detail());
+    }
+    int ok = task_lock_rebuild((uint32_t)nl, task_rt.suspect_locks, recs, n,
+                               &m) == SHOAL_OK;
+    if (ok) {
+        size_t nre;
+        task_lock_reruns(m, &nre);
+        base_info("task", "the lock manager rebuilt from %zu lock records: "
+                  "%llu grants, %zu of them to be replayed for versions "
+                  "lost", n - 1, (unsigned long long)task_lock_seq_len(m),
+                  nre);
+        task_lock_destroy(co.m);
+        co.m = m;
+    } else
+        base_warn("task", "the lock manager could not be rebuilt from the "
+                  "workers' records (%s): the jobs that took locks run "
+                  "again", shoal_error_detail());
+    for (size_t i = 1; i < n; i++)
+        task_lockrec_free(&recs[i]);
+    free(recs);
+    free(v0);
+    /* Results of subtrees that took locks: kept only when the manager
+     * holds every request of theirs, none still held, and no version of
+     * theirs has to be made again. */
+    for (size_t k = 0; k < co.nkept && s == SHOAL_OK; k++) {
+        struct c_kept *e = &co.kept[k];
+        task_path_t p;
+        if (e->res == NULL)
+            continue;
+        const uint8_t *t = e->res + e->reslen - 4; /* (on_kept: >= 4) */
+        uint32_t subreq = (uint32_t)t[0] | (uint32_t)t[1] << 8 |
+                          (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+        if (subreq == 0)
+            continue;
+        int keep = ok &&
+                   task_path_decode(e->path, e->pathlen, &p) == SHOAL_OK;
+        if (keep) {
+            keep = task_lock_subtree_kept(co.m, &p, subreq);
+            task_path_free(&p);
+        }
+        if (keep) {
+            co.n_kept_locks++;
+            continue;
+        }
+        co.n_kept_locks_dropped++;
+        free(e->res);
+        e->res = NULL;
+    }
+    return s;
+}
+
+/* After a failover with locks: once every worker alive has sent what it
+ * kept (or, late, SHOAL_TASK_SUSPECT after the start, without the
+ * silent ones), the lock manager is rebuilt and the root job starts. */
+static int gate_open(int late)
+{
+    uint32_t root;
+
+    if (!co.gating)
+        return SHOAL_OK;
+    for (int r = 0; r < task_rt.size && !late; r++)
+        if (r != task_rt.rank && !co.got_kept[r] && !co.lost[r] &&
+            !task_msg_dead(r))
+            return SHOAL_OK;
+    co.gating = 0;
+    int s = rebuild_locks();
+    for (int r = 0; r < task_rt.size; r++) {
+        free(co.recs[r].p);
+        co.recs[r] = (struct c_rec){NULL, 0};
+    }
+    if (s == SHOAL_OK)
+        s = task_sched_add_jobs(co.s, TASK_NONE, 1, TASK_NONE, &root);
     return s == SHOAL_OK ? pump() : s;
 }
 
@@ -907,9 +1053,15 @@ static int on_kept(int src, task_rd_t *rd)
         const uint8_t *res = task_rd_bytes(rd, &rlen);
         if (rd->err)
             break;
-        if (rlen < 4 || (res[rlen - 4] | res[rlen - 3] | res[rlen - 2] |
-                         res[rlen - 1]) != 0)
-            continue; /* its subtree used locks (workers keep none such) */
+        if (rlen < 4)
+            continue;
+        /* A result whose subtree took locks is taken only when the lock
+         * manager rebuilt from the records holds its grants (gate_open);
+         * one that comes later, from a worker late after the failover,
+         * is not (the manager has gone on without its record). */
+        if ((res[rlen - 4] | res[rlen - 3] | res[rlen - 2] |
+             res[rlen - 1]) != 0 && !co.gating)
+            continue;
         int s = task_grow((void **)&co.kept, &co.capkept, co.nkept + 1,
                           sizeof(*co.kept), "task: kept results");
         if (s != SHOAL_OK)
@@ -926,6 +1078,17 @@ static int on_kept(int src, task_rd_t *rd)
     }
     if (rd->err)
         return rd->err;
+    if (co.gating) {
+        /* Its lock record, for the rebuild. */
+        struct c_rec *r = &co.recs[src];
+        free(r->p);
+        r->len = rd->len - rd->pos;
+        r->p = dup_bytes(rd->p + rd->pos, r->len);
+        co.got_kept[src] = 1;
+        if (r->p == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: a lock record");
+        return gate_open(0);
+    }
     for (size_t c = 0; c < co.ncopies && co.nkept > first; c++) {
         task_copy_info_t info;
         c_job_t *j = &co.jobs[co.copies[c].job];
@@ -1192,7 +1355,18 @@ int task_coord_init(void)
     co.jobs[0].parent = TASK_NONE;
     co.jobs[0].fn = TASK_ROOT_FN;
     co.njobs = 1;
-    s = task_sched_add_jobs(co.s, TASK_NONE, 1, TASK_NONE, &root);
+    /* A failover (the coordinator's rank is 0 only at the start) in a
+     * program with locks waits for the workers' lock records first. */
+    co.gating = task_rt.coord != 0 && task_keeps_results() &&
+                task_rt.nlocks > 0;
+    if (co.gating) {
+        co.gate_since = base_time_ns();
+        co.got_kept = calloc(n, 1);
+        co.recs = calloc(n, sizeof(*co.recs));
+        if (co.got_kept == NULL || co.recs == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: coordinator");
+    } else
+        s = task_sched_add_jobs(co.s, TASK_NONE, 1, TASK_NONE, &root);
     return s == SHOAL_OK ? join(task_rt.rank) : s;
 }
 
@@ -1218,6 +1392,10 @@ void task_coord_fini(void)
     }
     free(co.kept);
     free(co.instant);
+    for (size_t r = 0; co.recs != NULL && r < (size_t)task_rt.size; r++)
+        free(co.recs[r].p);
+    free(co.recs);
+    free(co.got_kept);
     task_buf_free(&co.forget);
     free(co.jobs);
     free(co.copies);

@@ -865,3 +865,29 @@ int task_lock_must_rerun(const task_lock_t *m, const task_path_t *job,
         return requests > 0;
     return m->jobs[j].next < requests || m->jobs[j].held > 0;
 }
+
+/* Job j is job or one of its descendants. */
+static int in_subtree(const task_lock_t *m, uint32_t j, const task_path_t *job)
+{
+    return task_path_equal(&m->jobs[j].path, job) ||
+           task_path_is_ancestor(job, &m->jobs[j].path);
+}
+
+int task_lock_subtree_kept(const task_lock_t *m, const task_path_t *job,
+                           uint64_t requests)
+{
+    uint64_t found = 0;
+
+    for (uint32_t j = 0; j < m->njobs; j++) {
+        const ljob_t *jb = &m->jobs[j];
+        if (!in_subtree(m, j, job))
+            continue;
+        if (jb->held > 0 || jb->queued != NONE)
+            return 0;
+        found += jb->next;
+    }
+    for (size_t i = 0; i < m->nreruns && found == requests; i++)
+        if (in_subtree(m, m->seq[m->reruns[i]].job, job))
+            return 0;
+    return found == requests;
+}

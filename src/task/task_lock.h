@@ -171,5 +171,13 @@ const uint64_t *task_lock_reruns(const task_lock_t *m, size_t *n);
  * run again: the sequence lacks some of them or it still holds a lock. */
 int task_lock_must_rerun(const task_lock_t *m, const task_path_t *job,
                          uint32_t requests);
+/* 1 when a finished job's result may be kept instead of running its
+ * subtree again after a rebuild: its subtree (the job and its
+ * descendants) made `requests` lock requests (what its finishing copy
+ * reported), and the sequence holds exactly that many of theirs, none of
+ * those jobs holds a lock or waits for one, and none must run again to
+ * regenerate a version (task_lock_reruns).  0 otherwise. */
+int task_lock_subtree_kept(const task_lock_t *m, const task_path_t *job,
+                           uint64_t requests);
 
 #endif /* SHOAL_TASK_LOCK_H */

@@ -24,6 +24,7 @@
 
 #include "shoal/task.h"
 #include "task/task_buf.h"
+#include "task/task_lock.h"
 #include "task/task_region.h"
 
 /* Routines travel as offsets from the program's main; the root job is
@@ -57,7 +58,10 @@ enum task_msg_type {
     /* coordinator -> copy (through its worker) */
     TM_RESULTS, /* copy; u32 n; n x (bytes path, diff, output, u32 lock
                    requests of the child's subtree) */
-    TM_GRANT,   /* copy; u32 released; bytes data */
+    TM_GRANT,   /* copy; u32 released; bytes data; to a worker that keeps
+                   a lock record (task_lockrec.c), its tail: u32 lock,
+                   u32 version, u64 seq_from, u32 n, n x entry (the
+                   sequence entries it has not seen) */
     /* pages on demand (task_page.c): a copy asks its worker, the worker
      * the copy that is the page's source, which answers or passes the
      * request up to its own source; a source that is gone or silent is
@@ -84,7 +88,8 @@ enum task_msg_type {
      * instead of running the job again */
     TM_KEPT,  /* rank; u32 n; n x (bytes path, bytes TM_DONE's body: u32
                  ret, u32 lock requests, bytes diff, output, u32 the
-                 subtree's lock requests, 0) */
+                 subtree's lock requests); the worker's lock record
+                 (task_lockrec.c) */
     TM_FORGET, /* rank; u32 n; n x bytes path (finished jobs: their
                   descendants' results are not needed any more) */
     TM_KEEP    /* rank; u32 blocks (the job had children); bytes path,
@@ -235,6 +240,26 @@ int task_worker_send_kept(void);
  * the lowest rank alive above the coordinator's, which a failover makes
  * the next coordinator; -1 when there is none (or nothing is kept). */
 int task_worker_heir(void);
+
+/* ---- a worker's lock record (task_lockrec.c) ---------------------------- */
+
+/* One sequence entry as TM_GRANT's tail and a record carry it. */
+void task_lockrec_entry(task_buf_t *b, const uint8_t *path, size_t pathlen,
+                        uint32_t request, uint32_t lock, uint32_t version);
+/* A grant to one of this worker's copies, of data: rd is at its tail. */
+int task_lockrec_grant(task_rd_t *rd, const uint8_t *data, size_t len);
+/* A copy of the job at path sent msg (TM_UNLOCK): the version it made. */
+int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
+                        const uint8_t *msg, size_t len);
+/* The record, for TM_KEPT. */
+void task_lockrec_put(task_buf_t *b);
+void task_lockrec_clear(void);
+void task_lockrec_fini(void);
+/* The coordinator: a worker's record (p: TM_KEPT's tail, which must
+ * outlive rec: the versions point into it); task_lockrec_free after. */
+int task_lockrec_read(const uint8_t *p, size_t len, uint32_t worker,
+                      task_lock_record_t *rec);
+void task_lockrec_free(task_lock_record_t *rec);
 
 /* ---- a copy (task_copy.c) ------------------------------------------------ */
 

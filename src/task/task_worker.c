@@ -211,13 +211,13 @@ static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
 
 /* Copy c finished (its TM_DONE, msg): its result is kept until its
  * parent is done; on the coordinator's rank, whose results would die
- * with the coordinator, by its heir (TM_KEEP).  Not when its subtree
- * made lock requests (the message's last u32): those jobs run again
- * after a failover, with the new lock manager. */
+ * with the coordinator, by its heir (TM_KEEP).  Results of jobs whose
+ * subtree took locks too: a new coordinator keeps them when the lock
+ * manager it rebuilds from the workers' lock records holds all their
+ * grants (task_lockrec.c). */
 static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
 {
-    if (c->path == NULL || len < 12 ||
-        (msg[len - 4] | msg[len - 3] | msg[len - 2] | msg[len - 1]) != 0)
+    if (c->path == NULL || len < 12)
         return SHOAL_OK;
     if (task_rt.rank != task_rt.coord)
         return kept_store(c->path, c->pathlen, c->blocks, msg + 8, len - 8);
@@ -279,6 +279,7 @@ int task_worker_send_kept(void)
         task_buf_bytes(&b, wk.kept[i].path, wk.kept[i].pathlen);
         task_buf_bytes(&b, wk.kept[i].res, wk.kept[i].reslen);
     }
+    task_lockrec_put(&b);
     if (b.err)
         return b.err;
     base_info("task", "rank %d: %zu kept results to the coordinator (rank "
@@ -289,6 +290,7 @@ int task_worker_send_kept(void)
     int s = task_coord_handle(task_rt.rank, b.p, b.len);
     free(b.p);
     kept_clear();
+    task_lockrec_clear(); /* its copies' grants die with it now */
     return s;
 }
 
@@ -306,6 +308,7 @@ void task_worker_fini(void)
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);
     kept_clear();
+    task_lockrec_fini();
     free(wk.kept);
     free(wk.c);
     memset(&wk, 0, sizeof(wk));
@@ -710,9 +713,21 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         to_copy(copy, msg, len);
         return SHOAL_OK;
     }
-    case TM_GRANT:
-        to_copy(copy, msg, len);
+    case TM_GRANT: {
+        /* Its tail, if any, is this worker's (the lock record): the copy
+         * gets the grant without it. */
+        size_t n;
+        (void)task_rd_u32(&rd); /* released */
+        const uint8_t *data = task_rd_bytes(&rd, &n);
+        size_t end = rd.pos;
+        if (!rd.err && rd.pos < rd.len) {
+            int s = task_lockrec_grant(&rd, data, n);
+            if (s != SHOAL_OK)
+                return s;
+        }
+        to_copy(copy, msg, rd.err ? len : end);
         return SHOAL_OK;
+    }
     case TM_PAGE_REQ:
     case TM_PAGE:
         return page_msg(type, copy, &rd, msg, len);
@@ -723,6 +738,7 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         task_buf_t b = {0};
         task_worker_kill_all();
         kept_clear();
+        task_lockrec_clear();
         wk.over = 1;
         task_msg_start(&b, TM_BYE, (uint32_t)task_rt.rank);
         return send_coord(&b);
@@ -781,6 +797,9 @@ static int drain(w_copy_t *c)
         int s = SHOAL_OK;
         if (len >= 4 && msg[0] == TM_DONE)
             s = kept_add(c, msg, len);
+        else if (len >= 4 && msg[0] == TM_UNLOCK && c->path != NULL &&
+                 task_rt.rank != task_rt.coord)
+            s = task_lockrec_unlock(c->path, c->pathlen, msg, len);
         if (s != SHOAL_OK) {
             free(msg);
             return s;

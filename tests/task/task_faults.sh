@@ -15,6 +15,10 @@
 #                   the failover than the jobs=N the program prints, less
 #                   one (the root, which prints no such line): the
 #                   workers kept the others' results
+#         coordkeep coordlate, and of the lock-taking jobs (task_locks'
+#                   adders, /0.0[i]) fewer must run after the failover than
+#                   the lockjobs=K it prints: the results of some that took
+#                   locks were kept too (all K run again without that)
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
@@ -118,7 +122,8 @@ into_cgroup() {
     return 0
 }
 
-[ "$mode" = coordlate ] && export TASK_TEST_PROGRESS=1
+[ "$mode" = coordlate ] || [ "$mode" = coordkeep ] &&
+    export TASK_TEST_PROGRESS=1
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -148,7 +153,7 @@ coord | coords)
             echo "fault: killed rank 1, the second coordinator" >>"$log"
     fi
     ;;
-coordlate)
+coordlate | coordkeep)
     late=${TASK_TEST_LATE:-40}
     for _ in $(seq 3000); do # 60 s
         kill -0 "$run" 2>/dev/null || break
@@ -267,7 +272,7 @@ else
     [ "$rc" -eq 0 ] || fail "exit status $rc"
 fi
 grep -Eq "$expect" "$out" || fail "no line matching '$expect'"
-if [ "$mode" = coordlate ]; then
+if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ]; then
     # Runs of jobs after the new coordinator's line, against the jobs of
     # the run (its root, which prints nothing, included in jobs=).
     grep -q "coordinates now" "$out" || fail "no failover"
@@ -279,6 +284,16 @@ if [ "$mode" = coordlate ]; then
     [ "$after" -lt $((jobs - 1)) ] ||
         fail "$after runs after the failover: the work done before it was" \
             "not kept"
+fi
+if [ "$mode" = coordkeep ]; then
+    lockjobs=$(sed -n 's/^ok.* lockjobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)
+    [ -n "$lockjobs" ] || fail "no lockjobs=K in the program's line"
+    lafter=$(sed -n '/coordinates now/,$p' "$out" | grep -c '^ran /0\.0\[')
+    echo "after the failover: $lafter runs of the $lockjobs jobs that take" \
+        "locks" >>"$log"
+    [ "$lafter" -lt "$lockjobs" ] ||
+        fail "$lafter runs of lock-taking jobs after the failover: none" \
+            "of their results was kept"
 fi
 sleep 0.2
 for p in $pids; do

@@ -6,14 +6,18 @@
  * locks interleave.  With r rounds the block runs r times in a row (each
  * round's jobs may run in the processes of the round before: warm copies).
  *
- *     task_locks [k [n [r [m [spin_us]]]]]
+ *     task_locks [k [n [r [m [spin_us [adder_us]]]]]]
  *
  * (default 4 jobs x 1000 sections, 1 round).  m more jobs in each round's
  * block take no lock: each computes for spin_us and writes its own cell
  * of a shared array, which the root checks, so that a failover has both
- * kinds to keep or run again (task_faults.sh coordlate).  With
+ * kinds to keep or run again (task_faults.sh coordlate).  With adder_us,
+ * each of the k jobs computes that long before its sections (so that
+ * jobs end one after another and a failover finds lock jobs finished,
+ * running and not started: the test locks.coordkeep).  With
  * TASK_TEST_PROGRESS set, each run of a job prints "ran <path>" to
- * stderr as it ends.  The last line gives jobs= (the root's included).
+ * stderr as it ends.  The last line gives jobs= (the root's included) and
+ * lockjobs= (the k jobs' runs: they take locks).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -40,12 +44,33 @@ static void progress(void)
     }
 }
 
+/* Computes for us microseconds. */
+static void spin(unsigned us)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000u +
+               (uint64_t)(t.tv_nsec - t0.tv_nsec) / 1000u <
+           us);
+}
+
+typedef struct adder_arg {
+    int n;
+    unsigned us;
+} adder_arg_t;
+
 SHOAL_TASK_ROUTINE(adder)
 {
-    int n = *(const int *)arg;
+    const adder_arg_t *a = arg;
+    int n = a->n;
+
     (void)width;
     (void)id;
     (void)len;
+    spin(a->us);
     for (int i = 0; i < n; i++) {
         SHOAL_CRITICAL(&counter_lock) { counter++; }
         if (i % 2 == 0) {
@@ -73,15 +98,9 @@ typedef struct lockless_arg {
 SHOAL_TASK_ROUTINE(lockless)
 {
     const lockless_arg_t *a = arg;
-    struct timespec t0, t;
     (void)width;
     (void)len;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000u +
-               (uint64_t)(t.tv_nsec - t0.tv_nsec) / 1000u <
-           a->spin_us);
+    spin(a->spin_us);
     cells[id] += cell_value(a->round, id);
     progress();
 }
@@ -93,6 +112,7 @@ static int task_main(int argc, char **argv)
     int r = argc > 3 ? atoi(argv[3]) : 1;
     int m = argc > 4 ? atoi(argv[4]) : 0;
     lockless_arg_t la = {0, argc > 5 ? (unsigned)atoi(argv[5]) : 0};
+    adder_arg_t aa = {n, argc > 6 ? (unsigned)atoi(argv[6]) : 0};
     long c, e;
     int bad = -1;
 
@@ -101,7 +121,7 @@ static int task_main(int argc, char **argv)
     for (int round = 0; round < r; round++) {
         la.round = round;
         SHOAL_PARBEGIN
-            SHOAL_ROUTINE(k, adder, &n, sizeof n);
+            SHOAL_ROUTINE(k, adder, &aa, sizeof aa);
             if (m > 0)
                 SHOAL_ROUTINE(m, lockless, &la, sizeof la);
         SHOAL_PAREND;
@@ -120,8 +140,8 @@ static int task_main(int argc, char **argv)
     if (bad >= 0)
         printf("FAIL: cell %d is %ld\n", bad, cells[bad]);
     printf("%s: counter %ld (expected %ld), evens %ld (expected %ld) "
-           "jobs=%d\n",
-           ok ? "ok" : "FAIL", c, want, e, want_e, (k + m) * r + 1);
+           "jobs=%d lockjobs=%d\n",
+           ok ? "ok" : "FAIL", c, want, e, want_e, (k + m) * r + 1, k * r);
     return ok ? 0 : 1;
 }
 SHOAL_TASK_MAIN(task_main)

@@ -355,6 +355,18 @@ static void test_rebuild(void)
     T_EQ(task_lock_held(m, &d), 1);
     T_EQ(task_lock_held(m, &b), 0);
     T_EQ(task_lock_current(m, 0), 2);
+    /* Kept across the rebuild only when every request of the subtree is
+     * in the sequence, released, and no version of it must be remade. */
+    task_path_t a1;
+    T_OK(task_path_child(&a, 0, 0, 0, &a1));
+    T_EQ(task_lock_subtree_kept(m, &a, 1), 1);
+    T_EQ(task_lock_subtree_kept(m, &a1, 0), 1);
+    T_EQ(task_lock_subtree_kept(m, &a, 2), 0); /* one request lost */
+    T_EQ(task_lock_subtree_kept(m, &a1, 1), 0);
+    T_EQ(task_lock_subtree_kept(m, &b, 1), 0); /* version 2 lost */
+    T_EQ(task_lock_subtree_kept(m, &d, 1), 0); /* holds lock 0 */
+    T_EQ(task_lock_subtree_kept(m, &TASK_PATH_ROOT, 4), 0);
+    task_path_free(&a1);
     T_ERR(task_lock_job_done(m, &d), SHOAL_ERR_BUSY); /* must re-run */
     T_EQ(task_lock_held(m, &d), 1);
     /* D's new copy replays: version 2 is missing, it waits. */
@@ -661,6 +673,21 @@ static void lose_manager(uint32_t s)
             mj[j].seen_version[pc] = 0;
     const uint64_t *rr = task_lock_reruns(m, &n);
     st.reruns += n;
+    /* What the runtime asks of a kept result agrees (the jobs are flat:
+     * a subtree is its job). */
+    for (uint32_t j = 0; j < nj; j++) {
+        int again = task_lock_must_rerun(m, &mj[j].path, nsect);
+        for (size_t i = 0; i < n && !again; i++) {
+            task_lock_entry_t e;
+            CHECK_OK(task_lock_entry(m, rr[i], &e));
+            again = job_by_path(&e.job) == j;
+        }
+        if (mj[j].done &&
+            task_lock_subtree_kept(m, &mj[j].path, nsect) == again)
+            T_FAIL("seed %llu: job %u: kept %d, must run again %d",
+                   (unsigned long long)seed, j,
+                   task_lock_subtree_kept(m, &mj[j].path, nsect), again);
+    }
     for (size_t i = 0; i < n; i++) {
         task_lock_entry_t e;
         CHECK_OK(task_lock_entry(m, rr[i], &e));

@@ -174,8 +174,9 @@ static void test_readers(void)
     shoalrun_msg_fini(&m);
 }
 
-/* EXPENDABLE lets the job lose a rank: one rank of 1..nranks-1, exactly
- * four bytes, or refused. */
+/* EXPENDABLE lets the job lose a rank: one rank of 0..nranks-1 (rank 0,
+ * the task runtime's coordinator, is replaced when it goes), exactly four
+ * bytes, or refused. */
 static void test_expendable(void)
 {
     char ok[] = {3, 0, 0, 0};
@@ -186,7 +187,7 @@ static void test_expendable(void)
     T_EQ(shoalrun_rd_expendable(ok, sizeof(ok), 4), 3);
     T_EQ(shoalrun_rd_expendable(ok, sizeof(ok), 3), -1); /* not a rank */
     T_EQ(shoalrun_rd_expendable(big, sizeof(big), 4), -1);
-    T_EQ(shoalrun_rd_expendable(zero, sizeof(zero), 4), -1); /* rank 0 */
+    T_EQ(shoalrun_rd_expendable(zero, sizeof(zero), 4), 0); /* rank 0 */
     T_EQ(shoalrun_rd_expendable(longer, sizeof(longer), 4), -1);
     for (size_t cut = 0; cut < sizeof(ok); cut++)
         T_EQ(shoalrun_rd_expendable(ok, cut, 4), -1);

@@ -224,6 +224,24 @@ task_workers_up() {
     done
 }
 
+# task_cut PORT SECONDS: SECONDS after the task workers started, cut the
+# switch's port PORT while the job started by start() still runs; the job
+# must end with status 0 and the sequential checksum ($want).
+task_cut() {
+    sleep "$2"
+    ! grep -q '^checksum' "$tmp/out" ||
+        fail "the run ended before the cut: give it more work (MH_TASK_ARGS)"
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
+    t0=$(now_ns)
+    ip -n "$P-sw" link set "$1" down
+    wait "$pid"
+    rc=$?
+    echo "  the job ended $(ms_since "$t0") ms after the cut;" \
+        "$(grep '^time ' "$tmp/out")"
+    expect_rc 0
+    expect_out "^checksum $want\$"
+}
+
 # ---- real programs across hosts (AM, MPI) ---------------------------------------
 
 # need_wire: skip unless this build has the network wire $wire (tcp: or
@@ -724,9 +742,10 @@ expendable_lost)
     # A host whose ranks all declared themselves expendable (the PMI key
     # task-expendable, as the task runtime's workers do; their daemon tells
     # the launcher) may be lost: a line, and the job goes on.  A host with
-    # one rank that did not is not, nor is rank 0's host (the coordinator
-    # is never expendable, whatever it puts).  The launcher runs on a login
-    # node; h0 runs rank 0, h1 ranks 1-2, h2 ranks 3-4 (4 keeps out).
+    # one rank that did not is not, rank 0's included (rank 0's host whose
+    # rank put the key goes like any other: task_coord_host_lost).  The
+    # launcher runs on a login node; h0 runs rank 0, h1 ranks 1-2, h2
+    # ranks 3-4 (4 keeps out).
     # Links are cut (the bridge's port down): only heartbeats can tell.
     make_hosts 3
     ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
@@ -742,10 +761,11 @@ expendable_lost)
     expect_rc 125
     expect_err "^shoalrun: host $P-h2 lost: no word from its daemon for 3 s \(2 ranks\); stopping the other rank$"
     nothing_left 8000
-    # Rank 0 alone on its host, rank 1 on another: both put the key.
+    # Rank 0 alone on its host, rank 1 on another: only rank 1 puts the
+    # key.
     link_up 1
     SHOAL_HOST_TIMEOUT=3s start "$P-l" --timeout 60 \
-        --host "$(host 0 1)","$(host 1 1)" "$HELPER" "$M" expendable -1 60
+        --host "$(host 0 1)","$(host 1 1)" "$HELPER" "$M" expendable 0 60
     wait_for "^ready rank" 2 "$tmp/out"
     ends_within 8000 ip -n "$P-sw" link set p0 down
     expect_rc 125
@@ -830,6 +850,27 @@ task_coord_killed)
     expect_err "the coordinator \(rank 0\) is gone: rank 1 coordinates now"
     nothing_left
     ;;
+task_coord_host_lost)
+    # Rank 0, the task runtime's coordinator, on a host of its own (the
+    # launcher on a login node), two workers on a second host; the first
+    # host's link is cut while the ray tracer runs.  Rank 0 put the key
+    # task-expendable, so the launcher lets its host go with a line and
+    # tells the ranks left, which take rank 0 for dead: rank 1 coordinates
+    # and runs the program again (taking the results kept), and the job
+    # prints the sequential checksum with status 0.
+    need_wire
+    targs=(--width 640 --height 480 --samples 32 --depth 3 --seed 5 --jobs 64)
+    task_want "${targs[@]}"
+    make_hosts 2
+    ls /dev/shm 2>/dev/null | grep '^shoal-' | sort >"$tmp/shm0"
+    SHOAL_TASK_SUSPECT=700ms SHOAL_HOST_TIMEOUT=3s start "$P-l" \
+        --timeout 80 --host "$(host 0 1),$(host 1 2)" "$MH_TASK" "${targs[@]}"
+    task_workers_up 2 "the cut"
+    task_cut p0 1
+    expect_err "^shoalrun: host $P-h0 lost: no word from its daemon for 3 s \(rank 0, expendable task workers\); the job goes on without it$"
+    expect_err "the coordinator \(rank 0\) is gone: rank 1 coordinates now"
+    nothing_left 8000
+    ;;
 task_host_lost)
     # The task runtime across two hosts, MH_TASK_PER workers each (2): the
     # link to the second is cut while the ray tracer runs.  The root's jobs
@@ -863,18 +904,7 @@ task_host_lost)
         echo "PASS ($case_name)"
         exit 0
     fi
-    sleep "$cut"
-    ! grep -q '^checksum' "$tmp/out" ||
-        fail "the run ended before the cut: give it more work (MH_TASK_ARGS)"
-    kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
-    t0=$(now_ns)
-    ip -n "$P-sw" link set p1 down
-    wait "$pid"
-    rc=$?
-    echo "  the job ended $(ms_since "$t0") ms after the cut;" \
-        "$(grep '^time ' "$tmp/out")"
-    expect_rc 0
-    expect_out "^checksum $want\$"
+    task_cut p1 "$cut"
     expect_err "^shoalrun: host $P-h1 lost: no word from its daemon for 3 s \(ranks $per-$((2 * per - 1)), expendable task workers\); the job goes on without them$"
     nothing_left 8000
     ;;

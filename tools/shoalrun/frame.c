@@ -294,8 +294,7 @@ int shoalrun_rd_expendable(const char *p, size_t len, int nranks)
 
     /* A flag that lets the job lose ranks: anything but the exact form is
      * refused, so that no stray byte makes a rank expendable. */
-    if (r.bad || r.left != 0 || rank == 0 || nranks <= 0 ||
-        rank >= (uint32_t)nranks)
+    if (r.bad || r.left != 0 || nranks <= 0 || rank >= (uint32_t)nranks)
         return -1;
     return (int)rank;
 }

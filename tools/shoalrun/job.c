@@ -21,7 +21,7 @@
  *     its work, and a new coordinator replaces rank 0); a non-zero exit
  *     code of its own still fails the job, and so does the death of the
  *     last rank alive; across hosts, so may a host whose ranks all are,
- *     unless it is rank 0's (job_hosts.c);
+ *     rank 0's too (job_hosts.c);
  *   - --timeout: a line, the same stop, status 124;
  *   - SIGINT/SIGTERM to shoalrun go to every rank, then the same stop
  *     quietly; a second one kills at once.

@@ -282,7 +282,7 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
     case SHOALRUN_F_EXPENDABLE: {
         /* tree.c checked that the rank is of the sender's subtree. */
         int k = shoalrun_rd_expendable(r->p, r->left, job->nranks);
-        if (k > 0 && !job->ranks[k].local)
+        if (k >= 0 && !job->ranks[k].local)
             job->ranks[k].expendable = 1;
         break;
     }

@@ -362,9 +362,9 @@ static void h_put(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         strcmp(key + klen - elen, SHOALRUN_EXPENDABLE_KEY) == 0 &&
         !c->expendable) {
         c->expendable = 1;
-        /* Rank 0 runs the task runtime's coordinator: its host can never
-         * be lost without the job (see SHOALRUN_PMI_EXPENDABLE). */
-        if (c->rank != 0 && c->srv->ev.expendable != NULL)
+        /* (Rank 0 too: the task runtime's coordinator is replaced when
+         * it dies, with its host or alone; SHOALRUN_PMI_EXPENDABLE.) */
+        if (c->srv->ev.expendable != NULL)
             c->srv->ev.expendable(c->srv->ev.ctx, c->rank);
     }
     kv.key = strdup(key);

@@ -319,8 +319,8 @@ void shoalrun_pmi_drain(shoalrun_pmi_t *s, int rank);
 /* put SHOALRUN_EXPENDABLE_KEY (the task runtime's workers): the job goes
  * on without the rank when it is killed, exits without finalizing (the
  * runtime skips shoal_finalize once a worker was lost) or its host is
- * lost; but rank 0, the runtime's coordinator, whose loss nothing
- * survives, only in the second way. */
+ * lost; rank 0, the runtime's coordinator, too: the lowest rank alive
+ * takes over (docs/TASK.md, the coordinator's death). */
 #define SHOALRUN_PMI_EXPENDABLE 4
 #define SHOALRUN_EXPENDABLE_KEY "-task-expendable"
 int shoalrun_pmi_state(const shoalrun_pmi_t *s, int rank);
@@ -554,8 +554,8 @@ uint32_t shoalrun_rd_u32(shoalrun_rd_t *r);
 uint64_t shoalrun_rd_u64(shoalrun_rd_t *r);
 const char *shoalrun_rd_bytes(shoalrun_rd_t *r, size_t *n_p);
 const char *shoalrun_rd_str(shoalrun_rd_t *r);
-/* An EXPENDABLE frame's payload: exactly one rank, 1..nranks-1 (rank 0 is
- * never expendable); -1 for anything else. */
+/* An EXPENDABLE frame's payload: exactly one rank, 0..nranks-1; -1 for
+ * anything else. */
 int shoalrun_rd_expendable(const char *p, size_t len, int nranks);
 
 /* ---- tree.c ------------------------------------------------------------- */

@@ -484,7 +484,7 @@ static int expendable_ok(const child_t *c, const char *p, uint32_t len)
             nranks = hs->v[i].first + hs->v[i].count;
     int rank = shoalrun_rd_expendable(p, len, nranks);
     const shoalrun_host_t *h =
-        rank > 0 ? shoalrun_hosts_of_rank(hs, rank) : NULL;
+        rank >= 0 ? shoalrun_hosts_of_rank(hs, rank) : NULL;
     return h != NULL && !h->local &&
            shoalrun_tree_below(c->t, h->node, c->node);
 }
@@ -517,7 +517,7 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
         break;
     case SHOALRUN_F_EXPENDABLE:
         /* It lets the job lose ranks: a daemon vouches only for its own
-         * subtree's, and never for rank 0. */
+         * subtree's. */
         if (!expendable_ok(c, p, len)) {
             child_lost(c, "its daemon sent a malformed frame");
             break;

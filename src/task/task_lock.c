@@ -38,7 +38,11 @@ typedef struct vers {
     size_t len;
     uint8_t present; /* bytes held */
     uint8_t dropped; /* existed; bytes freed (its reader finished) */
+    uint64_t reader; /* the entry it is the before-image of, or
+                        TASK_LOCK_FREE (none yet) */
 } vers_t;
+
+#define NO_VERSION ((vers_t){NULL, 0, 0, 0, TASK_LOCK_FREE})
 
 typedef struct lock {
     uint64_t owner; /* entry, or TASK_LOCK_FREE */
@@ -104,7 +108,8 @@ int task_lock_create(uint32_t nlocks, uint32_t suspect_after,
         l->owner = TASK_LOCK_FREE;
         if (GROW(l->v, l->capv, 1) != SHOAL_OK)
             goto err_nomem;
-        l->v[0] = (vers_t){NULL, 0, 1, 0};
+        l->v[0] = NO_VERSION;
+        l->v[0].present = 1;
         l->nv = 1;
     }
     *out = m;
@@ -146,7 +151,7 @@ static int put_version(lock_t *l, uint32_t v, const void *data, size_t len)
     if (GROW(l->v, l->capv, (size_t)v + 1) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     while (l->nv <= v)
-        l->v[l->nv++] = (vers_t){NULL, 0, 0, 0};
+        l->v[l->nv++] = NO_VERSION;
     uint8_t *p = malloc(len ? len : 1);
     if (p == NULL)
         return base_err(SHOAL_ERR_NOMEM, "lock manager: version of %zu bytes",
@@ -154,7 +159,7 @@ static int put_version(lock_t *l, uint32_t v, const void *data, size_t len)
     if (len)
         memcpy(p, data, len);
     free(l->v[v].data);
-    l->v[v] = (vers_t){p, len, 1, 0};
+    l->v[v] = (vers_t){p, len, 1, 0, l->v[v].reader};
     return SHOAL_OK;
 }
 
@@ -259,10 +264,15 @@ static const char *job_text(const task_lock_t *m, uint32_t j, char *buf,
 static int append(task_lock_t *m, uint32_t j, uint32_t lock, uint32_t version)
 {
     ljob_t *jb = &m->jobs[j];
+    lock_t *l = &m->locks[lock];
 
     if (GROW(m->seq, m->cap_seq, m->nseq + 1) != SHOAL_OK ||
-        GROW(jb->entries, jb->cap, (size_t)jb->next + 1) != SHOAL_OK)
+        GROW(jb->entries, jb->cap, (size_t)jb->next + 1) != SHOAL_OK ||
+        GROW(l->v, l->capv, (size_t)version + 1) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
+    while (l->nv <= version)
+        l->v[l->nv++] = NO_VERSION;
+    l->v[version].reader = m->nseq;
     m->seq[m->nseq] = (entry_t){j, jb->next, lock, version, 0};
     jb->entries[jb->next++] = m->nseq++;
     return SHOAL_OK;
@@ -493,11 +503,9 @@ static int regenerate(task_lock_t *m, uint64_t k, const void *data,
 
     if (put_version(l, e->version + 1, data, len) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
-    for (size_t i = 0; i < m->nseq; i++)
-        if (m->seq[i].lock == e->lock && m->seq[i].version == e->version + 1 &&
-            wake(m, i, 1) != SHOAL_OK)
-            return SHOAL_ERR_NOMEM;
-    return SHOAL_OK;
+    /* Its one reader (the lock's next grant), whose replays waited. */
+    uint64_t r = l->v[e->version + 1].reader;
+    return r == TASK_LOCK_FREE ? SHOAL_OK : wake(m, r, 1);
 }
 
 int task_lock_unlock(task_lock_t *m, uint32_t copy, const task_path_t *job,
@@ -623,7 +631,7 @@ int task_lock_job_done(task_lock_t *m, const task_path_t *job)
         vers_t *v = &m->locks[m->seq[jb->entries[r]].lock]
                          .v[m->seq[jb->entries[r]].version];
         free(v->data);
-        *v = (vers_t){NULL, 0, 0, 1};
+        *v = (vers_t){NULL, 0, 0, 1, v->reader};
     }
     if (held > 0)
         return base_err(SHOAL_ERR_BUSY,
@@ -785,7 +793,7 @@ static int replay_sequence(task_lock_t *m, const task_lock_entry_t *seq,
             GROW(l->v, l->capv, (size_t)e->version + 2) != SHOAL_OK)
             return SHOAL_ERR_NOMEM;
         while (l->nv < (size_t)e->version + 2)
-            l->v[l->nv++] = (vers_t){NULL, 0, 0, 0};
+            l->v[l->nv++] = NO_VERSION;
         m->seq[k].released = 1;
         l->owner = k;
         l->cur = e->version + 1;

@@ -115,6 +115,11 @@ static struct {
         size_t len;
     } *recs;                     /* by rank: TM_KEPT's tail */
     uint64_t n_kept_locks, n_kept_locks_dropped;
+    /* By scheduler worker id: how much of the lock manager's sequence the
+     * worker's lock record has (grants' tails and TM_LOCKREC, counted as
+     * they are sent, so that the worker sees them in order). */
+    uint64_t *sent;
+    size_t capsent;
     /* Paths of finished jobs with blocks, for the workers to forget their
      * children's results (TM_FORGET, sent at the next tick). */
     task_buf_t forget;
@@ -429,16 +434,36 @@ static int sched_order(const task_order_t *o)
     return SHOAL_ERR_INTERNAL;
 }
 
+/* co.sent up to worker w (new entries 0). */
+static int sent_grow(uint32_t w)
+{
+    size_t old = co.capsent;
+    int s = task_grow((void **)&co.sent, &co.capsent, (size_t)w + 1,
+                      sizeof(*co.sent), "task: lock records");
+
+    if (s == SHOAL_OK && co.capsent > old)
+        memset(co.sent + old, 0, (co.capsent - old) * sizeof(*co.sent));
+    return s;
+}
+
 /* What a worker keeps of a grant to its copy (its lock record,
  * task_lockrec.c): the before-image's lock and version, and the sequence
  * entries it has not seen. */
-static void grant_tail(task_buf_t *b, const task_lock_order_t *o)
+static void grant_tail(task_buf_t *b, const task_lock_order_t *o, uint32_t w)
 {
+    if (sent_grow(w) != SHOAL_OK) {
+        b->err = SHOAL_ERR_NOMEM;
+        return;
+    }
+    uint64_t from = co.sent[w], to = task_lock_seq_len(co.m);
+    if (from > to)
+        from = to;
+    co.sent[w] = to;
     task_buf_u32(b, o->lock);
     task_buf_u32(b, o->version);
-    task_buf_u64(b, o->seq_from);
-    task_buf_u32(b, (uint32_t)(o->seq_to - o->seq_from));
-    for (uint64_t k = o->seq_from; k < o->seq_to; k++) {
+    task_buf_u64(b, from);
+    task_buf_u32(b, (uint32_t)(to - from));
+    for (uint64_t k = from; k < to; k++) {
         task_lock_entry_t e;
         if (task_lock_entry(co.m, k, &e) != SHOAL_OK) {
             b->err = SHOAL_ERR_INTERNAL;
@@ -447,6 +472,59 @@ static void grant_tail(task_buf_t *b, const task_lock_order_t *o)
         task_lockrec_entry(b, e.job.bytes, e.job.len, e.request, e.lock,
                            e.version);
     }
+}
+
+/* The heir of the coordinator's rank (the next coordinator) keeps the
+ * lock record of this rank's copies too, which would die with it: a copy
+ * of each grant to them (TM_LOCKREC 0) and of each of their unlocks
+ * (TM_LOCKREC 1).  -1: no heir (or nothing is kept). */
+static int heir_worker(int *rank_p)
+{
+    int heir = task_worker_heir();
+
+    *rank_p = heir;
+    if (heir < 0 || co.lost[heir] || co.worker_of[heir] == TASK_NONE)
+        return -1;
+    return (int)co.worker_of[heir];
+}
+
+static int heir_grant(const task_lock_order_t *o)
+{
+    int rank, w = heir_worker(&rank);
+    task_buf_t b = {0};
+
+    if (w < 0)
+        return SHOAL_OK;
+    task_msg_start(&b, TM_LOCKREC, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, 0);
+    task_buf_bytes(&b, o->data, o->len);
+    grant_tail(&b, o, (uint32_t)w);
+    if (b.err) {
+        task_buf_free(&b);
+        return b.err;
+    }
+    return task_msg_send(rank, b.p, b.len);
+}
+
+static int heir_unlock(const c_job_t *j, uint32_t req, uint32_t lock,
+                       const uint8_t *data, size_t n)
+{
+    int rank, w = heir_worker(&rank);
+    task_buf_t b = {0};
+
+    if (w < 0)
+        return SHOAL_OK;
+    task_msg_start(&b, TM_LOCKREC, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, 1);
+    task_buf_bytes(&b, j->path.bytes, j->path.len);
+    task_buf_u32(&b, req);
+    task_buf_u32(&b, lock);
+    task_buf_bytes(&b, data, n);
+    if (b.err) {
+        task_buf_free(&b);
+        return b.err;
+    }
+    return task_msg_send(rank, b.p, b.len);
 }
 
 static int lock_order(const task_lock_order_t *o)
@@ -461,7 +539,11 @@ static int lock_order(const task_lock_order_t *o)
         task_buf_u32(&b, o->released);
         task_buf_bytes(&b, o->data, o->len);
         if (task_keeps_results() && co.copies[o->copy].rank != task_rt.rank)
-            grant_tail(&b, o);
+            grant_tail(&b, o, co.worker_of[co.copies[o->copy].rank]);
+        else if ((s = heir_grant(o)) != SHOAL_OK) {
+            task_buf_free(&b);
+            return s;
+        }
         co.copies[o->copy].lock_wait = 0;
         s = send_to(co.copies[o->copy].rank, &b);
         /* A copy that waited goes on at once (a holder must not wait for
@@ -980,6 +1062,13 @@ static int rebuild_locks(void)
         base_warn("task", "the lock manager could not be rebuilt from the "
                   "workers' records (%s): the jobs that took locks run "
                   "again", shoal_error_detail());
+    /* What each worker's record holds now (none: every grant's tail
+     * starts its record again from the first entry). */
+    for (size_t i = 0; i < co.capsent; i++)
+        co.sent[i] = 0;
+    for (size_t i = 1; i < n && ok && s == SHOAL_OK; i++)
+        if ((s = sent_grow(recs[i].worker)) == SHOAL_OK)
+            co.sent[recs[i].worker] = recs[i].nseq;
     for (size_t i = 1; i < n; i++)
         task_lockrec_free(&recs[i]);
     free(recs);
@@ -1175,6 +1264,11 @@ static int on_lock(uint32_t copy, task_rd_t *rd, int lock)
         s = rd->err ? rd->err
                     : task_lock_unlock(co.m, copy, &j->path, req, id, data,
                                        n);
+        if (s >= 0 && c->rank == task_rt.rank && task_keeps_results()) {
+            int h = heir_unlock(j, req, id, data, n);
+            if (h != SHOAL_OK)
+                return h;
+        }
     }
     if (s < 0)
         return fatal("job %s: %s", path_text(&j->path, pb, sizeof(pb)),
@@ -1396,6 +1490,7 @@ void task_coord_fini(void)
         free(co.recs[r].p);
     free(co.recs);
     free(co.got_kept);
+    free(co.sent);
     task_buf_free(&co.forget);
     free(co.jobs);
     free(co.copies);

@@ -172,6 +172,21 @@ int task_lockrec_grant(task_rd_t *rd, const uint8_t *data, size_t len)
     return s == SHOAL_OK ? add_version(lock, version, data, len) : s;
 }
 
+/* The job at path unlocked its request-th request (of lock) with data. */
+static int unlocked(const uint8_t *path, size_t pathlen, uint32_t request,
+                    uint32_t lock, const uint8_t *data, size_t n)
+{
+    /* The grant it leaves is among the last this worker got. */
+    for (size_t i = lr.nseq; i > 0; i--) {
+        const lr_entry_t *e = &lr.seq[i - 1];
+        if (e->request == request && e->lock == lock &&
+            e->pathlen == pathlen &&
+            (pathlen == 0 || memcmp(e->path, path, pathlen) == 0))
+            return add_version(lock, e->version + 1, data, n);
+    }
+    return SHOAL_OK; /* granted by a manager whose history is gone */
+}
+
 int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
                         const uint8_t *msg, size_t len)
 {
@@ -185,15 +200,26 @@ int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
     const uint8_t *data = task_rd_bytes(&rd, &n);
     if (rd.err)
         return SHOAL_OK; /* the coordinator reports it */
-    /* The grant it leaves is among the last this worker got. */
-    for (size_t i = lr.nseq; i > 0; i--) {
-        const lr_entry_t *e = &lr.seq[i - 1];
-        if (e->request == request && e->lock == lock &&
-            e->pathlen == pathlen &&
-            (pathlen == 0 || memcmp(e->path, path, pathlen) == 0))
-            return add_version(lock, e->version + 1, data, n);
+    return unlocked(path, pathlen, request, lock, data, n);
+}
+
+int task_lockrec_heir(task_rd_t *rd)
+{
+    uint32_t kind = task_rd_u32(rd);
+    size_t n, plen;
+
+    if (kind == 0) {
+        const uint8_t *data = task_rd_bytes(rd, &n);
+        return rd->err ? rd->err : task_lockrec_grant(rd, data, n);
     }
-    return SHOAL_OK; /* granted by a manager whose history is gone */
+    const uint8_t *path = task_rd_bytes(rd, &plen);
+    uint32_t request = task_rd_u32(rd), lock = task_rd_u32(rd);
+    const uint8_t *data = task_rd_bytes(rd, &n);
+    if (rd->err || kind != 1)
+        return rd->err ? rd->err
+                       : base_err(SHOAL_ERR_PROTOCOL, "task: lock record "
+                                  "message of kind %u", kind);
+    return unlocked(path, plen, request, lock, data, n);
 }
 
 void task_lockrec_put(task_buf_t *b)

@@ -92,9 +92,13 @@ enum task_msg_type {
                  (task_lockrec.c) */
     TM_FORGET, /* rank; u32 n; n x bytes path (finished jobs: their
                   descendants' results are not needed any more) */
-    TM_KEEP    /* rank; u32 blocks (the job had children); bytes path,
+    TM_KEEP,   /* rank; u32 blocks (the job had children); bytes path,
                   bytes TM_DONE's body: from the coordinator's rank to its
                   heir (the next coordinator), a result of its own copies */
+    TM_LOCKREC /* rank; u32 0, bytes data, a grant's tail: a grant to a
+                  copy of the coordinator's rank; or u32 1, bytes path,
+                  u32 request, u32 lock, bytes data: its unlock; to the
+                  heir, for its lock record (task_lockrec.c) */
 };
 
 /* TM_RUN's flags. */
@@ -251,6 +255,8 @@ int task_lockrec_grant(task_rd_t *rd, const uint8_t *data, size_t len);
 /* A copy of the job at path sent msg (TM_UNLOCK): the version it made. */
 int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
                         const uint8_t *msg, size_t len);
+/* TM_LOCKREC (this worker is the heir): rd after its rank. */
+int task_lockrec_heir(task_rd_t *rd);
 /* The record, for TM_KEPT. */
 void task_lockrec_put(task_buf_t *b);
 void task_lockrec_clear(void);

@@ -747,6 +747,8 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         return kept_forget(&rd);
     case TM_KEEP:
         return kept_keep(&rd);
+    case TM_LOCKREC:
+        return task_lockrec_heir(&rd);
     case TM_EXIT:
         *status_p = (int)task_rd_u32(&rd);
         *exit_p = task_rd_u32(&rd) ? 1 : 2;

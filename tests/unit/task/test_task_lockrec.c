@@ -3,7 +3,8 @@
  * unlocks kept, the record written for TM_KEPT and read back by a new
  * coordinator, which rebuilds a lock manager from it; a record cut back
  * when a manager's sequence is shorter; a gap that empties it; malformed
- * records refused.
+ * records refused; the heir's copy of the coordinator's rank's grants and
+ * unlocks (TM_LOCKREC).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -177,6 +178,45 @@ int main(void)
     task_lockrec_free(&rec);
     uint8_t huge[8] = {0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0};
     T_ERR(task_lockrec_read(huge, sizeof huge, 3, &rec), SHOAL_ERR_PROTOCOL);
+    task_buf_free(&buf);
+
+    /* The heir's copy of the coordinator's rank's grants and unlocks
+     * (TM_LOCKREC after its rank): the same record. */
+    task_lockrec_clear();
+    task_buf_t h = {0};
+    task_rd_t rd;
+    uint64_t val = 0;
+    task_buf_u32(&h, 0);
+    task_buf_bytes(&h, &val, sizeof val);
+    task_buf_u32(&h, 0); /* lock */
+    task_buf_u32(&h, 0); /* version */
+    task_buf_u64(&h, 0); /* from */
+    task_buf_u32(&h, 1);
+    task_lockrec_entry(&h, a.bytes, a.len, 0, 0, 0);
+    task_rd_init(&rd, h.p, h.len);
+    T_OK(task_lockrec_heir(&rd));
+    task_buf_free(&h);
+    val = 1;
+    task_buf_u32(&h, 1);
+    task_buf_bytes(&h, a.bytes, a.len);
+    task_buf_u32(&h, 0);
+    task_buf_u32(&h, 0);
+    task_buf_bytes(&h, &val, sizeof val);
+    task_rd_init(&rd, h.p, h.len);
+    T_OK(task_lockrec_heir(&rd));
+    for (size_t cut = 0; cut < h.len; cut++) {
+        task_rd_init(&rd, h.p, cut);
+        T_ERR(task_lockrec_heir(&rd), SHOAL_ERR_PROTOCOL);
+    }
+    h.p[0] = 2; /* no such kind */
+    task_rd_init(&rd, h.p, h.len);
+    T_ERR(task_lockrec_heir(&rd), SHOAL_ERR_PROTOCOL);
+    task_buf_free(&h);
+    record(&rec, &buf);
+    T_EQ(rec.nseq, 1);
+    T_EQ(value_of(find(&rec, 0, 0)), 0);
+    T_EQ(value_of(find(&rec, 0, 1)), 1);
+    task_lockrec_free(&rec);
     task_buf_free(&buf);
 
     task_lockrec_fini();

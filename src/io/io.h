@@ -117,6 +117,10 @@ struct shoal_mpi_file {
     /* nonblocking accesses queued or running in the IO thread
      * (io_async.c; under its lock) */
     int async;
+    /* references: the open handle, and each nonblocking request not yet
+     * completed by the user, whose errors are raised on the file (atomic;
+     * io_file_unref frees the last) */
+    int refs;
 };
 
 /* ---- errors (io_errh.c) ---------------------------------------------------
@@ -149,6 +153,12 @@ int io_check_file_nowait(MPI_File fh, const char *fn);
 /* A file name without a file system prefix ("ufs:", "nfs:", ...), as
  * ROMIO's callers may pass it. */
 const char *io_strip_prefix(const char *name);
+
+/* A reference to the handle's memory (io_open.c): a request keeps its
+ * file's until it is retired, so that a file closed before MPI_Wait can
+ * still be told apart (its magic is dead then). */
+void io_file_ref(MPI_File f);
+void io_file_unref(MPI_File f);
 
 /* The handler MPI_FILE_NULL holds now (retained by the caller if kept). */
 MPI_Errhandler io_null_errh(void);
@@ -319,6 +329,44 @@ int io_access(MPI_File fh, const char *fn, int wr, int where, int coll,
               MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
               MPI_Count *bytes_p);
 
+/* An access checked and placed (io_access.c). */
+typedef struct io_acc {
+    MPI_Count bytes; /* stream bytes asked for */
+    MPI_Count esz;   /* stream bytes of one element of the datatype */
+    MPI_Offset pos;  /* stream byte where it starts */
+    int convert;     /* through a staging buffer in another representation */
+} io_acc_t;
+
+/* What an access's data movement (io_move) did, and where it failed. */
+#define IO_FAIL_IO 0      /* list IO or two-phase: errno in err */
+#define IO_FAIL_STAGE 1   /* no memory for the staging buffer */
+#define IO_FAIL_LOCK 2    /* atomic mode's lock over [lo, hi): errno */
+#define IO_FAIL_CONVERT 3 /* a conversion: the user function's uret */
+#define IO_WHY_MAX 512    /* room for io_move_why's message */
+typedef struct io_move {
+    MPI_Count done;  /* stream bytes moved */
+    MPI_Count bytes; /* for the status: native bytes of the whole elements
+                        moved when converted, else done */
+    int rc;          /* MPI_SUCCESS or the class */
+    int what;        /* IO_FAIL_* when rc is not MPI_SUCCESS */
+    int conv;        /* the class of a failed conversion, or MPI_SUCCESS */
+    int err, uret;
+    MPI_Offset lo, hi;
+} io_move_t;
+
+/*
+ * Move the data of an access begun: through a staging buffer in the
+ * file's representation when a->convert, under atomic mode's lock, with
+ * list IO or (twophase: every rank calls it) the aggregators.  Reports
+ * nothing and touches no pointer: the caller does (the calling thread, or
+ * the IO thread, io_async.c).  Returns m->rc.
+ */
+int io_move(MPI_File fh, int wr, int twophase, const io_acc_t *a, void *buf,
+            MPI_Count count, MPI_Datatype dt, io_move_t *m);
+/* The message for a failed io_move, into out[0..n). */
+void io_move_why(MPI_File fh, int wr, const io_acc_t *a, const io_move_t *m,
+                 char *out, size_t n);
+
 /* io_access, then the status (blocking calls) or a request (nonblocking
  * ones: collective ones do their work at once, independent ones in the IO
  * thread, io_async.c). */
@@ -342,12 +390,14 @@ int io_request_done(MPI_File fh, const char *fn, MPI_Count bytes,
 /* ---- background accesses (io_async.c)
  * ---------------------------------------- */
 
-/* Queue an independent access already checked and placed (pos: stream
- * byte; no data representation to convert, at least one byte) for the IO
- * thread, and return its request: it completes in progress once the
- * access is done, with the bytes moved or the error class in its status.
- * MPI_SUCCESS or the error reported. */
-int io_async_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+/* Queue an access already checked and placed (at least one byte; each
+ * rank's own: no collective buffering) for the IO thread, which converts
+ * through the file's data representation too, and return its request: it
+ * completes in progress once the access is done, with the bytes moved or
+ * the error class in its status, the error raised on the file's handler
+ * by the completing call; MPI_Cancel takes it back while it waits in the
+ * queue.  MPI_SUCCESS or the error reported. */
+int io_async_start(MPI_File fh, const char *fn, int wr, const io_acc_t *a,
                    void *buf, MPI_Count count, MPI_Datatype dt,
                    MPI_Request *request);
 /* Wait until fh has no access queued or running in the IO thread. */

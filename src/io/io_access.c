@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,14 +75,6 @@ static int ordered_start(MPI_File fh, MPI_Offset bytes, MPI_Offset *pos_p,
     *pos_p = got[1] + before;
     return MPI_SUCCESS;
 }
-
-/* An access checked and placed (access_begin). */
-typedef struct io_acc {
-    MPI_Count bytes; /* stream bytes asked for */
-    MPI_Count esz;   /* stream bytes of one element of the datatype */
-    MPI_Offset pos;  /* stream byte where it starts */
-    int convert;     /* through a staging buffer in another representation */
-} io_acc_t;
 
 /* The arguments' checks and the start position (the shared pointer is
  * advanced here): MPI_SUCCESS or the error reported.  fh is checked. */
@@ -171,77 +164,130 @@ static int access_begin(MPI_File fh, const char *fn, int wr, int where,
     return MPI_SUCCESS;
 }
 
-/* Move the data of an access begun (access_begin), advance the individual
- * pointer, and return the bytes moved in *bytes_p. */
-static int access_move(MPI_File fh, const char *fn, int wr, int where,
-                       int coll, void *buf, MPI_Count count, MPI_Datatype dt,
-                       const io_acc_t *a, MPI_Count *bytes_p)
+int io_move(MPI_File fh, int wr, int twophase, const io_acc_t *a, void *buf,
+            MPI_Count count, MPI_Datatype dt, io_move_t *m)
 {
-    MPI_Count bytes = a->bytes, esz = a->esz, done = 0, iocount = count;
-    MPI_Offset pos = a->pos, lo = 0, hi = 0;
-    int rc, err = 0, locked = 0, conv = MPI_SUCCESS, uret = 0;
+    MPI_Count bytes = a->bytes, esz = a->esz, iocount = count;
+    MPI_Offset pos = a->pos;
     const io_rep_t *rep = fh->view.rep;
     void *iobuf = buf, *tmp = NULL;
     MPI_Datatype iodt = dt;
+    int locked = 0;
 
+    *m = (io_move_t){0};
+    m->rc = MPI_SUCCESS;
+    m->conv = MPI_SUCCESS;
     if (a->convert && bytes > 0) {
         /* Another representation: encoded into (decoded from) a staging
          * buffer, which then moves as bytes.  A value that does not
          * convert still takes part in a collective call, with nothing to
          * move. */
         tmp = malloc((size_t)bytes);
-        if (tmp == NULL)
-            return io_error(fh, MPI_ERR_NO_MEM, fn,
-                            "no memory to stage %lld bytes of \"%s\"", bytes,
-                            fh->view.datarep);
+        if (tmp == NULL) {
+            m->rc = MPI_ERR_NO_MEM;
+            m->what = IO_FAIL_STAGE;
+            return m->rc;
+        }
         if (wr)
-            conv = io_rep_convert(rep, 1, buf, count, dt, tmp, esz, &uret);
+            m->conv = io_rep_convert(rep, 1, buf, count, dt, tmp, esz,
+                                     &m->uret);
         iobuf = tmp;
-        iocount = conv == MPI_SUCCESS ? bytes : 0;
+        iocount = m->conv == MPI_SUCCESS ? bytes : 0;
         iodt = MPI_BYTE;
     }
     if (fh->atomic && bytes > 0 && fh->view.fsize > 0) {
-        lo = io_view_offset(&fh->view, pos);
-        hi = io_view_offset(&fh->view, pos + bytes - 1) + 1;
-        if ((err = io_lock(fh->fd, wr, lo, hi)) != 0)
-            return io_error(fh, io_errno_class(err), fn,
-                            "%s: locking bytes [%lld, %lld) for atomic "
-                            "mode: %s",
-                            fh->path, lo, hi, strerror(err));
+        m->lo = io_view_offset(&fh->view, pos);
+        m->hi = io_view_offset(&fh->view, pos + bytes - 1) + 1;
+        if ((m->err = io_lock(fh->fd, wr, m->lo, m->hi)) != 0) {
+            free(tmp);
+            m->rc = io_errno_class(m->err);
+            m->what = IO_FAIL_LOCK;
+            return m->rc;
+        }
         locked = 1;
     }
-    if (coll && (where == IO_AT || where == IO_INDIV) && io_twophase_on(fh, wr))
-        rc = io_twophase_rw(fh, wr, pos, iobuf, iocount, iodt, &done, &err);
+    if (twophase)
+        m->rc = io_twophase_rw(fh, wr, pos, iobuf, iocount, iodt, &m->done,
+                               &m->err);
     else
-        rc = io_list_rw(fh, wr, pos, iobuf, iocount, iodt, &done, &err);
+        m->rc = io_list_rw(fh, wr, pos, iobuf, iocount, iodt, &m->done,
+                           &m->err);
     if (locked)
-        io_unlock(fh->fd, lo, hi);
-    if (wr && done > 0)
-        fh->dirty = 1;
-    if (where == IO_INDIV)
-        fh->pos = pos + done;
-    *bytes_p = done;
+        io_unlock(fh->fd, m->lo, m->hi);
+    m->bytes = m->done;
     if (tmp != NULL) {
         /* Whole elements count, in the memory type's native bytes. */
-        MPI_Count elems = esz > 0 ? done / esz : 0;
+        MPI_Count elems = esz > 0 ? m->done / esz : 0;
         if (!wr && elems > 0)
-            conv = io_rep_convert(rep, 0, buf, elems, dt, tmp, esz, &uret);
-        *bytes_p = elems * dt->size;
+            m->conv = io_rep_convert(rep, 0, buf, elems, dt, tmp, esz,
+                                     &m->uret);
+        m->bytes = elems * dt->size;
         free(tmp);
     }
-    if (conv != MPI_SUCCESS && rep->ext32)
-        return io_error(fh, conv, fn,
-                        "a value of the datatype does not fit the size "
-                        "external32 gives it (a long beyond 32 bits?)");
-    if (conv != MPI_SUCCESS)
-        return io_error(fh, conv, fn,
-                        "the %s conversion function of data representation "
-                        "\"%s\" returned %d",
-                        wr ? "write" : "read", fh->view.datarep, uret);
-    if (rc != MPI_SUCCESS)
-        return io_error(fh, rc, fn, "%s: %s %lld bytes at stream byte %lld: %s",
-                        fh->path, wr ? "writing" : "reading", bytes, pos,
-                        strerror(err));
+    if (m->conv != MPI_SUCCESS) {
+        m->what = IO_FAIL_CONVERT;
+        return m->rc = m->conv;
+    }
+    if (m->rc != MPI_SUCCESS)
+        m->what = IO_FAIL_IO;
+    return m->rc;
+}
+
+void io_move_why(MPI_File fh, int wr, const io_acc_t *a, const io_move_t *m,
+                 char *out, size_t n)
+{
+    switch (m->what) {
+    case IO_FAIL_STAGE:
+        snprintf(out, n, "no memory to stage %lld bytes of \"%s\"",
+                 a->bytes, fh->view.datarep);
+        break;
+    case IO_FAIL_LOCK:
+        snprintf(out, n, "%s: locking bytes [%lld, %lld) for atomic mode: %s",
+                 fh->path, m->lo, m->hi, strerror(m->err));
+        break;
+    case IO_FAIL_CONVERT:
+        if (fh->view.rep->ext32)
+            snprintf(out, n,
+                     "a value of the datatype does not fit the size "
+                     "external32 gives it (a long beyond 32 bits?)");
+        else
+            snprintf(out, n,
+                     "the %s conversion function of data representation "
+                     "\"%s\" returned %d",
+                     wr ? "write" : "read", fh->view.datarep, m->uret);
+        break;
+    default:
+        snprintf(out, n, "%s: %s %lld bytes at stream byte %lld: %s",
+                 fh->path, wr ? "writing" : "reading", a->bytes, a->pos,
+                 strerror(m->err));
+        break;
+    }
+}
+
+/* Move the data of an access begun (access_begin), advance the individual
+ * pointer, and return the bytes moved in *bytes_p. */
+static int access_move(MPI_File fh, const char *fn, int wr, int where,
+                       int coll, void *buf, MPI_Count count, MPI_Datatype dt,
+                       const io_acc_t *a, MPI_Count *bytes_p)
+{
+    io_move_t m;
+    char why[IO_WHY_MAX];
+    int twophase = coll && (where == IO_AT || where == IO_INDIV) &&
+                   io_twophase_on(fh, wr);
+
+    /* Failing before any data moved leaves the pointer alone. */
+    if (io_move(fh, wr, twophase, a, buf, count, dt, &m) == MPI_SUCCESS ||
+        (m.what != IO_FAIL_STAGE && m.what != IO_FAIL_LOCK)) {
+        if (wr && m.done > 0)
+            fh->dirty = 1;
+        if (where == IO_INDIV)
+            fh->pos = a->pos + m.done;
+        *bytes_p = m.bytes;
+    }
+    if (m.rc != MPI_SUCCESS) {
+        io_move_why(fh, wr, a, &m, why, sizeof(why));
+        return io_error(fh, m.rc, fn, "%s", why);
+    }
     return MPI_SUCCESS;
 }
 
@@ -307,7 +353,7 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
             fh->pos = a.pos + a.bytes;
         if (wr)
             fh->dirty = 1;
-        return io_async_start(fh, fn, wr, a.pos, buf, count, dt, request);
+        return io_async_start(fh, fn, wr, &a, buf, count, dt, request);
     }
     /* Nothing to move, or a representation to convert: at once, after the
      * file's queued accesses. */

@@ -3,10 +3,19 @@
  * process works a FIFO queue of jobs, each one access already checked and
  * placed by the calling thread (the start position taken, the individual
  * or shared pointer advanced at call time, as the standard says).  The job
- * is the same list IO a blocking call does (io_list_rw, with atomic mode's
- * lock); the request completes in the caller's progress: its poll function
- * sees the job finished and hands out the status (bytes moved, or the
- * error class).
+ * is the same data movement a blocking call does (io_move: list IO, with
+ * atomic mode's lock, and the conversion to and from the file's data
+ * representation through a staging buffer, so the user's buffer is only
+ * read or written here, before the request completes); the request
+ * completes in the caller's progress: its poll function sees the job
+ * finished and hands out the status (bytes moved, or the error class).
+ *
+ * Errors are raised at completion on the file's error handler (raise_fn,
+ * MPI 4.1 section 9.3), or MPI_FILE_NULL's when the file was closed
+ * before: the request holds a reference to the handle's memory.
+ * MPI_Cancel of a job still in the queue takes it out: nothing is
+ * accessed and the status says cancelled; the job the thread runs is out
+ * of the queue already, and completes.
  *
  * Nothing else changes or accesses a file while it has jobs queued or
  * running: every call on the handle that does (io_check_file) first waits
@@ -26,6 +35,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,15 +45,18 @@
 
 typedef struct io_job {
     struct io_job *next;
-    MPI_File fh;
+    MPI_File fh; /* referenced (io_file_ref) until the request goes */
+    const char *fn; /* the call that started it */
     int wr;
-    MPI_Offset pos;
+    io_acc_t a;
     void *buf;
     MPI_Count count;
     MPI_Datatype dt; /* retained by the request (r->dt) */
-    /* results, written by the thread before it sets finished */
-    MPI_Count done;
-    int rc, err;
+    /* results, written by the thread (or a cancel) before it sets
+     * finished */
+    io_move_t m;
+    int cancelled;
+    char why[IO_WHY_MAX]; /* the failure, for the file's handler */
     int finished; /* atomic: the thread is done with the job */
 } io_job_t;
 
@@ -51,34 +64,28 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t work; /* the thread waits for jobs */
     pthread_cond_t idle; /* drains wait for a file's jobs to finish */
-    io_job_t *head, *tail;
+    io_job_t *head, *tail; /* not started yet */
     int started; /* the thread runs (in this process: reset after fork) */
 } q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
        PTHREAD_COND_INITIALIZER, NULL, NULL, 0};
 
-/* One job: the blocking path's lock and list IO. */
+/* One job: the blocking path's data movement. */
 static void run_job(io_job_t *j)
 {
-    MPI_File fh = j->fh;
-    MPI_Offset lo = 0, hi = 0;
-    MPI_Count bytes = j->count * j->dt->size;
-    int locked = 0;
+    if (io_move(j->fh, j->wr, 0, &j->a, j->buf, j->count, j->dt, &j->m) !=
+        MPI_SUCCESS)
+        io_move_why(j->fh, j->wr, &j->a, &j->m, j->why, sizeof(j->why));
+}
 
-    j->done = 0;
-    j->err = 0;
-    if (fh->atomic && bytes > 0 && fh->view.fsize > 0) {
-        lo = io_view_offset(&fh->view, j->pos);
-        hi = io_view_offset(&fh->view, j->pos + bytes - 1) + 1;
-        if ((j->err = io_lock(fh->fd, j->wr, lo, hi)) != 0) {
-            j->rc = io_errno_class(j->err);
-            return;
-        }
-        locked = 1;
-    }
-    j->rc = io_list_rw(fh, j->wr, j->pos, j->buf, j->count, j->dt, &j->done,
-                       &j->err);
-    if (locked)
-        io_unlock(fh->fd, lo, hi);
+/* The job is over (q.lock held): the file's count of jobs drops, drains
+ * wake, and so does a waiter asleep on this process's doorbell. */
+static void job_over(io_job_t *j)
+{
+    j->fh->async--;
+    pthread_cond_broadcast(&q.idle);
+    /* The last touch of the job: the request's poll may free it. */
+    __atomic_store_n(&j->finished, 1, __ATOMIC_SEQ_CST);
+    wire_shm_wake_self();
 }
 
 /* The thread may run on any CPU: a rank bound to one core (shoalrun
@@ -106,18 +113,15 @@ static void *io_thread(void *arg)
         io_job_t *j;
         while (q.head == NULL)
             pthread_cond_wait(&q.work, &q.lock);
+        /* Out of the queue once started: a cancel no longer finds it. */
         j = q.head;
-        pthread_mutex_unlock(&q.lock);
-        run_job(j);
-        pthread_mutex_lock(&q.lock);
         q.head = j->next;
         if (q.head == NULL)
             q.tail = NULL;
-        j->fh->async--;
-        pthread_cond_broadcast(&q.idle);
-        /* The last touch of the job: the request's poll may free it. */
-        __atomic_store_n(&j->finished, 1, __ATOMIC_SEQ_CST);
-        wire_shm_wake_self();
+        pthread_mutex_unlock(&q.lock);
+        run_job(j);
+        pthread_mutex_lock(&q.lock);
+        job_over(j);
     }
     return NULL;
 }
@@ -169,19 +173,62 @@ static int job_poll(MPI_Request r)
 
     if (!__atomic_load_n(&j->finished, __ATOMIC_SEQ_CST))
         return 0;
-    io_status_set(&r->status, j->done);
-    r->status.MPI_ERROR = j->rc;
+    io_status_set(&r->status, j->m.bytes);
+    r->status.shoal_cancelled = j->cancelled;
+    r->status.MPI_ERROR = j->m.rc;
     return 1; /* progress completes it */
+}
+
+/* MPI_Cancel: a job still waiting in the queue comes out of it. */
+static int job_cancel(MPI_Request r, int complete)
+{
+    io_job_t *j = r->extra, *prev = NULL, *k;
+
+    (void)complete;
+    pthread_mutex_lock(&q.lock);
+    for (k = q.head; k != NULL && k != j; k = k->next)
+        prev = k;
+    if (k == j) {
+        if (prev != NULL)
+            prev->next = j->next;
+        else
+            q.head = j->next;
+        if (q.tail == j)
+            q.tail = prev;
+        j->m = (io_move_t){0};
+        j->cancelled = 1;
+        job_over(j);
+    }
+    pthread_mutex_unlock(&q.lock);
+    return MPI_SUCCESS;
+}
+
+/* An error of the access, raised by the completing call (MPI_Wait, ...:
+ * fn) on the file's handler; MPI_FILE_NULL's once the file is closed. */
+static int job_raise(MPI_Request r, int err, const char *fn)
+{
+    io_job_t *j = r->extra;
+    MPI_File fh = io_file_ok(j->fh) ? j->fh : MPI_FILE_NULL;
+
+    if (err == MPI_ERR_IN_STATUS)
+        return io_error(fh, err, fn,
+                        "a request failed (%s in the background: %s); see "
+                        "the statuses",
+                        j->fn, j->why);
+    return io_error(fh, err, fn, "%s in the background: %s", j->fn, j->why);
 }
 
 static int job_free(MPI_Request r)
 {
-    free(r->extra);
+    io_job_t *j = r->extra;
+
+    io_file_unref(j->fh);
+    free(j);
     r->extra = NULL;
     return MPI_SUCCESS;
 }
 
-int io_async_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+int io_async_start(MPI_File fh, const char *fn, int wr, const io_acc_t *a,
                    void *buf, MPI_Count count, MPI_Datatype dt,
                    MPI_Request *request)
 {
@@ -193,18 +240,28 @@ int io_async_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
         free(j);
         return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for a request");
     }
-    *j = (io_job_t){NULL, fh, wr, pos, buf, count, dt, 0, 0, 0, 0};
+    j->fh = fh;
+    j->fn = fn;
+    j->wr = wr;
+    j->a = *a;
+    j->buf = buf;
+    j->count = count;
+    j->dt = dt;
     mpi_dt_retain(dt);
+    io_file_ref(fh);
     r->dt = dt;
     r->buf = buf;
     r->count = count;
     r->extra = j;
     r->poll_fn = job_poll;
     r->free_fn = job_free;
+    r->cancel_fn = job_cancel;
+    r->raise_fn = job_raise;
     pthread_mutex_lock(&q.lock);
     if ((rc = start_thread()) != 0) {
         pthread_mutex_unlock(&q.lock);
         mpi_req_free(r); /* releases dt */
+        io_file_unref(fh);
         free(j);
         return io_error(fh, MPI_ERR_OTHER, fn,
                         "cannot start the IO thread: %s", strerror(rc));

@@ -266,8 +266,10 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     }
 
     f = calloc(1, sizeof(*f));
-    if (f != NULL)
+    if (f != NULL) {
+        f->refs = 1; /* the handle's; a request's each (io_async.c) */
         f->path = strdup(path);
+    }
     lc = f != NULL && f->path != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (lc == MPI_SUCCESS) {
         if (info != MPI_INFO_NULL)
@@ -324,6 +326,20 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
 }
 SHOAL_MPI_WEAK(File_open)
 
+void io_file_ref(MPI_File f)
+{
+    __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+}
+
+void io_file_unref(MPI_File f)
+{
+    if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    mpi_errh_release(f->errh);
+    free(f->path);
+    free(f);
+}
+
 int PMPI_File_close(MPI_File *fh)
 {
     const char *fn = "MPI_File_close";
@@ -359,27 +375,16 @@ int PMPI_File_close(MPI_File *fh)
     PMPI_Comm_free(&f->comm);
     *fh = MPI_FILE_NULL;
     if (rc != MPI_SUCCESS) {
-        mpi_errh_release(f->errh);
-        free(f->path);
-        free(f);
-        return io_error(MPI_FILE_NULL, rc, fn, "lost the other ranks");
-    }
-    if (err != 0) {
+        rc = io_error(MPI_FILE_NULL, rc, fn, "lost the other ranks");
+    } else if (err != 0) {
         /* The handle is gone: the error goes to MPI_FILE_NULL's handler
          * after the file's own had its say. */
         rc = io_error(MPI_FILE_NULL, io_errno_class(err), fn,
                       "%s: synchronizing before close: %s", f->path,
                       strerror(err));
-        mpi_errh_release(f->errh);
-        free(f->path);
-        free(f);
-        return rc;
     }
-    mpi_errh_release(f->errh);
-    free(f->aggs);
-    free(f->path);
-    free(f);
-    return MPI_SUCCESS;
+    io_file_unref(f);
+    return rc;
 }
 SHOAL_MPI_WEAK(File_close)
 

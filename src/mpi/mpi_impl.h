@@ -449,6 +449,11 @@ struct shoal_mpi_request {
     int (*free_fn)(MPI_Request req);
     int (*cancel_fn)(MPI_Request req, int complete);
     int (*query_fn)(MPI_Request req, MPI_Status *status);
+    /* Raise an error of the operation at completion (MPI_Wait and
+     * friends) on the object it refers to, before the request is retired:
+     * file requests run the file's handler (MPI 4.1 section 9.3).  NULL:
+     * the request's communicator's handler. */
+    int (*raise_fn)(MPI_Request req, int err, const char *fn);
     void *extra;
     base_list_t poll_link; /* in the list of requests with poll_fn */
     base_list_t free_link; /* freed by the user while still active */

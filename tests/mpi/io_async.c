@@ -18,11 +18,18 @@
  *   other.
  * - The shared pointer: iwrite_shared from every rank, each chunk once.
  * - A read past the end counts what came.
- * - MPI_Request_free of a running request, then close: the data are there;
- *   MPI_Cancel of a running one: it completes, not cancelled.
+ * - MPI_Request_free of a running request, then close: the data are there.
+ * - MPI_Cancel: of a request queued behind one held up by another
+ *   process's lock, it is complete at once (while the lock is still held),
+ *   MPI_Test_cancelled says true, and its bytes are never written; of the
+ *   running one, and of one after it that is not cancelled, they complete
+ *   normally.
  * - An error in the background (a write past RLIMIT_FSIZE) comes back
  *   through the request: MPI_Wait returns MPI_ERR_NO_SPACE, MPI_Waitall
- *   MPI_ERR_IN_STATUS with the class in the status.
+ *   MPI_ERR_IN_STATUS with the class in the status; each time the file's
+ *   own error handler is called (MPI 4.1 section 9.3) with that class, by
+ *   MPI_Wait, MPI_Test, MPI_Waitall, MPI_Waitany and MPI_Testsome, and a
+ *   request completed after its file was closed goes to MPI_FILE_NULL's.
  */
 #include "io_test.h"
 
@@ -399,8 +406,100 @@ static void shared(const char *path)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
-/* A read past the end, Request_free, Cancel, errors: each rank its own
- * file (MPI_COMM_SELF). */
+/* A file error handler that counts its calls and keeps what it got. */
+static int eh_calls, eh_class;
+static MPI_File eh_file;
+
+static void count_errors(MPI_File *f, int *code, ...)
+{
+    eh_calls++;
+    eh_file = *f;
+    MPI_Error_class(*code, &eh_class);
+}
+
+static void expect_handled(int calls, MPI_File f, int cls, const char *how)
+{
+    MT_CHECK(eh_calls == calls,
+             "%s: the file's error handler was called %d times in all, "
+             "want %d",
+             how, eh_calls, calls);
+    MT_CHECK(eh_file == f, "%s: the handler got another file", how);
+    MT_CHECK(eh_class == cls, "%s: the handler got class %d, want %d", how,
+             eh_class, cls);
+}
+
+/* MPI_Cancel: a write held up by another process's lock (running, in the
+ * IO thread), one queued behind it (cancelled), one more (not). */
+static void cancel(const char *dir_path)
+{
+    MPI_File fh;
+    MPI_Request r[3];
+    MPI_Status st;
+    unsigned char *out = malloc(REGION);
+    char path[600];
+    int release, flag, count;
+    pid_t pid;
+    size_t n;
+
+    MT_CHECK(out != NULL, "malloc");
+    snprintf(path, sizeof(path), "%s.%d", dir_path, rank);
+    fill(out, REGION, 55u + (unsigned)rank);
+    MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_atomicity(fh, 1));
+    pid = locker(path, 0, REGION, &release, 20000);
+    MT_OK(MPI_File_iwrite_at(fh, 0, out, REGION, MPI_BYTE, &r[0]));
+    /* 200 ms: the IO thread has taken it and waits for the lock. */
+    MT_CHECK(tests_done(&r[0], 100, &st) == 0,
+             "iwrite_at completed while another process held the lock");
+    MT_OK(MPI_File_iwrite_at(fh, REGION, out, REGION, MPI_BYTE, &r[1]));
+    MT_OK(MPI_File_iwrite_at(fh, 2 * REGION, out, 4096, MPI_BYTE, &r[2]));
+    MT_OK(MPI_Cancel(&r[1]));
+    MT_OK(MPI_Cancel(&r[0]));
+    /* The cancelled one is complete while the lock is still held. */
+    MT_CHECK(tests_done(&r[1], 1, &st) == 1,
+             "a cancelled request that had not started is not complete");
+    MT_OK(MPI_Test_cancelled(&st, &flag));
+    MT_CHECK(flag, "MPI_Test_cancelled says false for a queued access");
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == 0, "cancelled write: count %d", count);
+    MT_CHECK(tests_done(&r[0], 1, &st) == 0,
+             "the running write completed while the lock was held");
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r[0], &st));
+    MT_OK(MPI_Test_cancelled(&st, &flag));
+    MT_CHECK(!flag, "the running write said cancelled");
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == REGION, "running write: count %d", count);
+    MT_OK(MPI_Wait(&r[2], &st));
+    MT_OK(MPI_Test_cancelled(&st, &flag));
+    MT_CHECK(!flag, "the write after the cancelled one said cancelled");
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MT_CHECK(count == 4096, "write after the cancelled one: count %d", count);
+    /* Cancel of a completed one changes nothing. */
+    MT_OK(MPI_File_iwrite_at(fh, 2 * REGION, out, 4096, MPI_BYTE, &r[2]));
+    while (!tests_done(&r[2], 1, &st))
+        ;
+    MT_OK(MPI_Test_cancelled(&st, &flag));
+    MT_CHECK(!flag, "a completed write said cancelled");
+    MT_OK(MPI_File_close(&fh));
+    {
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == 2 * REGION + 4096, "file of %zu bytes", n);
+        MT_CHECK(memcmp(f, out, REGION) == 0, "the running write lost");
+        for (size_t i = REGION; i < 2 * REGION; i++)
+            MT_CHECK(f[i] == 0, "byte %zu of the cancelled write written",
+                     i - REGION);
+        MT_CHECK(memcmp(f + 2 * REGION, out, 4096) == 0,
+                 "the write after the cancelled one lost");
+        free(f);
+    }
+    unlink(path);
+    free(out);
+}
+
+/* A read past the end, Request_free, errors: each rank its own file
+ * (MPI_COMM_SELF). */
 static void requests(const char *dir_path)
 {
     MPI_File fh;
@@ -408,7 +507,8 @@ static void requests(const char *dir_path)
     MPI_Status st, sts[2];
     unsigned char *out = malloc(REGION), *in = malloc(REGION);
     char path[600];
-    int count, flag, cls;
+    int count, flag, cls, idx, outc;
+    MPI_Errhandler eh;
     struct rlimit old, lim;
     size_t n;
 
@@ -429,14 +529,12 @@ static void requests(const char *dir_path)
     MT_OK(MPI_File_iwrite_at(fh, 0, out, REGION, MPI_BYTE, &r));
     MT_OK(MPI_Request_free(&r));
     MT_CHECK(r == MPI_REQUEST_NULL, "Request_free left the handle");
-    /* Cancelled: completes (file accesses are not cancelled here). */
     MT_OK(MPI_File_iwrite_at(fh, REGION, out, REGION, MPI_BYTE, &r));
-    MT_OK(MPI_Cancel(&r));
     MT_OK(MPI_Wait(&r, &st));
     MT_OK(MPI_Test_cancelled(&st, &flag));
-    MT_CHECK(!flag, "a file access said cancelled");
+    MT_CHECK(!flag, "a completed file access said cancelled");
     MT_OK(MPI_Get_count(&st, MPI_BYTE, &count));
-    MT_CHECK(count == REGION, "cancelled write: count %d", count);
+    MT_CHECK(count == REGION, "second write: count %d", count);
     MT_OK(MPI_File_close(&fh));
     free(in);
     {
@@ -456,11 +554,14 @@ static void requests(const char *dir_path)
     MT_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
     MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, MPI_INFO_NULL,
                         &fh));
+    MT_OK(MPI_File_create_errhandler(count_errors, &eh));
+    MT_OK(MPI_File_set_errhandler(fh, eh));
     MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r));
     cls = MPI_Wait(&r, &st);
     MPI_Error_class(cls, &cls);
     MT_CHECK(cls == MPI_ERR_NO_SPACE, "write past RLIMIT_FSIZE: class %d",
              cls);
+    expect_handled(1, fh, MPI_ERR_NO_SPACE, "MPI_Wait");
     MT_OK(MPI_File_iwrite_at(fh, 0, out, 4096, MPI_BYTE, &r2[0]));
     MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r2[1]));
     cls = MPI_Waitall(2, r2, sts);
@@ -470,7 +571,48 @@ static void requests(const char *dir_path)
              sts[0].MPI_ERROR);
     MPI_Error_class(sts[1].MPI_ERROR, &cls);
     MT_CHECK(cls == MPI_ERR_NO_SPACE, "bad write's status: class %d", cls);
+    expect_handled(2, fh, MPI_ERR_IN_STATUS, "MPI_Waitall");
+    /* MPI_Test, until it completes. */
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r));
+    for (flag = 0, cls = MPI_SUCCESS; !flag && cls == MPI_SUCCESS;)
+        cls = MPI_Test(&r, &flag, &st);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(flag && cls == MPI_ERR_NO_SPACE, "Test: flag %d class %d", flag,
+             cls);
+    expect_handled(3, fh, MPI_ERR_NO_SPACE, "MPI_Test");
+    /* MPI_Waitany: the one that failed. */
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r2[0]));
+    r2[1] = MPI_REQUEST_NULL;
+    cls = MPI_Waitany(2, r2, &idx, &st);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(idx == 0 && cls == MPI_ERR_NO_SPACE, "Waitany: %d, class %d",
+             idx, cls);
+    expect_handled(4, fh, MPI_ERR_NO_SPACE, "MPI_Waitany");
+    /* MPI_Testsome, until both completed. */
+    MT_OK(MPI_File_iwrite_at(fh, 0, out, 4096, MPI_BYTE, &r2[0]));
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r2[1]));
+    for (int left = 2; left > 0;) {
+        int some[2], bad = 0;
+        cls = MPI_Testsome(2, r2, &outc, some, sts);
+        MT_CHECK(outc != MPI_UNDEFINED, "Testsome: none active");
+        MPI_Error_class(cls, &cls);
+        for (int k = 0; k < outc; k++)
+            bad |= some[k] == 1;
+        MT_CHECK(cls == (bad ? MPI_ERR_IN_STATUS : MPI_SUCCESS),
+                 "Testsome: class %d", cls);
+        left -= outc;
+    }
+    expect_handled(5, fh, MPI_ERR_IN_STATUS, "MPI_Testsome");
+    /* Completed after the file is closed: MPI_FILE_NULL's handler. */
+    MT_OK(MPI_File_iwrite_at(fh, 4 * REGION, out, 4096, MPI_BYTE, &r));
     MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
+    cls = MPI_Wait(&r, &st);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(cls == MPI_ERR_NO_SPACE, "Wait after close: class %d", cls);
+    expect_handled(6, MPI_FILE_NULL, MPI_ERR_NO_SPACE, "MPI_Wait after close");
+    MT_OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Errhandler_free(&eh));
     MT_CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
     signal(SIGXFSZ, SIG_DFL);
     unlink(path);
@@ -495,6 +637,8 @@ int main(int argc, char **argv)
     shared(path);
     io_path(path, sizeof(path), "req.dat");
     requests(path);
+    io_path(path, sizeof(path), "cancel.dat");
+    cancel(path);
     io_dir_remove();
     if (rank == 0)
         printf("io_async at %d ranks: ok\n", nprocs);

@@ -63,6 +63,7 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
     r->free_fn = NULL;
     r->cancel_fn = NULL;
     r->query_fn = NULL;
+    r->raise_fn = NULL;
     r->extra = NULL;
     if (comm != NULL)
         mpi_ref_inc(&comm->refs);
@@ -371,6 +372,12 @@ static int finish(MPI_Request *req_p, MPI_Status *status, const char *fn)
                          "MPIX_Comm_failure_ack to go on waiting");
 
     status_out(status, r);
+    if (err != MPI_SUCCESS && r->raise_fn != NULL) {
+        /* The object the operation refers to (a file) has the handler. */
+        int rc = r->raise_fn(r, err, fn);
+        mpi_req_retire(req_p);
+        return rc;
+    }
     if (comm != NULL)
         __atomic_add_fetch(&comm->refs, 1, __ATOMIC_RELAXED);
     mpi_req_retire(req_p);
@@ -470,8 +477,9 @@ static int all_done(void *arg)
 static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
                        const int *which, int nwhich, const char *fn)
 {
-    int failed = 0;
+    int failed = 0, rc = MPI_SUCCESS;
     MPI_Comm comm = NULL;
+    MPI_Request raiser = NULL;
 
     /* The statuses' MPI_ERROR fields change only when the call returns
      * MPI_ERR_IN_STATUS, and then every one does. */
@@ -479,10 +487,16 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
         MPI_Request r = reqs[which ? which[k] : k];
         if (!inactive(r) && (r->status.MPI_ERROR != MPI_SUCCESS ||
                              BASE_UNLIKELY(!mpi_req_is_done(r)))) {
+            if (!failed && r->raise_fn != NULL)
+                raiser = r;
             failed = 1;
             comm = r->comm;
         }
     }
+    /* The first failed request's object raises it when that is a file
+     * (its handler runs while the request still refers to it). */
+    if (raiser != NULL)
+        rc = raiser->raise_fn(raiser, MPI_ERR_IN_STATUS, fn);
     for (int k = 0; k < nwhich; k++) {
         int i = which ? which[k] : k;
         MPI_Status st, *sp = statuses == MPI_STATUSES_IGNORE ? &st
@@ -502,6 +516,8 @@ static int finish_many(int n, MPI_Request reqs[], MPI_Status *statuses,
         mpi_req_retire(&reqs[i]);
     }
     (void)n;
+    if (raiser != NULL)
+        return rc;
     if (failed)
         return mpi_error(mpi_comm_ok(comm) ? comm : NULL, MPI_ERR_IN_STATUS,
                          fn, "a request failed; see the statuses");
@@ -766,6 +782,12 @@ int PMPI_Cancel(MPI_Request *request)
     if (r->kind == MPI_REQ_GREQ) {
         if (r->cancel_fn != NULL)
             r->cancel_fn(r, mpi_req_is_done(r));
+        return MPI_SUCCESS;
+    }
+    if (r->kind == MPI_REQ_FILE) {
+        /* A file access not started yet is cancelled (src/io). */
+        if (r->cancel_fn != NULL && !mpi_req_is_done(r))
+            r->cancel_fn(r, 0);
         return MPI_SUCCESS;
     }
     if (r->kind != MPI_REQ_RECV)

@@ -368,8 +368,9 @@ void io_move_why(MPI_File fh, int wr, const io_acc_t *a, const io_move_t *m,
                  char *out, size_t n);
 
 /* io_access, then the status (blocking calls) or a request (nonblocking
- * ones: collective ones do their work at once, independent ones in the IO
- * thread, io_async.c). */
+ * ones: ordered ones and collective ones through the aggregators do their
+ * work at once, the others, conversions included, in the IO thread,
+ * io_async.c). */
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
                 MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
                 MPI_Status *status);

@@ -348,15 +348,14 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
         (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
             MPI_SUCCESS)
         return rc;
-    if (!a.convert && a.bytes > 0) {
+    if (a.bytes > 0) {
         if (where == IO_INDIV)
             fh->pos = a.pos + a.bytes;
         if (wr)
             fh->dirty = 1;
         return io_async_start(fh, fn, wr, &a, buf, count, dt, request);
     }
-    /* Nothing to move, or a representation to convert: at once, after the
-     * file's queued accesses. */
+    /* Nothing to move: at once, after the file's queued accesses. */
     io_async_drain(fh);
     rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);
     if (rc != MPI_SUCCESS)

@@ -10,6 +10,14 @@
  *   child lets go MPI_Wait completes with every byte in place.  An
  *   implementation that does the work in the call fails here (the child
  *   gives up its lock after 20 s, the test then sees a completed request).
+ * - The same through data representations, whose conversion runs in the
+ *   IO thread: external32 (big-endian ints) and a user representation
+ *   (ints as biased 8-byte big-endian numbers): a write and a read held
+ *   up by the lock stay not done, the file untouched and the user's read
+ *   conversion not yet called, then the file's bytes are the encoding
+ *   and the values read back; a value external32 cannot hold (a long
+ *   beyond 32 bits) is an MPI_ERR_CONVERSION of the request, not of the
+ *   call, and nothing is written.
  * - Many requests at once: 32 iwrite_at of blocks, some from a strided
  *   memory type, completed with Waitall; read back with iread_at, completed
  *   with Testsome and Waitany; every byte and every count checked.
@@ -220,6 +228,200 @@ static void overlap(const char *path)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     free(out);
     free(in);
+}
+
+/* A user representation: an int is an 8-byte big-endian number, biased
+ * by CONV_BIAS.  The calls of its read function are counted. */
+#define CONV_BIAS 1000003LL
+#define CONV_N 4096
+static int conv_reads;
+
+static int be64_write(void *user, MPI_Datatype dt, int count, void *file,
+                      MPI_Offset position, void *extra)
+{
+    const int *u = (const int *)user + position;
+    unsigned char *f = file;
+
+    (void)extra;
+    if (dt != MPI_INT)
+        return MPI_ERR_TYPE;
+    for (int i = 0; i < count; i++) {
+        unsigned long long v = (unsigned long long)(u[i] + CONV_BIAS);
+        for (int b = 0; b < 8; b++)
+            f[8 * i + b] = (unsigned char)(v >> (56 - 8 * b));
+    }
+    return MPI_SUCCESS;
+}
+
+static int be64_read(void *user, MPI_Datatype dt, int count, void *file,
+                     MPI_Offset position, void *extra)
+{
+    int *u = (int *)user + position;
+    const unsigned char *f = file;
+
+    (void)extra;
+    if (dt != MPI_INT)
+        return MPI_ERR_TYPE;
+    __atomic_add_fetch(&conv_reads, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < count; i++) {
+        unsigned long long v = 0;
+        for (int b = 0; b < 8; b++)
+            v = v << 8 | f[8 * i + b];
+        u[i] = (int)((long long)v - CONV_BIAS);
+    }
+    return MPI_SUCCESS;
+}
+
+static int be64_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
+{
+    int size;
+
+    (void)extra;
+    if (dt == MPI_INT) {
+        *ext = 8;
+        return MPI_SUCCESS;
+    }
+    MPI_Type_size(dt, &size);
+    *ext = size;
+    return MPI_SUCCESS;
+}
+
+/* The file bytes of value v in representation rep (fsz bytes). */
+static void encode(unsigned char *out, int v, int fsz)
+{
+    unsigned long long x = fsz == 8 ? (unsigned long long)(v + CONV_BIAS)
+                                    : (unsigned long long)(unsigned)v;
+    for (int b = 0; b < fsz; b++)
+        out[b] = (unsigned char)(x >> (8 * (fsz - 1 - b)));
+}
+
+static void convert_one(const char *path, const char *rep, int fsz)
+{
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    int *vals = malloc(CONV_N * sizeof(int)), *in = malloc(CONV_N * sizeof(int));
+    off_t off = (off_t)rank * CONV_N * fsz;
+    int release, count, reads;
+    pid_t pid;
+
+    MT_CHECK(vals != NULL && in != NULL, "malloc");
+    for (int i = 0; i < CONV_N; i++)
+        vals[i] = (rank + 1) * 1000000 - i * 77;
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rep, MPI_INFO_NULL));
+    MT_OK(MPI_File_set_atomicity(fh, 1));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    pid = locker(path, off, (off_t)CONV_N * fsz, &release, 20000);
+    MT_OK(MPI_File_iwrite_at(fh, (MPI_Offset)rank * CONV_N, vals, CONV_N,
+                             MPI_INT, &r));
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "%s: iwrite_at completed while another process held the lock: "
+             "not in the background",
+             rep);
+    {
+        int fd = open(path, O_RDONLY);
+        unsigned char *b = malloc((size_t)CONV_N * fsz);
+        MT_CHECK(fd >= 0 && b != NULL, "open");
+        ssize_t got = pread(fd, b, (size_t)CONV_N * fsz, off);
+        MT_CHECK(got >= 0, "pread");
+        for (ssize_t i = 0; i < got; i++)
+            MT_CHECK(b[i] == 0, "%s: byte %zd written before the lock went",
+                     rep, i);
+        close(fd);
+        free(b);
+    }
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_INT, &count));
+    MT_CHECK(count == CONV_N, "%s: iwrite_at count %d", rep, count);
+
+    /* A read held up: nothing converted into the buffer yet. */
+    pid = locker(path, off, (off_t)CONV_N * fsz, &release, 20000);
+    memset(in, 0, CONV_N * sizeof(int));
+    reads = __atomic_load_n(&conv_reads, __ATOMIC_SEQ_CST);
+    MT_OK(MPI_File_iread_at(fh, (MPI_Offset)rank * CONV_N, in, CONV_N,
+                            MPI_INT, &r));
+    MT_CHECK(tests_done(&r, 50, &st) == 0,
+             "%s: iread_at completed while another process held the lock",
+             rep);
+    MT_CHECK(__atomic_load_n(&conv_reads, __ATOMIC_SEQ_CST) == reads,
+             "%s: the read conversion ran before the data were read", rep);
+    for (int i = 0; i < CONV_N; i++)
+        MT_CHECK(in[i] == 0, "%s: int %d of the buffer written early", rep,
+                 i);
+    unlocker(pid, release);
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_INT, &count));
+    MT_CHECK(count == CONV_N, "%s: iread_at count %d", rep, count);
+    MT_CHECK(memcmp(in, vals, CONV_N * sizeof(int)) == 0,
+             "%s: iread_at read other values", rep);
+    if (fsz == 8)
+        MT_CHECK(__atomic_load_n(&conv_reads, __ATOMIC_SEQ_CST) > reads,
+                 "%s: the read conversion function was not called", rep);
+    MT_OK(MPI_File_close(&fh));
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n), want[8];
+        MT_CHECK(n == (size_t)nprocs * CONV_N * fsz, "%s: file of %zu bytes",
+                 rep, n);
+        for (int k = 0; k < nprocs; k++)
+            for (int i = 0; i < CONV_N; i++) {
+                encode(want, (k + 1) * 1000000 - i * 77, fsz);
+                MT_CHECK(memcmp(f + ((size_t)k * CONV_N + i) * fsz, want,
+                                fsz) == 0,
+                         "%s: rank %d's int %d not encoded", rep, k, i);
+            }
+        free(f);
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    free(vals);
+    free(in);
+}
+
+/* A long beyond 32 bits in external32: the request fails, not the call. */
+static void convert_error(const char *dir_path)
+{
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    char path[600];
+    long big[2] = {7, 1L << 40};
+    int cls;
+    size_t n;
+
+    snprintf(path, sizeof(path), "%s.%d", dir_path, rank);
+    MT_OK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        MPI_INFO_NULL, &fh));
+    MT_OK(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32",
+                            MPI_INFO_NULL));
+    MT_OK(MPI_File_iwrite_at(fh, 0, big, 2, MPI_LONG, &r));
+    cls = MPI_Wait(&r, &st);
+    MPI_Error_class(cls, &cls);
+    MT_CHECK(cls == MPI_ERR_CONVERSION, "a long beyond 32 bits: class %d",
+             cls);
+    MT_OK(MPI_File_close(&fh));
+    free(io_slurp(path, &n));
+    MT_CHECK(n == 0, "a write that did not convert wrote %zu bytes", n);
+    unlink(path);
+}
+
+static void convert(const char *dir_path)
+{
+    char path[600];
+
+    MT_OK(MPI_Register_datarep("shoal-async-be64", be64_read, be64_write,
+                               be64_extent, NULL));
+    snprintf(path, sizeof(path), "%s.ext32", dir_path);
+    convert_one(path, "external32", 4);
+    snprintf(path, sizeof(path), "%s.be64", dir_path);
+    convert_one(path, "shoal-async-be64", 8);
+    convert_error(dir_path);
 }
 
 #define NREQ 32
@@ -629,6 +831,8 @@ int main(int argc, char **argv)
     io_dir_make("async");
     io_path(path, sizeof(path), "overlap.dat");
     overlap(path);
+    io_path(path, sizeof(path), "conv.dat");
+    convert(path);
     io_path(path, sizeof(path), "many.dat");
     many(path);
     io_path(path, sizeof(path), "ptr.dat");

@@ -22,7 +22,11 @@
  * bytes written.
  *
  *   overlap [--size 67108864] [--iters 10] [--op write|read] [--cold]
- *           [--dir /tmp] [--test-each N]
+ *           [--dir /tmp] [--test-each N] [--datarep NAME]
+ *
+ * --datarep NAME: a view of ints in that data representation (e.g.
+ * external32: each int converted on its way to and from the file), the
+ * block moved as size / 4 ints.
  *
  * --test-each N: during the ovl arm's loop, call MPI_Test every N-th of
  * 64 slices of the computation (0: never), as a program that drives
@@ -102,7 +106,9 @@ int main(int argc, char **argv)
 {
     long size = 64L << 20, units;
     int iters = 10, wr = 1, cold = 0, test_each = 0, pfd;
-    const char *dir = "/tmp";
+    const char *dir = "/tmp", *datarep = NULL;
+    MPI_Datatype et = MPI_BYTE;
+    int esz = 1;
     char path[512];
     unsigned char *buf, *ref;
     MPI_File fh;
@@ -127,11 +133,17 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--test-each") && i + 1 < argc)
             test_each = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--datarep") && i + 1 < argc)
+            datarep = argv[++i];
         else
             die("usage: overlap [--size B] [--iters N] [--op write|read] "
-                "[--cold] [--dir D] [--test-each N]");
+                "[--cold] [--dir D] [--test-each N] [--datarep NAME]");
     }
-    if (size <= 0 || size > 1L << 30 || iters < 1)
+    if (datarep != NULL) {
+        et = MPI_INT;
+        esz = 4;
+    }
+    if (size <= 0 || size > 1L << 30 || iters < 1 || size % esz != 0)
         die("bad --size or --iters");
     snprintf(path, sizeof(path), "%s/shoal-overlap.%d.dat", dir, (int)getppid());
     MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -147,11 +159,16 @@ int main(int argc, char **argv)
         ref[i] = (unsigned char)(i * 13 + rank * 71 + (i >> 12));
     for (int i = 0; i < 32768; i++)
         work[i] = i * 1e-6;
-    off = (MPI_Offset)rank * size;
+    /* In etypes of the view (bytes, or ints). */
+    off = (MPI_Offset)rank * size / esz;
     if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
                       MPI_INFO_NULL, &fh) != MPI_SUCCESS)
         die("open");
-    if (MPI_File_write_at(fh, off, ref, (int)size, MPI_BYTE,
+    if (datarep != NULL &&
+        MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, datarep, MPI_INFO_NULL) !=
+            MPI_SUCCESS)
+        die("set_view");
+    if (MPI_File_write_at(fh, off, ref, (int)(size / esz), et,
                           MPI_STATUS_IGNORE) != MPI_SUCCESS)
         die("first write");
     MPI_File_sync(fh);
@@ -165,7 +182,7 @@ int main(int argc, char **argv)
     do {                                                                     \
         if (!wr && cold) {                                                   \
             fdatasync(pfd);                                                  \
-            posix_fadvise(pfd, (off_t)off, (off_t)size,                      \
+            posix_fadvise(pfd, (off_t)off * esz, (off_t)size,                \
                           POSIX_FADV_DONTNEED);                              \
         }                                                                    \
         if (!wr)                                                             \
@@ -179,9 +196,10 @@ int main(int argc, char **argv)
     } while (0)
 #define IO()                                                                 \
     do {                                                                     \
-        int rc_ = wr ? MPI_File_write_at(fh, off, ref, (int)size, MPI_BYTE,  \
+        int n_ = (int)(size / esz);                                          \
+        int rc_ = wr ? MPI_File_write_at(fh, off, ref, n_, et,               \
                                          MPI_STATUS_IGNORE)                  \
-                     : MPI_File_read_at(fh, off, buf, (int)size, MPI_BYTE,   \
+                     : MPI_File_read_at(fh, off, buf, n_, et,                \
                                         MPI_STATUS_IGNORE);                  \
         if (rc_ != MPI_SUCCESS)                                              \
             die("io");                                                       \
@@ -241,8 +259,9 @@ int main(int argc, char **argv)
 
         PREP();
         t = now();
-        if ((wr ? MPI_File_iwrite_at(fh, off, ref, (int)size, MPI_BYTE, &r)
-                : MPI_File_iread_at(fh, off, buf, (int)size, MPI_BYTE, &r)) !=
+        if ((wr ? MPI_File_iwrite_at(fh, off, ref, (int)(size / esz), et, &r)
+                : MPI_File_iread_at(fh, off, buf, (int)(size / esz), et,
+                                    &r)) !=
             MPI_SUCCESS)
             die("nonblocking io");
         compute(units, &r, test_each);

@@ -34,6 +34,14 @@ static int refuse_delete(MPI_Comm c, int k, void *val, void *extra)
     return MPI_ERR_OTHER;
 }
 
+static int refuse_copy(MPI_Comm c, int k, void *extra, void *in, void *out,
+                       int *flag)
+{
+    (void)c, (void)k, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_ERR_OTHER;
+}
+
 static int type_deletes;
 static int type_delete(MPI_Datatype t, int k, void *val, void *extra)
 {
@@ -111,6 +119,16 @@ static void explicit_delete(void)
                                  NULL));
     MT_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, key, NULL));
     MT_ERR(MPI_ERR_OTHER, MPI_Comm_delete_attr(MPI_COMM_WORLD, key));
+    MT_OK(MPI_Comm_free_keyval(&key));
+    /* a copy callback that fails makes Comm_dup fail, with no duplicate */
+    MT_OK(MPI_Comm_create_keyval(refuse_copy, MPI_COMM_NULL_DELETE_FN, &key,
+                                 NULL));
+    MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    MT_OK(MPI_Comm_set_attr(a, key, NULL));
+    b = MPI_COMM_WORLD;
+    MT_ERR(MPI_ERR_OTHER, MPI_Comm_dup(a, &b));
+    MT_CHECK(b == MPI_COMM_NULL, "a failed dup left a communicator");
+    MT_OK(MPI_Comm_free(&a));
     MT_OK(MPI_Comm_free_keyval(&key));
 }
 

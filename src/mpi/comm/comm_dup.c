@@ -17,6 +17,9 @@ static int dup_core(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
     uint32_t ctx;
     int rc;
 
+    /* A failed dup (a copy callback's error among them) leaves no
+     * communicator behind, and says so, as Open MPI and MPICH do. */
+    *newcomm = MPI_COMM_NULL;
     rc = mpi_ctx_alloc(comm, comm->size, NULL, MPI_COMM_TAG_CTX, &ctx);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "agreeing on a context id failed");

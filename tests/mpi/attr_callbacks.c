@@ -42,6 +42,14 @@ static int refuse_copy(MPI_Comm c, int k, void *extra, void *in, void *out,
     return MPI_ERR_OTHER;
 }
 
+static int refuse_type_copy(MPI_Datatype t, int k, void *extra, void *in,
+                            void *out, int *flag)
+{
+    (void)t, (void)k, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_ERR_OTHER;
+}
+
 static int type_deletes;
 static int type_delete(MPI_Datatype t, int k, void *val, void *extra)
 {
@@ -178,6 +186,19 @@ static void types_and_kinds(void)
     MT_CHECK(flag && (intptr_t)v == 4, "predefined type attribute");
     MT_OK(MPI_Type_delete_attr(MPI_INT, tkey));
     MT_OK(MPI_Type_free(&t));
+    /* a type copy callback that fails makes Type_dup fail, no type left */
+    {
+        int rkey;
+        MPI_Datatype d = MPI_INT;
+        MT_OK(MPI_Type_create_keyval(refuse_type_copy,
+                                     MPI_TYPE_NULL_DELETE_FN, &rkey, NULL));
+        MT_OK(MPI_Type_contiguous(3, MPI_INT, &t));
+        MT_OK(MPI_Type_set_attr(t, rkey, NULL));
+        MT_ERR(MPI_ERR_OTHER, MPI_Type_dup(t, &d));
+        MT_CHECK(d == MPI_DATATYPE_NULL, "a failed Type_dup left a type");
+        MT_OK(MPI_Type_free(&t));
+        MT_OK(MPI_Type_free_keyval(&rkey));
+    }
     MT_OK(MPI_Type_free_keyval(&tkey));
     MT_OK(MPI_Comm_free_keyval(&ckey));
     MT_ERR(MPI_ERR_KEYVAL, MPI_Comm_free_keyval(&ckey));

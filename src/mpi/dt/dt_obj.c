@@ -249,6 +249,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     if (newtype == NULL)
         return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, "MPI_Type_dup",
                          "newtype is NULL");
+    *newtype = MPI_DATATYPE_NULL; /* what a failed dup leaves, as Comm_dup */
     o = dt_clone_layout(oldtype, MPI_COMBINER_DUP);
     if (o == NULL || dt_set_contents(o, 0, NULL, 0, NULL, 1, &oldtype) != 0) {
         if (o != NULL)

@@ -2,13 +2,18 @@
 # two ranks kill themselves with SIGKILL, the survivors check the error
 # classes and go on (revoke, agree, shrink).
 #
-# shoal_ft_test(<name> PROGRAM <target> NP <n> ARGS <a...> [ENV <k=v...>])
-#   registers mp.mpi.<name>.np<n>: shoalrun --ft -n <n> <program> <args>.
+# shoal_ft_test(<name> PROGRAM <target> NP <n> ARGS <a...> [ENV <k=v...>]
+#               [FLAG <launcher option...>])
+#   registers mp.mpi.<name>.np<n>: shoalrun --ft -n <n> <program> <args>;
+#   FLAG replaces --ft (its other names: -disable-auto-cleanup, ...).
 function(shoal_ft_test name)
-    cmake_parse_arguments(T "" "PROGRAM;NP" "ARGS;ENV" ${ARGN})
+    cmake_parse_arguments(T "" "PROGRAM;NP" "ARGS;ENV;FLAG" ${ARGN})
     set(test_name mp.mpi.${name}.np${T_NP})
+    if(NOT T_FLAG)
+        set(T_FLAG --ft)
+    endif()
     add_test(NAME ${test_name}
-             COMMAND $<TARGET_FILE:shoalrun> --ft -n ${T_NP} --timeout 60
+             COMMAND $<TARGET_FILE:shoalrun> ${T_FLAG} -n ${T_NP} --timeout 60
                      $<TARGET_FILE:${T_PROGRAM}> ${T_ARGS})
     set_tests_properties(${test_name} PROPERTIES
         LABELS "mp;mpi;ft" TIMEOUT 90 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
@@ -102,6 +107,13 @@ shoal_ft_test(ft_inter_ishrink_high PROGRAM mpi_ft_inter NP 8
 shoal_ft_test(ft_inter_iwipe PROGRAM mpi_ft_inter NP 6 ARGS iwipe)
 # Revoked by a survivor while the victims die: agree and shrink still work.
 shoal_ft_test(ft_inter_revoke PROGRAM mpi_ft_inter NP 8 ARGS revoke 0 4)
+
+# A rank that exits with an error before MPI_Finalize has failed as a
+# killed one has; the launcher's other names for --ft (Hydra's, Open MPI's).
+shoal_ft_test(ft_p2p_exit PROGRAM mpi_ft_ulfm NP 4 ARGS p2p
+              ENV FT_DIE=exit FLAG -disable-auto-cleanup)
+shoal_ft_test(ft_allreduce_exit PROGRAM mpi_ft_ulfm NP 4 ARGS allreduce 1
+              ENV FT_DIE=exit FLAG --with-ft ulfm)
 
 # A Jacobi stencil in the ULFM style at 8 ranks: no failure, one, two
 # (the second on the shrunk communicator), and N-2; the result must be

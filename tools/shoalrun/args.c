@@ -40,7 +40,9 @@ static const char usage_text[] =
     "  --timeout S           stop the job after S seconds (fractions allowed)\n"
     "  --ft                  fault-tolerant run: a rank's death does not\n"
     "                        end the job; the others are told and may go on\n"
-    "                        (ULFM, docs/FT.md; sets SHOAL_FT=1)\n"
+    "                        (ULFM, docs/FT.md; sets SHOAL_FT=1); also\n"
+    "                        Hydra's -disable-auto-cleanup and Open MPI's\n"
+    "                        --with-ft ulfm\n"
     "  --checkpoint-dir DIR  MPIX_Checkpoint writes checkpoints to DIR\n"
     "                        (docs/FT.md; sets SHOAL_CKPT_DIR)\n"
     "  --restart DIR         restart from the newest complete checkpoint\n"
@@ -395,8 +397,23 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         v = option_value(argc, argv, i, "--noise", exit_p);
         return v == NULL || add_noise(a, argc, v, exit_p);
     }
-    if (strcmp(arg, "--ft") == 0) {
-        /* The ranks read it from their environment, the launcher here. */
+    if (is_option(arg, "--with-ft")) {
+        /* Open MPI 5's spelling: only its ULFM value means --ft here. */
+        v = option_value(argc, argv, i, "--with-ft", exit_p);
+        if (v == NULL)
+            return 1;
+        if (strcmp(v, "ulfm") != 0 && strcmp(v, "mpi") != 0)
+            return usage_error(exit_p,
+                               "--with-ft %s: only ulfm (or mpi) is "
+                               "known; it means --ft",
+                               v);
+        arg = "--ft";
+    }
+    if (strcmp(arg, "--ft") == 0 || strcmp(arg, "-disable-auto-cleanup") == 0 ||
+        strcmp(arg, "--disable-auto-cleanup") == 0) {
+        /* The ranks read it from their environment, the launcher here.
+         * Hydra's and Open MPI's names for it too, so programs' run
+         * lines work unchanged. */
         if (setenv("SHOAL_FT", "1", 1) != 0)
             return usage_error(exit_p, "--ft: cannot set SHOAL_FT");
         base_cfg.FT = 1;

@@ -246,15 +246,24 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
     /* Any expendable rank may die while another is left (the task
      * runtime's coordinator too: the lowest rank alive takes over); the
      * last one's death ends the job as any rank's would. */
+    /* Under --ft, a rank that exits with an error before MPI_Finalize
+     * has failed as one killed has (ULFM; Hydra's -disable-auto-cleanup
+     * and Open MPI's ULFM go on too). */
+    int died_early = !finalized && (pmi & SHOALRUN_PMI_INITIALIZED) &&
+                     sig == 0 && code != 0 && base_cfg.FT;
     if (((pmi & SHOALRUN_PMI_EXPENDABLE) || r->expendable) &&
         !job->stopping && !job->failed &&
-        ((sig != 0 && job->nalive > 0) || early)) {
+        (((sig != 0 || died_early) && job->nalive > 0) || early)) {
         if (base_cfg.FT)
             job_ft_notify(job, r->rank);
         if (sig != 0 && base_cfg.FT)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "--ft: the job goes on without it",
                          r->rank, (long)pid, host, sig, strsignal(sig));
+        else if (died_early)
+            shoalrun_say("rank %d (pid %ld)%s exited with code %d before "
+                         "MPI_Finalize; --ft: the job goes on without it",
+                         r->rank, (long)pid, host, code);
         else if (sig != 0)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "
                          "it is an expendable task worker: the job goes on",

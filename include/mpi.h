@@ -577,6 +577,43 @@ SHOAL_MPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *eh))
 SHOAL_MPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
 SHOAL_MPI_FN(int, Errhandler_free, (MPI_Errhandler *eh))
 
+/* sessions (MPI 4.0 section 11.3): MPI without MPI_Init, or beside it */
+SHOAL_MPI_FN(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
+                                 MPI_Session *session))
+SHOAL_MPI_FN(int, Session_finalize, (MPI_Session *session))
+SHOAL_MPI_FN(int, Session_get_num_psets, (MPI_Session session,
+                                          MPI_Info info, int *npset_names))
+SHOAL_MPI_FN(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info,
+                                         int n, int *pset_len,
+                                         char *pset_name))
+SHOAL_MPI_FN(int, Session_get_info, (MPI_Session session,
+                                     MPI_Info *info_used))
+SHOAL_MPI_FN(int, Session_get_pset_info, (MPI_Session session,
+                                          const char *pset_name,
+                                          MPI_Info *info))
+SHOAL_MPI_FN(int, Group_from_session_pset, (MPI_Session session,
+                                            const char *pset_name,
+                                            MPI_Group *newgroup))
+SHOAL_MPI_FN(int, Comm_create_from_group, (MPI_Group group,
+                                           const char *stringtag,
+                                           MPI_Info info,
+                                           MPI_Errhandler errhandler,
+                                           MPI_Comm *newcomm))
+SHOAL_MPI_FN(int, Intercomm_create_from_groups,
+             (MPI_Group local_group, int local_leader,
+              MPI_Group remote_group, int remote_leader,
+              const char *stringtag, MPI_Info info,
+              MPI_Errhandler errhandler, MPI_Comm *newintercomm))
+SHOAL_MPI_FN(int, Session_create_errhandler,
+             (MPI_Session_errhandler_function *fn,
+              MPI_Errhandler *errhandler))
+SHOAL_MPI_FN(int, Session_set_errhandler, (MPI_Session session,
+                                           MPI_Errhandler errhandler))
+SHOAL_MPI_FN(int, Session_get_errhandler, (MPI_Session session,
+                                           MPI_Errhandler *errhandler))
+SHOAL_MPI_FN(int, Session_call_errhandler, (MPI_Session session,
+                                            int errorcode))
+
 /* info */
 SHOAL_MPI_FN(int, Info_create, (MPI_Info *info))
 SHOAL_MPI_FN(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
@@ -1878,6 +1915,8 @@ SHOAL_MPI_FN(MPI_Fint, File_c2f, (MPI_File file))
 SHOAL_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
 SHOAL_MPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
 SHOAL_MPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
+SHOAL_MPI_FN(MPI_Fint, Session_c2f, (MPI_Session session))
+SHOAL_MPI_FN(MPI_Session, Session_f2c, (MPI_Fint session))
 
 #undef SHOAL_MPI_FN
 

@@ -55,12 +55,17 @@
 #define MPI_MAGIC_OP 0x4f706572u    /* "Oper" */
 #define MPI_MAGIC_ERRH 0x45727268u  /* "Errh" */
 #define MPI_MAGIC_INFO 0x496e666fu  /* "Info" */
+#define MPI_MAGIC_SESSION 0x53657373u /* "Sess" */
 #define MPI_MAGIC_DEAD 0xdeadbeefu  /* freed objects get this */
 
 /* ---- global state (init.c) ------------------------------------------- */
 
 typedef struct mpi_state {
-    int initialized, finalized;
+    int initialized, finalized; /* MPI_Init and MPI_Finalize (the world
+                                   model) have run */
+    int up;              /* the library runs: from MPI_Init or the first
+                            MPI_Session_init to its end (init.c) */
+    int sessions;        /* MPI_Session_init's not finalized yet */
     int thread_level;    /* provided */
     int mt;              /* 1 when THREAD_MULTIPLE: take `lock` */
     pthread_t main_thread;
@@ -125,11 +130,17 @@ int mpi_class_of_status(int shoal_status);
  * MPI_ERRORS_ARE_FATAL).  mpi_fatal_outside does the same for a failed
  * MPI_Init. */
 BASE_NORETURN int mpi_check_init(const char *fn);
+
+/* The library's life (init.c): up at MPI_Init or the first
+ * MPI_Session_init (a later one may only raise the thread level), down
+ * when neither the world model nor a session needs it. */
+void mpi_runtime_up(int required, const char *fn);
+int mpi_runtime_down(const char *fn);
 BASE_NORETURN void mpi_fatal_outside(const char *fn, const char *fmt, ...)
     BASE_PRINTF(2, 3);
 #define MPI_CHECK_INIT(fn)                                                   \
     do {                                                                     \
-        if (BASE_UNLIKELY(!mpi.initialized || mpi.finalized))                \
+        if (BASE_UNLIKELY(!mpi.up))                                          \
             return mpi_check_init(fn);                                       \
     } while (0)
 
@@ -139,9 +150,11 @@ struct shoal_mpi_errhandler {
             uint32_t magic;
             int refs;
             int kind; /* 1 fatal, 2 return, 3 abort, 4 user comm function,
-                         5 user file function (src/io) */
+                         5 user file function (src/io), 6 user session
+                         function (session.c) */
             MPI_Comm_errhandler_function *fn;
             MPI_File_errhandler_function *file_fn;
+            MPI_Session_errhandler_function *session_fn;
         };
         char shoal_stride_[SHOAL_MPI_ERRH_STRIDE];
     };
@@ -166,6 +179,13 @@ BASE_PRINTF(3, 0)
 void mpi_error_record(int errclass, const char *fn, const char *fmt,
                       va_list ap);
 BASE_NORETURN void mpi_error_die(int errclass, int abort);
+
+/* Run error handler eh (MPI_ERRORS_ARE_FATAL when NULL) for an error of
+ * fn on obj (the MPI_Comm or MPI_Session its function gets): for calls
+ * whose handler is not a communicator's (sessions, and the constructors
+ * that take one, MPI_Comm_create_from_group).  Returns errclass. */
+int mpi_error_raise(MPI_Errhandler eh, void *obj, int errclass,
+                    const char *fn, const char *fmt, ...) BASE_PRINTF(5, 6);
 
 /* ---- info (info.c) ------------------------------------------------------ */
 

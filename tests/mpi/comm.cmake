@@ -51,3 +51,8 @@ add_test(NAME mp.mpi.init_fatal.after
 set_tests_properties(mp.mpi.init_fatal.init mp.mpi.init_fatal.before
                      mp.mpi.init_fatal.after
                      PROPERTIES LABELS "mp;mpi" TIMEOUT 90)
+# Sessions: MPI without MPI_Init (two sessions in turn, communicators from
+# process sets, an intercommunicator from two groups, error handlers), and
+# beside it (a session that outlives MPI_Finalize).
+shoal_mpi_test(session SOURCES session.c NP 1 2 4 ARGS only)
+shoal_mpi_test(session_mixed SOURCES session.c NP 1 3 ARGS mixed)

@@ -7,6 +7,10 @@
  * (ctx_off 1) with negative tags, so it never matches user traffic and
  * never matches the collective layer's tags (which are >= 0):
  *   -4096 .. -4127            fixed tags of this area (MPI_COMM_TAG_*)
+ *   [-2^28, -2^27)            MPI_Intercomm_create_from_groups, string
+ *                             tag hashed (on MPI_COMM_WORLD)
+ *   [-2^29, -2^28)            MPI_Comm_create_from_group, string tag
+ *                             hashed (on MPI_COMM_WORLD)
  *   [-2^30, -2^29)            MPI_Intercomm_create, user tag folded in
  *   [INT_MIN, -2^30)          MPI_Comm_create_group, user tag folded in
  */
@@ -46,6 +50,24 @@ static inline int mpi_comm_tag_inter(int tag)
 {
     return -0x40000000 + 4 * (tag & 0x07ffffff) + 3;
 }
+
+/* The sessions' constructors (comm_from_group.c): a hash of the string
+ * tag. */
+static inline int mpi_comm_tag_session(uint64_t h)
+{
+    return -0x20000000 + 4 * (int)(h & 0x03ffffff) + 3;
+}
+
+static inline int mpi_comm_tag_session_inter(uint64_t h)
+{
+    return -0x10000000 + 4 * (int)(h & 0x01ffffff) + 3;
+}
+
+/* Intercomm_create's work with the peer tag given (itag, already in the
+ * internal range): an MPI class, no error handler run. */
+int mpi_intercomm_make(MPI_Comm local_comm, int local_leader,
+                       MPI_Comm peer_comm, int remote_leader, int itag,
+                       MPI_Comm *newintercomm);
 
 /* MPI_Comm_idup: a request whose poll function
  * runs the agreement; *newcomm is set when it completes (comm_idup.c). */

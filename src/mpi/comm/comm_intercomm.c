@@ -132,15 +132,43 @@ static int learn_remote(const mpi_members_t *m, int leader, MPI_Comm peer,
     return MPI_SUCCESS;
 }
 
+int mpi_intercomm_make(MPI_Comm local_comm, int local_leader,
+                       MPI_Comm peer_comm, int remote_leader, int itag,
+                       MPI_Comm *newintercomm)
+{
+    MPI_Group remote_group = MPI_GROUP_NULL;
+    mpi_members_t m;
+    uint32_t ctx;
+    int *remote = NULL, n = 0, rc;
+
+    mpi_members_init(&m, local_comm, local_comm->size, NULL,
+                     MPI_COMM_TAG_BCAST);
+    rc = learn_remote(&m, local_leader, peer_comm, remote_leader, itag,
+                      &remote, &n);
+    if (rc != MPI_SUCCESS)
+        return -rc - 1; /* told apart from the building's errors below */
+    m.tag = MPI_COMM_TAG_CTX;
+    rc = inter_ctx(&m, local_leader, peer_comm, remote_leader, itag, &ctx);
+    if (rc == MPI_SUCCESS) {
+        rc = mpi_group_new(n, remote, &remote_group);
+        if (rc != MPI_SUCCESS)
+            mpi_ctx_free(ctx);
+    }
+    free(remote);
+    if (rc == MPI_SUCCESS) {
+        rc = mpi_comm_make(local_comm, local_comm->group, remote_group, ctx,
+                           newintercomm);
+        mpi_group_release(remote_group);
+    }
+    return rc;
+}
+
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                           MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
     const char *fn = "MPI_Intercomm_create";
-    MPI_Group remote_group = MPI_GROUP_NULL;
-    mpi_members_t m;
-    uint32_t ctx;
-    int *remote = NULL, n = 0, rc, itag = mpi_comm_tag_inter(tag);
+    int rc;
 
     MPI_CHECK_INIT(fn);
     MPI_COMM_CHECK(local_comm, fn);
@@ -157,29 +185,15 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     if (newintercomm == NULL)
         return mpi_error(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
     *newintercomm = MPI_COMM_NULL;
-    mpi_members_init(&m, local_comm, local_comm->size, NULL,
-                     MPI_COMM_TAG_BCAST);
-    rc = learn_remote(&m, local_leader, peer_comm, remote_leader, itag,
-                      &remote, &n);
-    if (rc != MPI_SUCCESS)
-        return mpi_error(local_comm, rc, fn,
+    rc = mpi_intercomm_make(local_comm, local_leader, peer_comm,
+                            remote_leader, mpi_comm_tag_inter(tag),
+                            newintercomm);
+    if (rc < 0)
+        return mpi_error(local_comm, -rc - 1, fn,
                          "the leaders could not exchange groups (bad "
                          "peer_comm or remote_leader %d, or the groups "
                          "overlap)",
                          remote_leader);
-    m.tag = MPI_COMM_TAG_CTX;
-    rc = inter_ctx(&m, local_leader, peer_comm, remote_leader, itag, &ctx);
-    if (rc == MPI_SUCCESS) {
-        rc = mpi_group_new(n, remote, &remote_group);
-        if (rc != MPI_SUCCESS)
-            mpi_ctx_free(ctx);
-    }
-    free(remote);
-    if (rc == MPI_SUCCESS) {
-        rc = mpi_comm_make(local_comm, local_comm->group, remote_group, ctx,
-                           newintercomm);
-        mpi_group_release(remote_group);
-    }
     if (rc != MPI_SUCCESS)
         return mpi_error(local_comm, rc, fn,
                          "building the intercommunicator failed");

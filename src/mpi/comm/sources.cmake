@@ -6,6 +6,7 @@ list(APPEND SHOAL_SOURCES
     mpi/comm/comm_create.c
     mpi/comm/comm_ctx.c
     mpi/comm/comm_dup.c
+    mpi/comm/comm_from_group.c
     mpi/comm/comm_idup.c
     mpi/comm/comm_intercomm.c
     mpi/comm/comm_members.c

@@ -147,6 +147,35 @@ static void die(int code, const char *why)
     _exit(1);
 }
 
+/* Run eh for an error of class errclass in fn on obj (the MPI_Comm or
+ * MPI_Session a user function gets); errclass for the caller. */
+static int run_handler(MPI_Errhandler eh, void *obj, int errclass,
+                       const char *fn)
+{
+    int code = errclass;
+
+    switch (eh->kind) {
+    case 2:
+        return errclass;
+    case 4: {
+        MPI_Comm c = obj;
+        eh->fn(&c, &code, fn);
+        return errclass;
+    }
+    case 6: {
+        MPI_Session s = obj;
+        eh->session_fn(&s, &code, fn);
+        return errclass;
+    }
+    case 3:
+        die(errclass, " [MPI_ERRORS_ABORT]");
+        return errclass;
+    default:
+        die(errclass, "");
+        return errclass;
+    }
+}
+
 int mpi_error(MPI_Comm comm, int errclass, const char *fn, const char *fmt,
               ...)
 {
@@ -163,24 +192,8 @@ int mpi_error(MPI_Comm comm, int errclass, const char *fn, const char *fmt,
 
     if (!mpi_comm_ok(comm))
         comm = MPI_COMM_WORLD;
-    eh = mpi.initialized && comm->errh != NULL ? comm->errh
-                                               : MPI_ERRORS_ARE_FATAL;
-    switch (eh->kind) {
-    case 2:
-        return errclass;
-    case 4: {
-        int code = errclass;
-        MPI_Comm c = comm;
-        eh->fn(&c, &code, fn);
-        return errclass;
-    }
-    case 3:
-        die(errclass, " [MPI_ERRORS_ABORT]");
-        return errclass;
-    default:
-        die(errclass, "");
-        return errclass;
-    }
+    eh = mpi.up && comm->errh != NULL ? comm->errh : MPI_ERRORS_ARE_FATAL;
+    return run_handler(eh, comm, errclass, fn);
 }
 
 void mpi_error_record(int errclass, const char *fn, const char *fmt,
@@ -198,6 +211,19 @@ void mpi_error_die(int errclass, int abort)
 {
     die(errclass, abort ? " [MPI_ERRORS_ABORT]" : "");
     _exit(1); /* die does not return */
+}
+
+int mpi_error_raise(MPI_Errhandler eh, void *obj, int errclass,
+                    const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mpi_error_record(errclass, fn, fmt, ap);
+    va_end(ap);
+    if (eh == NULL || eh->magic != MPI_MAGIC_ERRH)
+        eh = MPI_ERRORS_ARE_FATAL;
+    return run_handler(eh, obj, errclass, fn);
 }
 
 /*

@@ -19,7 +19,7 @@ typedef struct handle_table {
 } handle_table_t;
 
 enum { H_COMM, H_TYPE, H_GROUP, H_REQUEST, H_OP, H_INFO, H_ERRH, H_FILE,
-       H_MESSAGE, H_KINDS };
+       H_MESSAGE, H_SESSION, H_KINDS };
 
 static handle_table_t tables[H_KINDS];
 static int tables_ready;
@@ -170,3 +170,4 @@ HANDLE_PAIR(Info, MPI_Info, H_INFO)
 HANDLE_PAIR(Errhandler, MPI_Errhandler, H_ERRH)
 HANDLE_PAIR(File, MPI_File, H_FILE)
 HANDLE_PAIR(Message, MPI_Message, H_MESSAGE)
+HANDLE_PAIR(Session, MPI_Session, H_SESSION)

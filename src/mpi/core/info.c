@@ -70,7 +70,7 @@ static void env_fill(MPI_Info info, int argc, char **argv)
     }
     info_add(info, "command", cmd);
     info_add(info, "argv", args);
-    if (mpi.initialized) {
+    if (mpi.up) {
         snprintf(num, sizeof(num), "%d", mpi.world_size);
         info_add(info, "maxprocs", num);
         info_add(info, "soft", num);

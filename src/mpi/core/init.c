@@ -58,26 +58,39 @@ static BASE_NORETURN BASE_PRINTF(2, 3) void init_failed(const char *fn,
     _exit(1); /* shoal_abort does not return */
 }
 
-static int init_common(int required, int *provided, const char *fn)
+/* A later MPI_Init_thread or session asks for more than the library
+ * runs with: MPI_THREAD_MULTIPLE can be turned on while no other thread
+ * is inside MPI, which the lower levels promise (the engine lock is
+ * then taken, as under the progress thread). */
+static void raise_level(int required)
+{
+    int level = provided_level(required);
+
+    if (level <= mpi.thread_level)
+        return;
+    mpi.thread_level = level;
+    if (level == MPI_THREAD_MULTIPLE)
+        mpi.mt = 1;
+}
+
+/* Bring the library up: MPI_Init, or the first MPI_Session_init. */
+void mpi_runtime_up(int required, const char *fn)
 {
     int status;
 
-    if (mpi.initialized || mpi.finalized) {
-        if (mpi.finalized)
-            mpi_fatal_outside(fn, "MPI is already finalized (it cannot be "
-                                  "initialized again)");
-        return mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
-                         "MPI is already initialized");
+    if (required < MPI_THREAD_SINGLE)
+        required = MPI_THREAD_SINGLE;
+    if (required > MPI_THREAD_MULTIPLE)
+        required = MPI_THREAD_MULTIPLE;
+    if (mpi.up) {
+        raise_level(required);
+        return;
     }
     status = shoal_init(NULL);
     if (status != SHOAL_OK)
         mpi_fatal_outside(fn, "%s", shoal_error_detail());
     mpi.world_rank = shoal_rank();
     mpi.world_size = shoal_size();
-    if (required < MPI_THREAD_SINGLE)
-        required = MPI_THREAD_SINGLE;
-    if (required > MPI_THREAD_MULTIPLE)
-        required = MPI_THREAD_MULTIPLE;
     mpi.thread_level = provided_level(required);
     mpi.mt = mpi.thread_level == MPI_THREAD_MULTIPLE;
     mpi.main_thread = pthread_self();
@@ -90,10 +103,10 @@ static int init_common(int required, int *provided, const char *fn)
         status = mpi_p2p_init();
     if (status != SHOAL_OK)
         init_failed(fn, "%s", shoal_error_detail());
-    mpi.initialized = 1;
+    mpi.up = 1;
     status = mpi_comm_init_predef();
     if (status != MPI_SUCCESS) {
-        mpi.initialized = 0;
+        mpi.up = 0;
         init_failed(fn, "setting up MPI_COMM_WORLD failed");
     }
     status = mpi_coll_world_init();
@@ -102,6 +115,19 @@ static int init_common(int required, int *provided, const char *fn)
     if (mpi_progress_thread_start() != SHOAL_OK)
         init_failed(fn, "%s", shoal_error_detail());
     mpi_ckpt_trigger_init();
+}
+
+static int init_common(int required, int *provided, const char *fn)
+{
+    if (mpi.initialized || mpi.finalized) {
+        if (mpi.finalized)
+            mpi_fatal_outside(fn, "MPI is already finalized (it cannot be "
+                                  "initialized again)");
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
+                         "MPI is already initialized");
+    }
+    mpi_runtime_up(required, fn); /* or only raise the thread level */
+    mpi.initialized = 1;
     if (provided != NULL)
         *provided = mpi.thread_level;
     return MPI_SUCCESS;
@@ -125,11 +151,13 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 }
 SHOAL_MPI_WEAK(Init_thread)
 
-int PMPI_Finalize(void)
+/* Take the library down: MPI_Finalize when no session is left, the last
+ * MPI_Session_finalize after MPI_Finalize, or the exit of a program that
+ * used sessions only (session.c). */
+int mpi_runtime_down(const char *fn)
 {
     int status;
 
-    MPI_CHECK_INIT("MPI_Finalize");
     /* No more checkpoints the launcher asks for: our last count. */
     mpi_ckpt_trigger_final();
     /* From here on this thread alone drives the engine. */
@@ -159,11 +187,33 @@ int PMPI_Finalize(void)
     mpi_ft_fini();
     mpi_ckpt_fini();
     mpi_ckpt_trigger_fini();
-    mpi.finalized = 1;
+    int rc = MPI_SUCCESS;
     if (status != SHOAL_OK)
-        return mpi_error(NULL, mpi_class_of_status(status), "MPI_Finalize",
-                         "%s", shoal_error_detail());
-    return MPI_SUCCESS;
+        rc = mpi_error(NULL, mpi_class_of_status(status), fn, "%s",
+                       shoal_error_detail());
+    mpi.up = 0;
+    return rc;
+}
+
+int PMPI_Finalize(void)
+{
+    MPI_CHECK_INIT("MPI_Finalize");
+    if (!mpi.initialized || mpi.finalized)
+        return mpi_error(NULL, MPI_ERR_OTHER, "MPI_Finalize",
+                         "MPI_Init was not called (only sessions run: "
+                         "they end with MPI_Session_finalize)");
+    if (mpi.sessions > 0) {
+        /* The world model ends; the library runs on for the sessions
+         * until the last one is finalized.  COMM_SELF's delete callbacks
+         * still run now, as the standard says. */
+        mpi_attr_delete_all(MPI_ATTR_COMM, MPI_COMM_SELF,
+                            &MPI_COMM_SELF->attrs);
+        mpi.finalized = 1;
+        return MPI_SUCCESS;
+    }
+    int rc = mpi_runtime_down("MPI_Finalize");
+    mpi.finalized = 1;
+    return rc;
 }
 SHOAL_MPI_WEAK(Finalize)
 
@@ -192,7 +242,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     (void)comm;
     snprintf(msg, sizeof(msg), "MPI_Abort called with error code %d",
              errorcode);
-    if (!mpi.initialized) {
+    if (!mpi.up) {
         fprintf(stderr, "shoal: %s before MPI_Init\n", msg);
         _exit(errorcode & 0xff ? errorcode & 0xff : 1);
     }

@@ -15,4 +15,5 @@ list(APPEND SHOAL_SOURCES
     mpi/core/predef.c
     mpi/core/progress_thread.c
     mpi/core/request.c
+    mpi/core/session.c
     mpi/core/status.c)

@@ -425,7 +425,7 @@ SHOAL_MPI_WEAK(Type_match_size)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
     if (address == NULL) {
-        if (!mpi.initialized || mpi.finalized)
+        if (!mpi.up)
             return MPI_ERR_ARG;
         return mpi_error(DT_ERR_COMM, MPI_ERR_ARG, "MPI_Get_address",
                          "address is NULL");

@@ -452,6 +452,22 @@ SHOAL_MPI_API extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
 #define MPIX_ERR_PROC_FAILED 62
 #define MPIX_ERR_PROC_FAILED_PENDING 63
 #define MPIX_ERR_REVOKED 64
+/* The tool information interface's classes (MPI_T, MPI 4.0 chapter 15) */
+#define MPI_T_ERR_MEMORY 65
+#define MPI_T_ERR_NOT_INITIALIZED 66
+#define MPI_T_ERR_CANNOT_INIT 67
+#define MPI_T_ERR_INVALID_INDEX 68
+#define MPI_T_ERR_INVALID_ITEM 69
+#define MPI_T_ERR_INVALID_HANDLE 70
+#define MPI_T_ERR_OUT_OF_HANDLES 71
+#define MPI_T_ERR_OUT_OF_SESSIONS 72
+#define MPI_T_ERR_INVALID_SESSION 73
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 74
+#define MPI_T_ERR_CVAR_SET_NEVER 75
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 76
+#define MPI_T_ERR_PVAR_NO_WRITE 77
+#define MPI_T_ERR_PVAR_NO_ATOMIC 78
+#define MPI_T_ERR_INVALID_NAME 79
 #define MPI_ERR_LASTCODE 0x3fffffff
 
 /* ---- callbacks ----------------------------------------------------------- */
@@ -1895,6 +1911,131 @@ SHOAL_MPI_FN(int, Errhandler_create, (MPI_Handler_function *function,
                                       MPI_Errhandler *errhandler))
 SHOAL_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
 SHOAL_MPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+
+/*
+ * The tool information interface (MPI_T, MPI 4.0 chapter 15; docs/MPI.md):
+ * control variables are Shoal's SHOAL_* settings, performance variables
+ * its active-message counters.
+ */
+typedef struct shoal_mpi_t_enum *MPI_T_enum;
+typedef struct shoal_mpi_t_cvar_handle *MPI_T_cvar_handle;
+typedef struct shoal_mpi_t_pvar_handle *MPI_T_pvar_handle;
+typedef struct shoal_mpi_t_pvar_session *MPI_T_pvar_session;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)(intptr_t)-1)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+enum {
+    MPI_T_VERBOSITY_USER_BASIC = 221, MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL, MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC, MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+};
+enum {
+    MPI_T_BIND_NO_OBJECT = 1, MPI_T_BIND_MPI_COMM, MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER, MPI_T_BIND_MPI_FILE, MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP, MPI_T_BIND_MPI_REQUEST, MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE, MPI_T_BIND_MPI_INFO, MPI_T_BIND_MPI_SESSION
+};
+enum {
+    MPI_T_SCOPE_CONSTANT = 60, MPI_T_SCOPE_READONLY, MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP, MPI_T_SCOPE_GROUP_EQ, MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+};
+enum {
+    MPI_T_PVAR_CLASS_STATE = 240, MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE, MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER, MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER, MPI_T_PVAR_CLASS_GENERIC
+};
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 270, MPI_T_SOURCE_UNORDERED
+} MPI_T_source_order;
+SHOAL_MPI_FN(int, T_init_thread, (int required, int *provided))
+SHOAL_MPI_FN(int, T_finalize, (void))
+SHOAL_MPI_FN(int, T_enum_get_info, (MPI_T_enum enumtype, int *num,
+                                    char *name, int *name_len))
+SHOAL_MPI_FN(int, T_enum_get_item, (MPI_T_enum enumtype, int index,
+                                    int *value, char *name, int *name_len))
+SHOAL_MPI_FN(int, T_cvar_get_num, (int *num_cvar))
+SHOAL_MPI_FN(int, T_cvar_get_info, (int cvar_index, char *name,
+                                    int *name_len, int *verbosity,
+                                    MPI_Datatype *datatype,
+                                    MPI_T_enum *enumtype, char *desc,
+                                    int *desc_len, int *bind, int *scope))
+SHOAL_MPI_FN(int, T_cvar_get_index, (const char *name, int *cvar_index))
+SHOAL_MPI_FN(int, T_cvar_handle_alloc, (int cvar_index, void *obj_handle,
+                                        MPI_T_cvar_handle *handle,
+                                        int *count))
+SHOAL_MPI_FN(int, T_cvar_handle_free, (MPI_T_cvar_handle *handle))
+SHOAL_MPI_FN(int, T_cvar_read, (MPI_T_cvar_handle handle, void *buf))
+SHOAL_MPI_FN(int, T_cvar_write, (MPI_T_cvar_handle handle,
+                                 const void *buf))
+SHOAL_MPI_FN(int, T_pvar_get_num, (int *num_pvar))
+SHOAL_MPI_FN(int, T_pvar_get_info, (int pvar_index, char *name,
+                                    int *name_len, int *verbosity,
+                                    int *var_class, MPI_Datatype *datatype,
+                                    MPI_T_enum *enumtype, char *desc,
+                                    int *desc_len, int *bind, int *readonly,
+                                    int *continuous, int *atomic))
+SHOAL_MPI_FN(int, T_pvar_get_index, (const char *name, int var_class,
+                                     int *pvar_index))
+SHOAL_MPI_FN(int, T_pvar_session_create, (MPI_T_pvar_session *session))
+SHOAL_MPI_FN(int, T_pvar_session_free, (MPI_T_pvar_session *session))
+SHOAL_MPI_FN(int, T_pvar_handle_alloc, (MPI_T_pvar_session session,
+                                        int pvar_index, void *obj_handle,
+                                        MPI_T_pvar_handle *handle,
+                                        int *count))
+SHOAL_MPI_FN(int, T_pvar_handle_free, (MPI_T_pvar_session session,
+                                       MPI_T_pvar_handle *handle))
+SHOAL_MPI_FN(int, T_pvar_start, (MPI_T_pvar_session session,
+                                 MPI_T_pvar_handle handle))
+SHOAL_MPI_FN(int, T_pvar_stop, (MPI_T_pvar_session session,
+                                MPI_T_pvar_handle handle))
+SHOAL_MPI_FN(int, T_pvar_read, (MPI_T_pvar_session session,
+                                MPI_T_pvar_handle handle, void *buf))
+SHOAL_MPI_FN(int, T_pvar_write, (MPI_T_pvar_session session,
+                                 MPI_T_pvar_handle handle, const void *buf))
+SHOAL_MPI_FN(int, T_pvar_reset, (MPI_T_pvar_session session,
+                                 MPI_T_pvar_handle handle))
+SHOAL_MPI_FN(int, T_pvar_readreset, (MPI_T_pvar_session session,
+                                     MPI_T_pvar_handle handle, void *buf))
+SHOAL_MPI_FN(int, T_category_get_num, (int *num_cat))
+SHOAL_MPI_FN(int, T_category_get_info, (int cat_index, char *name,
+                                        int *name_len, char *desc,
+                                        int *desc_len, int *num_cvars,
+                                        int *num_pvars, int *num_categories))
+SHOAL_MPI_FN(int, T_category_get_index, (const char *name, int *cat_index))
+SHOAL_MPI_FN(int, T_category_get_cvars, (int cat_index, int len,
+                                         int indices[]))
+SHOAL_MPI_FN(int, T_category_get_pvars, (int cat_index, int len,
+                                         int indices[]))
+SHOAL_MPI_FN(int, T_category_get_categories, (int cat_index, int len,
+                                              int indices[]))
+SHOAL_MPI_FN(int, T_category_changed, (int *update_number))
+SHOAL_MPI_FN(int, T_category_get_num_events, (int cat_index,
+                                              int *num_events))
+SHOAL_MPI_FN(int, T_category_get_events, (int cat_index, int len,
+                                          int indices[]))
+SHOAL_MPI_FN(int, T_source_get_num, (int *num_sources))
+SHOAL_MPI_FN(int, T_event_get_num, (int *num_events))
+SHOAL_MPI_FN(int, T_event_get_index, (const char *name, int *event_index))
+SHOAL_MPI_FN(int, T_event_get_info,
+             (int event_index, char *name, int *name_len, int *verbosity,
+              MPI_Datatype array_of_datatypes[],
+              MPI_Aint array_of_displacements[], int *num_elements,
+              MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+              int *desc_len, int *bind))
+SHOAL_MPI_FN(int, T_source_get_info,
+             (int source_index, char *name, int *name_len, char *desc,
+              int *desc_len, MPI_T_source_order *ordering,
+              MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+              MPI_Info *info))
+SHOAL_MPI_FN(int, T_source_get_timestamp, (int source_index,
+                                           MPI_Count *timestamp))
 
 /* handle conversion (C and Fortran integers) */
 SHOAL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))

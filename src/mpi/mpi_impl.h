@@ -55,6 +55,8 @@
 #define MPI_MAGIC_OP 0x4f706572u    /* "Oper" */
 #define MPI_MAGIC_ERRH 0x45727268u  /* "Errh" */
 #define MPI_MAGIC_INFO 0x496e666fu  /* "Info" */
+/* The highest error class MPI (and ULFM, and MPI_T) defines. */
+#define MPI_LAST_PREDEF_CLASS MPI_T_ERR_INVALID_NAME
 #define MPI_MAGIC_SESSION 0x53657373u /* "Sess" */
 #define MPI_MAGIC_DEAD 0xdeadbeefu  /* freed objects get this */
 

@@ -56,3 +56,8 @@ set_tests_properties(mp.mpi.init_fatal.init mp.mpi.init_fatal.before
 # beside it (a session that outlives MPI_Finalize).
 shoal_mpi_test(session SOURCES session.c NP 1 2 4 ARGS only)
 shoal_mpi_test(session_mixed SOURCES session.c NP 1 3 ARGS mixed)
+# The tool information interface (MPI_T): control variables read before
+# MPI_Init and after MPI_Finalize, enumerations, categories, performance
+# variables counting this rank's sends.
+shoal_mpi_test(mpit SOURCES mpit.c NP 1 2
+               ENV SHOAL_SHM_CELLS=256 SHOAL_LOG=warn)

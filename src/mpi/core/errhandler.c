@@ -120,7 +120,7 @@ static int valid_class(int cls)
 {
     user_code_t *u;
 
-    if (cls >= MPI_SUCCESS && cls <= MPIX_ERR_REVOKED)
+    if (cls >= MPI_SUCCESS && cls <= MPI_LAST_PREDEF_CLASS)
         return 1;
     u = lookup(cls);
     return u != NULL && u->cls == cls;

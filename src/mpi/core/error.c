@@ -100,6 +100,32 @@ static const char *const class_text[] = {
         "MPIX_ERR_PROC_FAILED_PENDING: a potential sender of this "
         "MPI_ANY_SOURCE receive failed; the request is still pending",
     [MPIX_ERR_REVOKED] = "MPIX_ERR_REVOKED: the communicator was revoked",
+    [MPI_T_ERR_MEMORY] = "MPI_T_ERR_MEMORY: out of memory",
+    [MPI_T_ERR_NOT_INITIALIZED] =
+        "MPI_T_ERR_NOT_INITIALIZED: the tool interface is not initialized",
+    [MPI_T_ERR_CANNOT_INIT] =
+        "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be initialized",
+    [MPI_T_ERR_INVALID_INDEX] = "MPI_T_ERR_INVALID_INDEX: index out of range",
+    [MPI_T_ERR_INVALID_ITEM] = "MPI_T_ERR_INVALID_ITEM: item index out of "
+                               "range",
+    [MPI_T_ERR_INVALID_HANDLE] = "MPI_T_ERR_INVALID_HANDLE: invalid handle",
+    [MPI_T_ERR_OUT_OF_HANDLES] = "MPI_T_ERR_OUT_OF_HANDLES: no more handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS] = "MPI_T_ERR_OUT_OF_SESSIONS: no more "
+                                  "sessions",
+    [MPI_T_ERR_INVALID_SESSION] = "MPI_T_ERR_INVALID_SESSION: invalid "
+                                  "performance variable session",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = "MPI_T_ERR_CVAR_SET_NOT_NOW: the control "
+                                   "variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "MPI_T_ERR_CVAR_SET_NEVER: the control "
+                                 "variable cannot be set after start-up",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "MPI_T_ERR_PVAR_NO_STARTSTOP: the "
+                                    "performance variable runs continuously",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "MPI_T_ERR_PVAR_NO_WRITE: the performance "
+                                "variable cannot be written",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = "MPI_T_ERR_PVAR_NO_ATOMIC: the performance "
+                                 "variable cannot be read and reset at once",
+    [MPI_T_ERR_INVALID_NAME] = "MPI_T_ERR_INVALID_NAME: no variable or "
+                               "category of that name",
 };
 
 /* The last error of this thread: its code and detail. */
@@ -130,7 +156,7 @@ int mpi_class_of_status(int s)
 
 static const char *class_string(int code)
 {
-    if (code >= 0 && code <= MPIX_ERR_REVOKED && class_text[code] != NULL)
+    if (code >= 0 && code <= MPI_LAST_PREDEF_CLASS && class_text[code] != NULL)
         return class_text[code];
     return mpi_error_user_string(code);
 }
@@ -289,7 +315,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     if (errorclass == NULL)
         return mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class",
                          "errorclass is NULL");
-    if (errorcode >= 0 && errorcode <= MPIX_ERR_REVOKED) {
+    if (errorcode >= 0 && errorcode <= MPI_LAST_PREDEF_CLASS) {
         *errorclass = errorcode;
         return MPI_SUCCESS;
     }

@@ -237,10 +237,11 @@ int io_rep_convert(const io_rep_t *rep, int wr, void *buf, MPI_Count count,
  * or MPI_ERR_NO_MEM). */
 int io_view_default(io_view_t *v);
 void io_view_free(io_view_t *v);
-/* Build v from the arguments (checked by the caller); MPI_SUCCESS,
- * or a class with *why set. */
+/* Build v from the arguments (checked by the caller; wr: the file is
+ * opened for writing); MPI_SUCCESS, or a class with *why set. */
 int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
-                  MPI_Datatype ftype, const char *datarep, const char **why);
+                  MPI_Datatype ftype, const char *datarep, int wr,
+                  const char **why);
 /* The file offset of stream byte pos (that byte's place in the file). */
 MPI_Offset io_view_offset(const io_view_t *v, MPI_Offset pos);
 /* Stream bytes of the view that lie before file offset off. */

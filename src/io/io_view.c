@@ -8,9 +8,11 @@
  * the datatype engine already keeps for one element (`segs`, adjacent
  * blocks merged, in typemap order): copied with the stream byte each block
  * starts at, so finding the block of a stream position is a binary search
- * and walking on from there is a step along the array.  MPI 4.1 section
- * 14.3 requires the filetype's displacements to be nonnegative and
- * monotonically nondecreasing, which makes stream order file order.
+ * and walking on from there is a step along the array.  MPI 4.0 section
+ * 14.1 requires the typemap displacements of the etype and the filetype
+ * to be nonnegative and monotonically nondecreasing, and section 14.3
+ * forbids overlaps in either when the file is opened for writing; both
+ * are checked on the basic elements of the typemap (mpi_dt_order).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -23,7 +25,7 @@ int io_view_default(io_view_t *v)
 {
     const char *why;
 
-    return io_view_build(v, 0, MPI_BYTE, MPI_BYTE, "native", &why);
+    return io_view_build(v, 0, MPI_BYTE, MPI_BYTE, "native", 0, &why);
 }
 
 void io_view_free(io_view_t *v)
@@ -40,12 +42,11 @@ void io_view_free(io_view_t *v)
     v->etype = v->ftype = NULL;
 }
 
-/* The blocks of one filetype into v (copied, checked). */
+/* The blocks of one filetype into v, with the stream byte each starts at. */
 static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
                     const char **why)
 {
     MPI_Count at = 0;
-    MPI_Aint last_end = 0;
 
     if (n > 0) {
         v->segs = malloc((size_t)n * sizeof(*v->segs));
@@ -56,24 +57,88 @@ static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
         }
     }
     for (MPI_Count i = 0; i < n; i++) {
-        mpi_dt_seg_t s = segs[i];
-        if (s.disp < 0 || (i > 0 && s.disp < last_end)) {
-            *why = s.disp < 0 ? "the filetype has a negative displacement"
-                              : "the filetype's displacements decrease "
-                                "(they must be monotonically nondecreasing)";
-            return MPI_ERR_TYPE;
-        }
-        v->segs[i] = s;
+        v->segs[i] = segs[i];
         v->start[i] = at;
-        at += s.len;
-        last_end = s.disp + (MPI_Aint)s.len;
+        at += segs[i].len;
     }
     v->nsegs = n;
     return MPI_SUCCESS;
 }
 
+/* mpi_dt_order for a layout in the file of another representation, whose
+ * elements are not listed: by blocks (a block's first element starts
+ * where the block does). */
+static int layout_order(const io_layout_t *l)
+{
+    MPI_Aint reach = 0;
+    int order = MPI_DT_ORDER_OK;
+
+    for (MPI_Count i = 0; i < l->n; i++) {
+        const mpi_dt_seg_t *s = &l->segs[i];
+        if (s->disp < 0)
+            return MPI_DT_ORDER_NEGATIVE;
+        if (i > 0 && s->disp < l->segs[i - 1].disp)
+            order = MPI_DT_ORDER_DECREASE;
+        else if (i > 0 && s->disp < reach && order < MPI_DT_ORDER_OVERLAP)
+            order = MPI_DT_ORDER_OVERLAP;
+        if (s->disp + (MPI_Aint)s->len > reach)
+            reach = s->disp + (MPI_Aint)s->len;
+    }
+    return order;
+}
+
+/* The typemap rules of MPI 4.0 sections 14.1 and 14.3 for the etype
+ * (is_etype) or the filetype ordered as order (MPI_DT_ORDER_*): NULL when
+ * they are kept, else why not. */
+static const char *order_why(int order, int wr, int is_etype)
+{
+    static const char *const why[2][3] = {
+        {"the filetype has a negative displacement",
+         "the filetype's displacements decrease (they must be monotonically "
+         "nondecreasing)",
+         "the filetype overlaps itself (Shoal refuses such views for now)"},
+        {"the etype has a negative displacement",
+         "the etype's displacements decrease (they must be monotonically "
+         "nondecreasing)",
+         "the etype overlaps itself, which a file opened for writing does "
+         "not allow"}};
+
+    switch (order) {
+    case MPI_DT_ORDER_NEGATIVE:
+        return why[is_etype][0];
+    case MPI_DT_ORDER_DECREASE:
+        return why[is_etype][1];
+    case MPI_DT_ORDER_OVERLAP:
+        return wr || !is_etype ? why[is_etype][2] : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* The etype's rules: by its elements, or by its blocks in the file when
+ * the representation changes its size (de). */
+static int etype_rules(const io_rep_t *rep, MPI_Datatype etype, int de,
+                       int wr, const char **why)
+{
+    io_layout_t le;
+    int rc, order;
+
+    if (!de) {
+        order = mpi_dt_order(etype);
+    } else {
+        memset(&le, 0, sizeof(le));
+        if ((rc = io_rep_layout(rep, etype, &le, why)) != MPI_SUCCESS)
+            return rc;
+        order = layout_order(&le);
+        io_layout_free(&le);
+    }
+    *why = order_why(order, wr, 1);
+    return *why != NULL ? MPI_ERR_TYPE : MPI_SUCCESS;
+}
+
 int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
-                  MPI_Datatype ftype, const char *datarep, const char **why)
+                  MPI_Datatype ftype, const char *datarep, int wr,
+                  const char **why)
 {
     const io_rep_t *rep = NULL;
     int rc, de = 0, df = 0;
@@ -95,6 +160,8 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
         *why = "the data representation's extent function failed";
         return rc;
     }
+    if ((rc = etype_rules(rep, etype, de, wr, why)) != MPI_SUCCESS)
+        return rc;
     if (de || df) {
         /* Sizes change in the file: the layout there is computed from the
          * filetype's constructors with the file extents (io_datarep.c). */
@@ -115,6 +182,10 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
         rc = MPI_ERR_TYPE;
     } else if (v->fsize > 0 && v->fext <= 0) {
         *why = "the filetype's extent is not positive";
+        rc = MPI_ERR_TYPE;
+    } else if ((*why = order_why(de || df ? layout_order(&l)
+                                          : mpi_dt_order(ftype),
+                                  wr, 0)) != NULL) {
         rc = MPI_ERR_TYPE;
     } else {
         rc = de || df ? set_segs(v, l.segs, l.n, why)
@@ -305,7 +376,9 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                             fh->path);
         disp = got[1];
     }
-    lc = io_view_build(&nv, disp, etype, filetype, datarep, &why);
+    lc = io_view_build(&nv, disp, etype, filetype, datarep,
+                       (fh->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0,
+                       &why);
     agree[0] = lc;
     if ((rc = PMPI_Allreduce(agree, all, 1, MPI_LONG_LONG, MPI_MAX,
                              fh->comm)) != MPI_SUCCESS) {

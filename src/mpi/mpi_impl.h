@@ -374,6 +374,22 @@ MPI_Count mpi_dt_cursor_iov(mpi_dt_cursor_t *c, struct iovec *iov, int max,
 /* Basic elements in the first `bytes` bytes of a stream of dt. */
 MPI_Count mpi_dt_elements(MPI_Datatype dt, MPI_Count bytes);
 
+/*
+ * How the typemap of one element of dt is ordered, worst first: a negative
+ * displacement, a basic element starting before the one listed before it,
+ * or elements overlapping (nondecreasing but not disjoint: a repeated
+ * displacement, say).  MPI 4.0 section 14.1 wants etypes and filetypes
+ * nonnegative and nondecreasing, and section 14.3 also disjoint in files
+ * opened for writing.
+ */
+enum {
+    MPI_DT_ORDER_OK = 0,
+    MPI_DT_ORDER_OVERLAP,
+    MPI_DT_ORDER_DECREASE,
+    MPI_DT_ORDER_NEGATIVE
+};
+int mpi_dt_order(MPI_Datatype dt);
+
 /* Copy count elements of dt from src to dst (local copy, both layouts dt). */
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
                  void *dst);

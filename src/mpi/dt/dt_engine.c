@@ -169,6 +169,38 @@ MPI_Count mpi_dt_elements(MPI_Datatype dt, MPI_Count bytes)
            (rem - r->bytes_before) / dt_basic[r->basic].native;
 }
 
+int mpi_dt_order(MPI_Datatype dt)
+{
+    const dt_map_t *m = dt_map(dt);
+    MPI_Aint reach = 0; /* the furthest end of a block so far */
+    MPI_Count r = 0;
+    int order = MPI_DT_ORDER_OK;
+
+    for (MPI_Count i = 0; i < m->nsegs; i++) {
+        const mpi_dt_seg_t *s = &m->segs[i];
+        if (s->disp < 0)
+            return MPI_DT_ORDER_NEGATIVE;
+        if (i > 0) {
+            /* Blocks are runs of adjacent elements in typemap order, so
+             * only a block's first element can start before its
+             * predecessor: the last element of the block before. */
+            const mpi_dt_seg_t *p = &m->segs[i - 1];
+            MPI_Count end = m->seg_end[i - 1], last = 1;
+            while (r + 1 < m->nruns && m->runs[r + 1].bytes_before < end)
+                r++;
+            if (r < m->nruns)
+                last = dt_basic[m->runs[r].basic].native;
+            if (s->disp < p->disp + (MPI_Aint)(p->len - last))
+                order = MPI_DT_ORDER_DECREASE;
+            else if (s->disp < reach && order < MPI_DT_ORDER_OVERLAP)
+                order = MPI_DT_ORDER_OVERLAP;
+        }
+        if (s->disp + (MPI_Aint)s->len > reach)
+            reach = s->disp + (MPI_Aint)s->len;
+    }
+    return order;
+}
+
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src, void *dst)
 {
     MPI_Count e, i;

@@ -72,6 +72,10 @@ typedef struct io_view {
     mpi_dt_seg_t *segs;        /* displacement (from disp), length */
     MPI_Count *start;          /* stream byte where segs[i] begins */
     int dense;                 /* one block filling the extent: no holes */
+    int overlap;               /* some block starts before another's end
+                                  (read-only files): stream order is not
+                                  file order */
+    MPI_Aint reach;            /* the furthest end of a block */
     const io_rep_t *rep;       /* NULL for "native" and "internal"; else
                                   the file holds that representation (sizes
                                   and positions above are of it) */
@@ -107,6 +111,8 @@ struct shoal_mpi_file {
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
     int ds_read, ds_write;
     int ds_any; /* some rank's view sieves writes (agreed, io_ds_agree) */
+    int ov_any; /* some rank's view overlaps itself (agreed, io_ds_agree):
+                   no collective buffering */
     /* file-noncontiguous list IO through io_uring (io_uring.c):
      * shoal_io_uring, 0 disable, 1 enable, 2 automatic */
     int uring;
@@ -181,7 +187,8 @@ int io_twophase_setup(MPI_File fh);
 /* Does this collective access go through the aggregators? */
 static inline int io_twophase_on(MPI_File fh, int wr)
 {
-    return !fh->atomic && fh->naggs > 0 && (wr ? fh->cb_write : fh->cb_read);
+    return !fh->atomic && !fh->ov_any && fh->naggs > 0 &&
+           (wr ? fh->cb_write : fh->cb_read);
 }
 /* Two-phase collective read or write of (buf, count, dt) from stream byte
  * pos (every rank of fh calls it): data travel to the aggregator owning
@@ -244,7 +251,11 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
                   const char **why);
 /* The file offset of stream byte pos (that byte's place in the file). */
 MPI_Offset io_view_offset(const io_view_t *v, MPI_Offset pos);
-/* Stream bytes of the view that lie before file offset off. */
+/* [*lo, *hi): file bytes that bytes > 0 stream bytes from pos lie in. */
+void io_view_span(const io_view_t *v, MPI_Offset pos, MPI_Count bytes,
+                  MPI_Offset *lo, MPI_Offset *hi);
+/* Stream bytes of the view before the first one at or past file offset
+ * off (those that lie before off, unless the view overlaps itself). */
 MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off);
 
 /* A walk over the file blocks of the stream from a position on. */
@@ -291,8 +302,9 @@ int io_ur_runs(int fd, int wr, mpi_dt_cursor_t *c, const io_run_t *runs,
 int io_ur_available(void);
 /* Do independent accesses through fh's view sieve (romio_ds_read/write)? */
 int io_sieve_on(MPI_File fh, int wr);
-/* Agree whether any rank's view sieves writes (collective: set_view,
- * set_info): MPI_SUCCESS or the class of the lost collective. */
+/* Agree whether any rank's view sieves writes, and whether any overlaps
+ * itself (collective: set_view, set_info): MPI_SUCCESS or the class of
+ * the lost collective. */
 int io_ds_agree(MPI_File fh);
 /* Must a write that does not sieve hold a shared lock over its range?
  * When sieving writers may be about: some rank's view of this file sieves

@@ -196,8 +196,7 @@ int io_move(MPI_File fh, int wr, int twophase, const io_acc_t *a, void *buf,
         iodt = MPI_BYTE;
     }
     if (fh->atomic && bytes > 0 && fh->view.fsize > 0) {
-        m->lo = io_view_offset(&fh->view, pos);
-        m->hi = io_view_offset(&fh->view, pos + bytes - 1) + 1;
+        io_view_span(&fh->view, pos, bytes, &m->lo, &m->hi);
         if ((m->err = io_lock(fh->fd, wr, m->lo, m->hi)) != 0) {
             free(tmp);
             m->rc = io_errno_class(m->err);

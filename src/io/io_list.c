@@ -191,9 +191,14 @@ int io_sieve_on(MPI_File fh, int wr)
 
 int io_ds_agree(MPI_File fh)
 {
-    int mine = io_sieve_on(fh, 1);
+    int mine[2] = {io_sieve_on(fh, 1), fh->view.overlap}, any[2];
+    int rc = PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, fh->comm);
 
-    return PMPI_Allreduce(&mine, &fh->ds_any, 1, MPI_INT, MPI_MAX, fh->comm);
+    if (rc == MPI_SUCCESS) {
+        fh->ds_any = any[0];
+        fh->ov_any = any[1];
+    }
+    return rc;
 }
 
 /*
@@ -217,10 +222,14 @@ static MPI_Count window(io_walk_t *w, MPI_Count left, MPI_Offset *start,
     while (l2 > 0) { /* whole blocks while the window holds them */
         io_walk_t w1 = *w;
         len = io_walk_next(&w1, l2, &off);
-        if (len == 0 || off + len - *start > IO_SIEVE_BUF)
+        /* (A view of a file only read may go back: blocks before the
+         * window's start end it, and its end is the furthest one.) */
+        if (len == 0 || off < *start ||
+            (off + len > *end ? off + len : *end) - *start > IO_SIEVE_BUF)
             break;
         *w = w1;
-        *end = off + len;
+        if (off + len > *end)
+            *end = off + len;
         wbytes += len;
         l2 -= len;
     }
@@ -385,8 +394,7 @@ int io_list_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf, MPI_Count count,
     if (wr && io_ds_guard(fh)) {
         /* Sieving writers may be about: hold a shared lock over the range
          * (they take exclusive ones over their windows). */
-        lock_lo = io_view_offset(&fh->view, pos);
-        lock_hi = io_view_offset(&fh->view, pos + total - 1) + 1;
+        io_view_span(&fh->view, pos, total, &lock_lo, &lock_hi);
         if ((rc = io_lock(fh->fd, 0, lock_lo, lock_hi)) != 0) {
             *err_p = rc;
             return io_errno_class(rc);

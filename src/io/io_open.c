@@ -307,6 +307,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     f->ds_read = 2;
     f->ds_write = 2;
     f->ds_any = 0;
+    f->ov_any = 0;
     io_shared_open(f, f->pos);
     /* Collective buffering: the aggregators, and rank 0's hints. */
     lc = io_twophase_setup(f);

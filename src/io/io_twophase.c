@@ -11,7 +11,9 @@
  *
  * Phase one is an exchange: counts by MPI_Alltoall, block descriptors
  * (offset, length) and data by MPI_Alltoallv.  Because a view's
- * displacements never decrease, a rank's stream bytes are in file order,
+ * displacements never decrease (views that overlap themselves, allowed in
+ * files only read, never come here: io_twophase_on), a rank's stream
+ * bytes are in file order,
  * so the bytes it sends to one domain are one contiguous range of its
  * packed stream.  Phase two is the aggregator's IO: its blocks sorted by
  * offset, adjacent ones merged into runs, one preadv/pwritev per run

@@ -12,7 +12,12 @@
  * 14.1 requires the typemap displacements of the etype and the filetype
  * to be nonnegative and monotonically nondecreasing, and section 14.3
  * forbids overlaps in either when the file is opened for writing; both
- * are checked on the basic elements of the typemap (mpi_dt_order).
+ * are checked on the basic elements of the typemap (mpi_dt_order).  So
+ * block starts never decrease, and stream order is file order unless a
+ * filetype of a file only read overlaps itself (a repeated displacement):
+ * such a view is marked, and what needs file order (the end of file in
+ * etypes, lock ranges, sieving windows, collective buffering) allows for
+ * it.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -42,7 +47,9 @@ void io_view_free(io_view_t *v)
     v->etype = v->ftype = NULL;
 }
 
-/* The blocks of one filetype into v, with the stream byte each starts at. */
+/* The blocks of one filetype into v, with the stream byte each starts at,
+ * and the file range they cover; overlapping ones (allowed in files only
+ * read) mark the view. */
 static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
                     const char **why)
 {
@@ -57,6 +64,11 @@ static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
         }
     }
     for (MPI_Count i = 0; i < n; i++) {
+        MPI_Aint end = segs[i].disp + (MPI_Aint)segs[i].len;
+        if (i > 0 && segs[i].disp < v->reach)
+            v->overlap = 1;
+        if (i == 0 || end > v->reach)
+            v->reach = end;
         v->segs[i] = segs[i];
         v->start[i] = at;
         at += segs[i].len;
@@ -96,7 +108,8 @@ static const char *order_why(int order, int wr, int is_etype)
         {"the filetype has a negative displacement",
          "the filetype's displacements decrease (they must be monotonically "
          "nondecreasing)",
-         "the filetype overlaps itself (Shoal refuses such views for now)"},
+         "the filetype overlaps itself, which a file opened for writing "
+         "does not allow"},
         {"the etype has a negative displacement",
          "the etype's displacements decrease (they must be monotonically "
          "nondecreasing)",
@@ -109,7 +122,7 @@ static const char *order_why(int order, int wr, int is_etype)
     case MPI_DT_ORDER_DECREASE:
         return why[is_etype][1];
     case MPI_DT_ORDER_OVERLAP:
-        return wr || !is_etype ? why[is_etype][2] : NULL;
+        return wr ? why[is_etype][2] : NULL;
     default:
         return NULL;
     }
@@ -280,12 +293,44 @@ MPI_Offset io_view_offset(const io_view_t *v, MPI_Offset pos)
     return off;
 }
 
+void io_view_span(const io_view_t *v, MPI_Offset pos, MPI_Count bytes,
+                  MPI_Offset *lo, MPI_Offset *hi)
+{
+    if (v->overlap) {
+        /* Blocks go back: from the first block of the first tile to the
+         * furthest end in the last (block starts never decrease). */
+        *lo = v->disp + pos / v->fsize * (MPI_Offset)v->fext + v->segs[0].disp;
+        *hi = v->disp + (pos + bytes - 1) / v->fsize * (MPI_Offset)v->fext +
+              v->reach;
+        return;
+    }
+    *lo = io_view_offset(v, pos);
+    *hi = io_view_offset(v, pos + bytes - 1) + 1;
+}
+
+/* io_view_stream_before for a view whose blocks overlap: the first tile
+ * reaching past off, and in it the first block that does. */
+static MPI_Offset stream_before_overlap(const io_view_t *v, MPI_Offset off)
+{
+    MPI_Offset rel = off - v->disp, t;
+
+    t = rel < v->reach ? 0 : (rel - v->reach) / v->fext + 1;
+    rel -= t * v->fext;
+    for (MPI_Count i = 0; i < v->nsegs; i++)
+        if (v->segs[i].disp + (MPI_Offset)v->segs[i].len > rel)
+            return t * v->fsize + v->start[i] +
+                   (rel > v->segs[i].disp ? rel - v->segs[i].disp : 0);
+    return (t + 1) * v->fsize; /* not reached */
+}
+
 MPI_Offset io_view_stream_before(const io_view_t *v, MPI_Offset off)
 {
     MPI_Offset lo = 0, hi;
 
     if (off <= v->disp || v->fsize <= 0 || v->nsegs == 0)
         return 0;
+    if (v->overlap)
+        return stream_before_overlap(v, off);
     /* The offset of stream byte p grows with p: find the first p whose
      * byte lies at or after off. */
     hi = v->fsize;

@@ -9,7 +9,8 @@ shoal_mpi_test(io_basic SOURCES io_basic.c NP 1 2 4 8)
 shoal_mpi_test(io_shared SOURCES io_shared.c NP 1 2 4 8)
 shoal_mpi_test(io_atomic SOURCES io_atomic.c NP 2 4 8)
 # set_view's typemap rules for etypes and filetypes, by basic element:
-# negative, decreasing, overlapping (refused only for writing).
+# negative, decreasing, overlapping (refused only for writing); reads
+# through an overlapping filetype by every path, each byte checked.
 shoal_mpi_test(io_viewtype SOURCES io_viewtype.c NP 1 2 4)
 # Nonblocking independent access in the background (io_async.c): requests
 # held up by another process's lock stay incomplete while the caller goes

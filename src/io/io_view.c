@@ -77,28 +77,6 @@ static int set_segs(io_view_t *v, const mpi_dt_seg_t *segs, MPI_Count n,
     return MPI_SUCCESS;
 }
 
-/* mpi_dt_order for a layout in the file of another representation, whose
- * elements are not listed: by blocks (a block's first element starts
- * where the block does). */
-static int layout_order(const io_layout_t *l)
-{
-    MPI_Aint reach = 0;
-    int order = MPI_DT_ORDER_OK;
-
-    for (MPI_Count i = 0; i < l->n; i++) {
-        const mpi_dt_seg_t *s = &l->segs[i];
-        if (s->disp < 0)
-            return MPI_DT_ORDER_NEGATIVE;
-        if (i > 0 && s->disp < l->segs[i - 1].disp)
-            order = MPI_DT_ORDER_DECREASE;
-        else if (i > 0 && s->disp < reach && order < MPI_DT_ORDER_OVERLAP)
-            order = MPI_DT_ORDER_OVERLAP;
-        if (s->disp + (MPI_Aint)s->len > reach)
-            reach = s->disp + (MPI_Aint)s->len;
-    }
-    return order;
-}
-
 /* The typemap rules of MPI 4.0 sections 14.1 and 14.3 for the etype
  * (is_etype) or the filetype ordered as order (MPI_DT_ORDER_*): NULL when
  * they are kept, else why not. */
@@ -142,7 +120,7 @@ static int etype_rules(const io_rep_t *rep, MPI_Datatype etype, int de,
         memset(&le, 0, sizeof(le));
         if ((rc = io_rep_layout(rep, etype, &le, why)) != MPI_SUCCESS)
             return rc;
-        order = layout_order(&le);
+        order = mpi_dt_blocks_order(le.segs, le.n, NULL);
         io_layout_free(&le);
     }
     *why = order_why(order, wr, 1);
@@ -196,8 +174,9 @@ int io_view_build(io_view_t *v, MPI_Offset disp, MPI_Datatype etype,
     } else if (v->fsize > 0 && v->fext <= 0) {
         *why = "the filetype's extent is not positive";
         rc = MPI_ERR_TYPE;
-    } else if ((*why = order_why(de || df ? layout_order(&l)
-                                          : mpi_dt_order(ftype),
+    } else if ((*why = order_why(de || df
+                                      ? mpi_dt_blocks_order(l.segs, l.n, NULL)
+                                      : mpi_dt_order(ftype),
                                   wr, 0)) != NULL) {
         rc = MPI_ERR_TYPE;
     } else {

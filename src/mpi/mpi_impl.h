@@ -389,6 +389,11 @@ enum {
     MPI_DT_ORDER_NEGATIVE
 };
 int mpi_dt_order(MPI_Datatype dt);
+/* The same for blocks segs[0, n) of one element of dt, or, without dt
+ * (NULL), of a layout whose elements are not known: then a block's first
+ * element is taken to start where it does, its last to fill it. */
+int mpi_dt_blocks_order(const mpi_dt_seg_t *segs, MPI_Count n,
+                        MPI_Datatype dt);
 
 /* Copy count elements of dt from src to dst (local copy, both layouts dt). */
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,

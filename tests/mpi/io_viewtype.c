@@ -33,6 +33,16 @@ static void still_default(MPI_File fh)
              "a refused view changed the view");
 }
 
+/* set_view(fh, 0, et, *ft) is refused and changes nothing; *ft freed. */
+static void refused(MPI_File fh, MPI_Datatype et, MPI_Datatype *ft)
+{
+    MT_OK(MPI_Type_commit(ft));
+    MT_ERR(MPI_ERR_TYPE,
+           MPI_File_set_view(fh, 0, et, *ft, "native", MPI_INFO_NULL));
+    still_default(fh);
+    MT_OK(MPI_Type_free(ft));
+}
+
 static void etypes(const char *path)
 {
     static const int bl1[2] = {1, 1}, neg[2] = {-2, 2}, dec[2] = {3, 0};
@@ -112,26 +122,15 @@ static void elements(const char *path)
     MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
                         &fh));
     MT_OK(MPI_Type_create_hindexed(2, bl31, at4, MPI_INT, &ft));
-    MT_OK(MPI_Type_commit(&ft));
-    MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_INT, ft, "native",
-                                           MPI_INFO_NULL));
-    still_default(fh);
-    MT_OK(MPI_Type_free(&ft));
+    refused(fh, MPI_INT, &ft);
     MT_OK(MPI_File_close(&fh));
     /* Both nondecreasing ones overlap: refused for writing. */
     MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, MPI_INFO_NULL,
                         &fh));
     MT_OK(MPI_Type_create_hindexed(2, bl31, at8, MPI_INT, &ft));
-    MT_OK(MPI_Type_commit(&ft));
-    MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_INT, ft, "native",
-                                           MPI_INFO_NULL));
-    MT_OK(MPI_Type_free(&ft));
+    refused(fh, MPI_INT, &ft);
     MT_OK(MPI_Type_create_struct(2, bl11, at4, types, &ft));
-    MT_OK(MPI_Type_commit(&ft));
-    MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native",
-                                           MPI_INFO_NULL));
-    still_default(fh);
-    MT_OK(MPI_Type_free(&ft));
+    refused(fh, MPI_BYTE, &ft);
     MT_OK(MPI_File_close(&fh));
 }
 

@@ -169,27 +169,31 @@ MPI_Count mpi_dt_elements(MPI_Datatype dt, MPI_Count bytes)
            (rem - r->bytes_before) / dt_basic[r->basic].native;
 }
 
-int mpi_dt_order(MPI_Datatype dt)
+int mpi_dt_blocks_order(const mpi_dt_seg_t *segs, MPI_Count n,
+                        MPI_Datatype dt)
 {
-    const dt_map_t *m = dt_map(dt);
+    const dt_map_t *m = dt != NULL ? dt_map(dt) : NULL;
     MPI_Aint reach = 0; /* the furthest end of a block so far */
     MPI_Count r = 0;
     int order = MPI_DT_ORDER_OK;
 
-    for (MPI_Count i = 0; i < m->nsegs; i++) {
-        const mpi_dt_seg_t *s = &m->segs[i];
+    for (MPI_Count i = 0; i < n; i++) {
+        const mpi_dt_seg_t *s = &segs[i];
         if (s->disp < 0)
             return MPI_DT_ORDER_NEGATIVE;
         if (i > 0) {
             /* Blocks are runs of adjacent elements in typemap order, so
              * only a block's first element can start before its
-             * predecessor: the last element of the block before. */
-            const mpi_dt_seg_t *p = &m->segs[i - 1];
-            MPI_Count end = m->seg_end[i - 1], last = 1;
-            while (r + 1 < m->nruns && m->runs[r + 1].bytes_before < end)
-                r++;
-            if (r < m->nruns)
-                last = dt_basic[m->runs[r].basic].native;
+             * predecessor: the last element of the block before (without
+             * dt, taken to be that whole block). */
+            const mpi_dt_seg_t *p = &segs[i - 1];
+            MPI_Count last = p->len;
+            if (m != NULL) {
+                while (r + 1 < m->nruns &&
+                       m->runs[r + 1].bytes_before < m->seg_end[i - 1])
+                    r++;
+                last = r < m->nruns ? dt_basic[m->runs[r].basic].native : 1;
+            }
             if (s->disp < p->disp + (MPI_Aint)(p->len - last))
                 order = MPI_DT_ORDER_DECREASE;
             else if (s->disp < reach && order < MPI_DT_ORDER_OVERLAP)
@@ -199,6 +203,11 @@ int mpi_dt_order(MPI_Datatype dt)
             reach = s->disp + (MPI_Aint)s->len;
     }
     return order;
+}
+
+int mpi_dt_order(MPI_Datatype dt)
+{
+    return mpi_dt_blocks_order(dt->segs, dt->nsegs, dt);
 }
 
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src, void *dst)

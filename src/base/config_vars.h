@@ -126,6 +126,8 @@ BASE_CONFIG_VAR(MPI_COOP, SIZE, "32k", "0:1t", "library",
                 "Rendezvous messages on one host from this size are copied by both processes at once, half each (0: the receiver copies alone)")
 BASE_CONFIG_VAR(MPI_THREAD, ENUM, "auto", "auto|single|multiple", "library",
                 "Thread level MPI_Init_thread provides: what was asked (auto), at most MPI_THREAD_SERIALIZED (single), or always MPI_THREAD_MULTIPLE")
+BASE_CONFIG_VAR(MPI_INITIAL_ERRHANDLER, ENUM, "mpi_errors_are_fatal", "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return", "library",
+                "The initial error handler (MPI 4.0's mpi_initial_errhandler; shoalrun --initial-errhandler sets it): MPI_Init installs it on MPI_COMM_WORLD and MPI_COMM_SELF, so errors of those and of calls tied to no communicator go to it; MPI_INFO_ENV reports it")
 
 /* coll: collective algorithms (auto picks by communicator and message size;
  * docs/COLLECTIVES.md has the measurements behind the defaults) */

@@ -444,6 +444,17 @@ case_bad_args() {
     SHOAL_BIND_TO=sockets bad_args 2 "SHOAL_BIND_TO=sockets is not valid" -n 1 true
     bad_args 2 "--checkpoint-dir needs a value" -n 1 --checkpoint-dir
     bad_args 2 "--restart: the directory is empty" -n 1 --restart= true
+    # Open MPI's --with-ft values; MPI 4.0's --initial-errhandler.
+    bad_args 2 "--with-ft maybe: known are ulfm, mpi" -n 1 --with-ft maybe true
+    bad_args 2 "--initial-errhandler mpi_errors_ignore: known are" -n 1 --initial-errhandler mpi_errors_ignore true
+    SHOAL_FT=1 run -n 1 --with-ft no sh -c 'echo "ft=$SHOAL_FT"'
+    expect_rc 0
+    expect_out "^ft=0$"
+    run -n 1 --with-ft true sh -c 'echo "ft=$SHOAL_FT"'
+    expect_out "^ft=1$"
+    run -n 1 -initial-errhandler MPI_Errors_Return sh -c 'echo "eh=$SHOAL_MPI_INITIAL_ERRHANDLER"'
+    expect_rc 0
+    expect_out "^eh=mpi_errors_return$"
     # The checkpoint options reach the ranks as SHOAL_CKPT_*.
     run -n 1 --restart "$tmp/ck" sh -c 'echo "$SHOAL_CKPT_DIR $SHOAL_CKPT_RESTART"'
     expect_rc 0

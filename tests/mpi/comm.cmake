@@ -31,6 +31,29 @@ shoal_mpi_test(errh_lastused SOURCES errh_lastused.c NP 1)
 # before MPI_Init, one after MPI_Finalize.  A second MPI_Init goes to
 # MPI_COMM_WORLD's handler instead.
 shoal_mpi_test(init_fatal SOURCES init_fatal.c NP 1 ARGS twice)
+# The initial error handler the launcher names (--initial-errhandler, also
+# in MPI 4.0's single-dash form and upper case), and the default.
+shoal_mp_program(mpi_init_errh SOURCES init_errh.c)
+target_include_directories(mpi_init_errh PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(h return abort fatal)
+    if(h STREQUAL "return")
+        set(opt --initial-errhandler mpi_errors_return)
+        set(name mpi_errors_return)
+    elseif(h STREQUAL "abort")
+        set(opt -initial-errhandler MPI_ERRORS_ABORT)
+        set(name mpi_errors_abort)
+    else()
+        set(opt)
+        set(name mpi_errors_are_fatal)
+    endif()
+    add_test(NAME mp.mpi.init_errh.${h}.np2
+             COMMAND $<TARGET_FILE:shoalrun> ${opt} -n 2 --timeout 60
+                     $<TARGET_FILE:mpi_init_errh> ${name})
+    set_tests_properties(mp.mpi.init_errh.${h}.np2 PROPERTIES
+        LABELS "mp;mpi" TIMEOUT 90
+        PASS_REGULAR_EXPRESSION "OK init_errh ${name}"
+        FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()
 add_test(NAME mp.mpi.init_fatal.init
          COMMAND ${CMAKE_COMMAND} -E env SHOAL_AM_WINDOW=0 EXPECT_FAIL_NOT=went
                  ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh - 1

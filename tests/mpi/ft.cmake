@@ -136,6 +136,15 @@ add_test(NAME mp.mpi.ft_off.np4
                  $<TARGET_FILE:mpi_ft_ulfm> p2p)
 set_tests_properties(mp.mpi.ft_off.np4 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+# --with-ft no (Open MPI's, docs/LAUNCHING.md) is a run without fault
+# tolerance, also with SHOAL_FT=1 in the environment.
+add_test(NAME mp.mpi.ft_with_ft_no.np4
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 4
+                 "^shoalrun: rank 3 \\(pid [0-9]+\\) was killed by signal 9 \\(Killed\\); stopping the other 3 ranks$"
+                 --with-ft no $<TARGET_FILE:mpi_ft_ulfm> p2p)
+set_tests_properties(mp.mpi.ft_with_ft_no.np4 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE ENVIRONMENT SHOAL_FT=1)
 
 # bench/ft/ft_bench.c (docs/PERFORMANCE.md): agree and shrink medians,
 # detection time; built here, run by bench/ft/run.

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +43,14 @@ static const char usage_text[] =
     "                        end the job; the others are told and may go on\n"
     "                        (ULFM, docs/FT.md; sets SHOAL_FT=1); also\n"
     "                        Hydra's -disable-auto-cleanup and Open MPI's\n"
-    "                        --with-ft ulfm\n"
+    "                        --with-ft ulfm (--with-ft no: a run without\n"
+    "                        fault tolerance, even with SHOAL_FT=1 set)\n"
+    "  --initial-errhandler NAME\n"
+    "                        the ranks' initial error handler (MPI 4.0):\n"
+    "                        mpi_errors_are_fatal (the default),\n"
+    "                        mpi_errors_abort or mpi_errors_return; MPI_Init\n"
+    "                        sets it on MPI_COMM_WORLD and MPI_COMM_SELF\n"
+    "                        (sets SHOAL_MPI_INITIAL_ERRHANDLER)\n"
     "  --checkpoint-dir DIR  MPIX_Checkpoint writes checkpoints to DIR\n"
     "                        (docs/FT.md; sets SHOAL_CKPT_DIR)\n"
     "  --restart DIR         restart from the newest complete checkpoint\n"
@@ -398,16 +406,52 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         return v == NULL || add_noise(a, argc, v, exit_p);
     }
     if (is_option(arg, "--with-ft")) {
-        /* Open MPI 5's spelling: only its ULFM value means --ft here. */
+        /* Open MPI 5's spelling, with the values its launcher (PRRTE)
+         * takes: ulfm, mpi, yes, true, 1 mean --ft; no, false, 0 a run
+         * without fault tolerance (a death ends the job), also when
+         * SHOAL_FT=1 is in the environment. */
         v = option_value(argc, argv, i, "--with-ft", exit_p);
         if (v == NULL)
             return 1;
-        if (strcmp(v, "ulfm") != 0 && strcmp(v, "mpi") != 0)
+        if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 ||
+            strcmp(v, "0") == 0) {
+            if (setenv("SHOAL_FT", "0", 1) != 0)
+                return usage_error(exit_p, "--with-ft: cannot set SHOAL_FT");
+            base_cfg.FT = 0;
+            return 0;
+        }
+        if (strcmp(v, "ulfm") != 0 && strcmp(v, "mpi") != 0 &&
+            strcmp(v, "yes") != 0 && strcmp(v, "true") != 0 &&
+            strcmp(v, "1") != 0)
             return usage_error(exit_p,
-                               "--with-ft %s: only ulfm (or mpi) is "
-                               "known; it means --ft",
+                               "--with-ft %s: known are ulfm, mpi, yes, "
+                               "true, 1 (they mean --ft) and no, false, 0 "
+                               "(no fault tolerance)",
                                v);
         arg = "--ft";
+    }
+    if (is_option(arg, "--initial-errhandler") ||
+        strcmp(arg, "-initial-errhandler") == 0) {
+        /* MPI 4.0's mpiexec key (sections 9.3 and 11.8.4): the ranks'
+         * MPI_Init installs it (SHOAL_MPI_INITIAL_ERRHANDLER). */
+        static const char *const names[] = {
+            "mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"};
+        v = option_value(argc, argv, i, "--initial-errhandler", exit_p);
+        if (v == NULL)
+            return 1;
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            if (strcasecmp(v, names[k]) == 0) {
+                if (setenv("SHOAL_MPI_INITIAL_ERRHANDLER", names[k], 1) != 0)
+                    return usage_error(exit_p, "--initial-errhandler: "
+                                               "cannot set "
+                                               "SHOAL_MPI_INITIAL_ERRHANDLER");
+                return 0;
+            }
+        return usage_error(exit_p,
+                           "--initial-errhandler %s: known are "
+                           "mpi_errors_are_fatal, mpi_errors_abort and "
+                           "mpi_errors_return",
+                           v);
     }
     if (strcmp(arg, "--ft") == 0 || strcmp(arg, "-disable-auto-cleanup") == 0 ||
         strcmp(arg, "--disable-auto-cleanup") == 0) {

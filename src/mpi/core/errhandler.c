@@ -38,6 +38,29 @@ int *mpi_errh_lastused(void)
     return &lastused;
 }
 
+/* Indexed by SHOAL_MPI_INITIAL_ERRHANDLER's choices, in their order. */
+static const char *const initial_names[] = {
+    "mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"};
+
+MPI_Errhandler mpi_errh_initial(void)
+{
+    switch (base_cfg.MPI_INITIAL_ERRHANDLER) {
+    case 1:
+        return MPI_ERRORS_ABORT;
+    case 2:
+        return MPI_ERRORS_RETURN;
+    default:
+        return MPI_ERRORS_ARE_FATAL;
+    }
+}
+
+const char *mpi_errh_initial_name(void)
+{
+    int i = (int)base_cfg.MPI_INITIAL_ERRHANDLER;
+
+    return i >= 0 && i < 3 ? initial_names[i] : initial_names[0];
+}
+
 /* Called with mpi_obj_lock held. */
 static user_code_t *lookup(int code)
 {

@@ -17,6 +17,12 @@ int mpi_error_user_class(int code, int *cls);
 /* The value behind the MPI_LASTUSEDCODE attribute. */
 int *mpi_errh_lastused(void);
 
+/* The initial error handler (MPI 4.0 section 9.3), as the launcher named
+ * it (SHOAL_MPI_INITIAL_ERRHANDLER, shoalrun --initial-errhandler), and
+ * its name as MPI_INFO_ENV reports it (mpi_initial_errhandler). */
+MPI_Errhandler mpi_errh_initial(void);
+const char *mpi_errh_initial_name(void);
+
 /* mpi_errh_retain and mpi_errh_release: in mpi_impl.h (files use them). */
 
 #endif /* SHOAL_MPI_ERRH_H */

@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "mpi/core/errhandler.h"
 #include "mpi/mpi_impl.h"
 
 
@@ -75,6 +76,7 @@ static void env_fill(MPI_Info info, int argc, char **argv)
         info_add(info, "maxprocs", num);
         info_add(info, "soft", num);
         info_add(info, "thread_level", thread_level_name(mpi.thread_level));
+        info_add(info, "mpi_initial_errhandler", mpi_errh_initial_name());
     }
     if (gethostname(wdir, sizeof(wdir) - 1) == 0) {
         wdir[sizeof(wdir) - 1] = '\0';

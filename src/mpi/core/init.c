@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpi/core/errhandler.h"
 #include "mpi/p2p/p2p_engine.h"
 
 /* The engine lock is recursive: poll functions of requests run inside
@@ -109,6 +110,12 @@ void mpi_runtime_up(int required, const char *fn)
         mpi.up = 0;
         init_failed(fn, "setting up MPI_COMM_WORLD failed");
     }
+    /* The initial error handler (MPI 4.0 section 9.3; the launcher's
+     * --initial-errhandler): on the two predefined communicators, and so
+     * for the errors of calls tied to no communicator, which go to
+     * MPI_COMM_WORLD's handler. */
+    MPI_COMM_WORLD->errh = mpi_errh_initial();
+    MPI_COMM_SELF->errh = mpi_errh_initial();
     status = mpi_coll_world_init();
     if (status != MPI_SUCCESS)
         init_failed(fn, "learning which ranks share hosts failed");

@@ -10,8 +10,11 @@
 
 #include "mpi.h"
 
-/* Programs test these to know the ULFM calls are there. */
-#define MPIX_FT 1
+/* Programs test these to know the ULFM calls are there.  MPIX_FT itself
+ * (defined in mpi.h) is also the key of a predefined attribute, as in
+ * Open MPI: MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &p, &flag) gives a
+ * pointer to an int, 1 when failures are tolerated (shoalrun --ft), 0
+ * when a death ends the job. */
 #define SHOAL_MPIX_ULFM 1
 /* ... with Open MPI's nonblocking shrink, MPIX_Comm_ishrink. */
 #define SHOAL_MPIX_COMM_ISHRINK 1

@@ -383,6 +383,9 @@ SHOAL_MPI_API extern int shoal_mpi_unweighted_, shoal_mpi_weights_empty_;
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_LASTUSEDCODE 6
 #define MPI_APPNUM 7
+/* ... and ULFM's (mpi-ext.h, docs/FT.md): a pointer to an int, 1 when the
+ * job tolerates failures (shoalrun --ft), else 0, as Open MPI's MPIX_FT. */
+#define MPIX_FT 8
 
 /* ---- error classes ------------------------------------------------------- */
 

@@ -128,6 +128,17 @@ shoal_ft_test(ft_jacobi_n2 PROGRAM mpi_ft_jacobi NP 8
 shoal_ft_test(ft_jacobi_2_thread PROGRAM mpi_ft_jacobi NP 8
               ARGS 96 2@13 0@50 ENV SHOAL_PROGRESS=thread)
 
+# The ICL's ULFM tests (ulfm-testing, docs/FT.md) found these: the MPIX_FT
+# attribute of MPI_COMM_WORLD (1 under --ft, 0 under --with-ft no, also with
+# SHOAL_FT=1 set); a revocation that reaches a member before it has the
+# communicator built, and late ones of a freed communicator whose context
+# id comes back; a collective retried in a loop while it fails at once
+# must still take in the revocation.
+shoal_ft_test(ft_attr PROGRAM mpi_ft_ulfm NP 4 ARGS attr 1
+              FLAG --with-ft mpi)
+shoal_ft_test(ft_attr_off PROGRAM mpi_ft_ulfm NP 4 ARGS attr 0
+              ENV SHOAL_FT=1 FLAG --with-ft no)
+
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh

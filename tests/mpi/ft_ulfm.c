@@ -58,6 +58,9 @@
  *           kills the victim past the timeout, and not before: every
  *           survivor gets MPIX_ERR_PROC_FAILED no sooner than the
  *           timeout, and shrinks
+ *   attr WANT
+ *           no victim: the MPIX_FT attribute of MPI_COMM_WORLD is there
+ *           and its value is WANT (1 under --ft, 0 under --with-ft no)
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -617,6 +620,18 @@ static void mode_stop(int stop_ms, int times, int timeout_ms)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+static void mode_attr(int want)
+{
+    int *val = NULL, flag = 0;
+
+    MT_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &val, &flag));
+    MT_CHECK(flag, "MPIX_FT: no attribute on MPI_COMM_WORLD");
+    MT_CHECK(val != NULL && *val == want, "MPIX_FT is %d, want %d",
+             val != NULL ? *val : -1, want);
+    MT_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, &flag));
+    MT_CHECK(flag && *val >= 32767, "MPI_TAG_UB is %d", *val);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -631,7 +646,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    if (strcmp(mode, "p2p") == 0)
+    if (strcmp(mode, "attr") == 0)
+        mode_attr(victim); /* WANT is the second argument */
+    else if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)
         mode_coll(0, 0);

@@ -14,6 +14,7 @@
 
 #include "mpi/comm/comm.h"
 #include "mpi/core/errhandler.h"
+#include "mpi/core/ft.h"
 
 #define KEYVAL_FIRST 16 /* below: predefined keys (MPI_TAG_UB...) */
 
@@ -251,7 +252,7 @@ static mpi_attr_t **find(mpi_attr_t **list, int k)
 
 static int pre_tag_ub = 0x7fffffff, pre_host = MPI_PROC_NULL,
            pre_io = MPI_ANY_SOURCE, pre_wtime_global = 0, pre_universe,
-           pre_appnum = 0;
+           pre_appnum = 0, pre_ft;
 
 static void *predefined(int k)
 {
@@ -271,6 +272,9 @@ static void *predefined(int k)
         return mpi_errh_lastused();
     case MPI_APPNUM:
         return &pre_appnum;
+    case MPIX_FT:
+        pre_ft = mpi_ft.on != 0;
+        return &pre_ft;
     default:
         return NULL;
     }

@@ -61,6 +61,14 @@
  *   attr WANT
  *           no victim: the MPIX_FT attribute of MPI_COMM_WORLD is there
  *           and its value is WANT (1 under --ft, 0 under --with-ft no)
+ *   revoke_early
+ *           no victim: 40 times, the members make a communicator
+ *           (MPI_Comm_dup, then MPI_Comm_split) and one of them revokes
+ *           it at once, often before the others have it built; the others
+ *           wait in MPI_Barrier on it, which must end with
+ *           MPIX_ERR_REVOKED, and every member finds it revoked; a
+ *           revocation of a freed communicator that comes late must not
+ *           revoke the next one made with its context id
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -632,6 +640,39 @@ static void mode_attr(int want)
     MT_CHECK(flag && *val >= 32767, "MPI_TAG_UB is %d", *val);
 }
 
+static void mode_revoke_early(void)
+{
+    for (int round = 0; round < 40; round++) {
+        int revoker = round % np, flag = 0, rc;
+        MPI_Comm c;
+        if (round % 2 == 0)
+            MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        else
+            MT_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, np - me, &c));
+        MT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+        if (me == revoker) {
+            MT_OK(MPIX_Comm_revoke(c));
+        } else {
+            rc = MPI_Barrier(c);
+            MT_CHECK(ft_cls(rc) == MPIX_ERR_REVOKED,
+                     "round %d: MPI_Barrier on a communicator rank %d "
+                     "revoked: class %d, want MPIX_ERR_REVOKED",
+                     round, revoker, ft_cls(rc));
+        }
+        MT_OK(MPIX_Comm_is_revoked(c, &flag));
+        MT_CHECK(flag, "round %d: not revoked here", round);
+        MT_OK(MPI_Comm_free(&c));
+        /* The next round's communicator likely gets the same context
+         * id: late revocations of this one must not revoke it. */
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        MT_OK(MPIX_Comm_is_revoked(c, &flag));
+        MT_CHECK(!flag, "round %d: a new communicator is revoked", round);
+        MT_OK(MPI_Barrier(c));
+        MT_OK(MPI_Comm_free(&c));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -648,6 +689,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "attr") == 0)
         mode_attr(victim); /* WANT is the second argument */
+    else if (strcmp(mode, "revoke_early") == 0)
+        mode_revoke_early();
     else if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)

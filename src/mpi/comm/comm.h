@@ -128,8 +128,9 @@ int mpi_inter_allgather(MPI_Comm inter, const void *mine, size_t len,
 /* What a process contributes to an agreement (combined by AND / OR). */
 typedef struct mpi_ctx_mask {
     uint64_t free[MPI_CTX_WORDS];
-    uint64_t busy; /* some member had another agreement in flight */
-    uint64_t wide; /* some member's half is full: offer every slot */
+    uint64_t busy;  /* some member had another agreement in flight */
+    uint64_t wide;  /* some member's half is full: offer every slot */
+    uint64_t epoch; /* the member's epoch clock (ORed: see mpi_ctx_epoch) */
 } mpi_ctx_mask_t;
 
 typedef struct mpi_ctx_try {
@@ -161,6 +162,16 @@ void mpi_ctx_combine(void *acc, const void *in, size_t len);
  */
 int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
                 uint32_t *ctx_p);
+/*
+ * The epoch of the communicator that has context id ctx here: the
+ * agreement that picked the id also ORs the members' epoch clocks, and the
+ * new communicator's epoch is that plus one, the same on every member and
+ * above that of every communicator any member had before (the clocks
+ * catch up with it).  A context id is reused; its epoch never is, so
+ * fault-tolerance frames carry it (core/ft.c: a revocation of a freed
+ * communicator that comes late is not taken for one of the next).
+ */
+uint64_t mpi_ctx_epoch(uint32_t ctx);
 /* mpi_ctx_alloc for agreements where some members take no context. */
 int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p);
 /* The same over both groups of an intercommunicator. */

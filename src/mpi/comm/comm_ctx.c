@@ -35,6 +35,8 @@
 
 static uint64_t free_slots[MPI_CTX_WORDS];
 static int slots_ready, in_flight[2]; /* [nonblocking] */
+/* The epoch clock, and each taken slot's epoch (mpi_ctx_epoch). */
+static uint64_t epoch_clock, slot_epoch[MPI_CTX_SLOTS];
 
 #define MAX_WAITERS 64
 static uint64_t waiters[MAX_WAITERS];
@@ -128,6 +130,7 @@ void mpi_ctx_begin(mpi_ctx_try_t *t, uint64_t key)
         t->mask.busy = 1;
     }
     t->mask.wide |= (uint64_t)wide;
+    t->mask.epoch = epoch_clock;
     pthread_mutex_unlock(&mpi_obj_lock);
 }
 
@@ -141,6 +144,7 @@ void mpi_ctx_combine(void *acc, const void *in, size_t len)
         a->free[i] &= b->free[i];
     a->busy |= b->busy;
     a->wide |= b->wide;
+    a->epoch |= b->epoch; /* >= every member's: what the epoch needs */
 }
 
 int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
@@ -151,8 +155,13 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
 
     pthread_mutex_lock(&mpi_obj_lock);
     if (slot < MPI_CTX_SLOTS) {
-        if (take)
+        if (take) {
+            uint64_t e = agreed->epoch + 1;
             base_bitmap_clear(free_slots, slot);
+            __atomic_store_n(&slot_epoch[slot], e, __ATOMIC_RELAXED);
+            if (e > epoch_clock)
+                epoch_clock = e;
+        }
         *ctx_p = (uint32_t)slot * 2;
         rc = MPI_SUCCESS;
     } else {
@@ -188,6 +197,15 @@ void mpi_ctx_free(uint32_t ctx)
     pthread_mutex_unlock(&mpi_obj_lock);
 }
 
+uint64_t mpi_ctx_epoch(uint32_t ctx)
+{
+    size_t slot = ctx / 2;
+
+    return slot < MPI_CTX_SLOTS
+               ? __atomic_load_n(&slot_epoch[slot], __ATOMIC_RELAXED)
+               : 0;
+}
+
 int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
 {
     mpi_ctx_try_t t;
@@ -201,7 +219,7 @@ int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
         rc = mpi_members_allreduce(m, &t.mask, sizeof(t.mask),
                                    mpi_ctx_combine);
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, take, ctx_p);
@@ -222,7 +240,7 @@ int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p)
         rc = mpi_inter_allreduce(inter, &t.mask, sizeof(t.mask),
                                  mpi_ctx_combine, MPI_COMM_TAG_INTER);
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, 1, ctx_p);

@@ -234,7 +234,7 @@ static int idup_poll(MPI_Request req)
         return 0;
     if (s->err != MPI_SUCCESS) {
         /* Give up the bitmap, or the place among its waiters. */
-        mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, &(uint32_t){0});
+        mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, &(uint32_t){0});
         req->status.MPI_ERROR = s->err;
         return 1;
     }

@@ -91,7 +91,7 @@ static int inter_ctx(const mpi_members_t *m, int leader, MPI_Comm peer,
         if (rc == MPI_SUCCESS)
             rc = mpi_members_bcast(m, leader, &t.mask, sizeof(t.mask));
         if (rc != MPI_SUCCESS) {
-            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, ctx_p);
+            mpi_ctx_end(&t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, ctx_p);
             return rc;
         }
         rc = mpi_ctx_end(&t, &t.mask, 1, ctx_p);

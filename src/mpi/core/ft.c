@@ -21,6 +21,7 @@
 #include "am/am.h"
 #include "mpi/core/ft.h"
 #include "coll/coll_sched.h"
+#include "mpi/comm/comm.h"
 #include "mpi/core/ft_proto.h"
 #include "mpi/p2p/p2p_engine.h"
 
@@ -309,7 +310,8 @@ void mpi_ft_progress(void)
  * this process. */
 static void revoke_tell_all(MPI_Comm comm)
 {
-    uint64_t w[FT_HDR] = {FT_REVOKE, comm->ctx, 0, (uint64_t)comm->rank};
+    uint64_t w[FT_HDR] = {FT_REVOKE, comm->ctx, mpi_ctx_epoch(comm->ctx),
+                          (uint64_t)comm->rank};
 
     for (int i = 0; i < comm->remote_size; i++)
         if (comm->peer_world[i] != mpi.world_rank)
@@ -349,6 +351,34 @@ static void stash_add(int src, const uint64_t *w, size_t len)
     nstash++;
 }
 
+static int stash_is_revoke(const ft_stash_t *s, uint32_t ctx)
+{
+    return (uint32_t)s->words[1] == ctx &&
+           (s->words[0] & FT_KIND_MASK) == FT_REVOKE;
+}
+
+/* A revocation for context ctx while no communicator has it here: kept
+ * for the one being built (mpi_ft_comm_register delivers it, and
+ * deliver() drops it then unless its epoch is that communicator's).  One
+ * per context, the newest epoch's: older ones are for freed
+ * communicators. */
+static void stash_revoke(int src, const uint64_t *w, size_t len)
+{
+    uint32_t ctx = (uint32_t)w[1];
+
+    for (ft_stash_t **pp = &stash; *pp != NULL; pp = &(*pp)->next)
+        if (stash_is_revoke(*pp, ctx)) {
+            ft_stash_t *s = *pp;
+            if (s->words[2] >= w[2])
+                return;
+            *pp = s->next;
+            nstash--;
+            free(s);
+            break;
+        }
+    stash_add(src, w, len);
+}
+
 static void deliver(int src, const uint64_t *w, size_t len)
 {
     MPI_Comm comm;
@@ -360,18 +390,26 @@ static void deliver(int src, const uint64_t *w, size_t len)
     if (ctx >= MPI_CTX_MAX)
         return;
     comm = mpi_ft.by_ctx[ctx];
-    if (comm == NULL) {
-        /* A revocation of a communicator this process does not have is
-         * for one it freed (or never joined): dropped.  Agreement frames
-         * may be early: kept for the communicator being built. */
-        if ((w[0] & FT_KIND_MASK) != FT_REVOKE)
-            stash_add(src, w, len);
+    if ((w[0] & FT_KIND_MASK) == FT_REVOKE) {
+        /* A revocation names the communicator by its context id and
+         * epoch (mpi_ctx_epoch): one of an older epoch is for a
+         * communicator freed here (a member revoked it late); one that
+         * comes while no communicator has the id may be early, another
+         * member having built the communicator, and revoked it, before
+         * this one has it: kept until it is registered. */
+        if (comm == NULL)
+            stash_revoke(src, w, len);
+        else if (w[2] == mpi_ctx_epoch(ctx))
+            revoke_here(comm);
         return;
     }
-    if ((w[0] & FT_KIND_MASK) == FT_REVOKE)
-        revoke_here(comm);
-    else
-        mpi_ft_agree_arrive(comm, src, w, len);
+    if (comm == NULL) {
+        /* Agreement frames may be early too: kept for the communicator
+         * being built. */
+        stash_add(src, w, len);
+        return;
+    }
+    mpi_ft_agree_arrive(comm, src, w, len);
 }
 
 void mpi_ft_handler(shoal_token_t *t, const uint64_t *args, unsigned nargs,
@@ -413,6 +451,7 @@ void mpi_ft_comm_register(MPI_Comm c)
         ft_stash_t *s = *oldest;
         *oldest = s->next;
         nstash--;
+        /* deliver() drops a revocation of an older epoch. */
         deliver(s->src, s->words, s->len);
         free(s);
     }

@@ -710,7 +710,9 @@ static void shrink_vals(shrink_t *s, uint64_t *vals)
 {
     for (int k = 0; k < FT_NV; k++)
         vals[k] = ~(uint64_t)0;
-    vals[0] = 1;
+    /* The epoch clock, inverted: the AND of the inverses is the inverse
+     * of the OR the context-id agreements take (mpi_ctx_epoch). */
+    vals[0] = ~s->t.mask.epoch;
     memcpy(vals + 1, s->t.mask.free, sizeof(s->t.mask.free));
     vals[FT_NV - 1] = s->t.mask.busy ? 0 : ~(uint64_t)0;
 }
@@ -756,7 +758,7 @@ static void shrink_abandon(shrink_t *s)
     if (s->done)
         return;
     current_set(&s->op, 0);
-    mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0}, 0, &ctx);
+    mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, &ctx);
     s->done = 1;
 }
 
@@ -779,6 +781,8 @@ static int shrink_poll(shrink_t *s)
     adopt_failures(s->comm, d);
     memcpy(agreed.free, d->vals + 1, sizeof(agreed.free));
     agreed.busy = d->vals[FT_NV - 1] != ~(uint64_t)0;
+    agreed.wide = 0;
+    agreed.epoch = ~d->vals[0];
     rc = mpi_ctx_end(&s->t, &agreed, 1, &ctx);
     if (rc == -1) { /* a member was busy: every member runs another round */
         s->round++;

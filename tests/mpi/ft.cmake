@@ -140,6 +140,7 @@ shoal_ft_test(ft_attr_off PROGRAM mpi_ft_ulfm NP 4 ARGS attr 0
               ENV SHOAL_FT=1 FLAG --with-ft no)
 shoal_ft_test(ft_revoke_early PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_early)
 shoal_ft_test(ft_revoke_early PROGRAM mpi_ft_ulfm NP 8 ARGS revoke_early)
+shoal_ft_test(ft_revoke_loop PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_loop 2)
 
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4

@@ -69,6 +69,12 @@
  *           MPIX_ERR_REVOKED, and every member finds it revoked; a
  *           revocation of a freed communicator that comes late must not
  *           revoke the next one made with its context id
+ *   revoke_loop
+ *           the victim dies; the survivors call MPI_Barrier in a loop,
+ *           which fails at once (MPIX_ERR_PROC_FAILED) without waiting;
+ *           rank 0 (or 1) revokes MPI_COMM_WORLD at its first failure and
+ *           every survivor must see MPIX_ERR_REVOKED within 10 s: a call
+ *           that fails at once must still take in the revocation
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -628,6 +634,38 @@ static void mode_stop(int stop_ms, int times, int timeout_ms)
     MT_OK(MPI_Comm_free(&nc));
 }
 
+static void mode_revoke_loop(void)
+{
+    int revoker = victim == 0 ? 1 : 0, rc, failed = 0;
+    double t0;
+    MPI_Comm c;
+
+    MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Barrier(c));
+    if (me == victim)
+        ft_die();
+    t0 = MPI_Wtime();
+    do {
+        rc = MPI_Barrier(c);
+        if (ft_cls(rc) == MPIX_ERR_PROC_FAILED) {
+            if (failed++ == 0 && me == revoker)
+                MT_OK(MPIX_Comm_revoke(c));
+        } else {
+            MT_CHECK(ft_cls(rc) == MPIX_ERR_REVOKED,
+                     "MPI_Barrier: class %d, want MPIX_ERR_PROC_FAILED or "
+                     "MPIX_ERR_REVOKED", ft_cls(rc));
+        }
+        MT_CHECK(MPI_Wtime() - t0 < 10.0,
+                 "still no MPIX_ERR_REVOKED after 10 s (%d failed calls): "
+                 "the revocation of rank %d was never taken in", failed,
+                 revoker);
+    } while (ft_cls(rc) != MPIX_ERR_REVOKED);
+    MT_OK(MPI_Comm_free(&c));
+    c = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&c));
+}
+
 static void mode_attr(int want)
 {
     int *val = NULL, flag = 0;
@@ -691,6 +729,8 @@ int main(int argc, char **argv)
         mode_attr(victim); /* WANT is the second argument */
     else if (strcmp(mode, "revoke_early") == 0)
         mode_revoke_early();
+    else if (strcmp(mode, "revoke_loop") == 0)
+        mode_revoke_loop();
     else if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)

@@ -376,6 +376,15 @@ int mpi_coll_check_comm(MPI_Comm comm, const char *fn)
                          "no memory for the communicator's collective state");
     if (BASE_UNLIKELY(mpi_ft.on)) {
         int rc = mpi_ft_comm_broken(comm);
+        if (rc == MPIX_ERR_PROC_FAILED) {
+            /* Failing at once, this call would not progress: a program
+             * that retries in a loop (until the communicator is revoked,
+             * as ULFM programs do) would never take in the revocation,
+             * nor pass it on, nor serve its peers.  One round first; a
+             * revocation that came wins. */
+            mpi_progress();
+            rc = mpi_ft_comm_broken(comm);
+        }
         if (rc != MPI_SUCCESS)
             return mpi_error(comm, rc, fn, "%s",
                              rc == MPIX_ERR_REVOKED

@@ -228,6 +228,16 @@ static int is_option(const char *arg, const char *name)
     return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
+/* Fault tolerance on or off: the ranks read SHOAL_FT from their
+ * environment, the launcher base_cfg. */
+static int set_ft(int on, int *exit_p)
+{
+    if (setenv("SHOAL_FT", on ? "1" : "0", 1) != 0)
+        return usage_error(exit_p, "cannot set SHOAL_FT");
+    base_cfg.FT = on;
+    return 0;
+}
+
 /* -x VAR=VALUE (Open MPI); a bare VAR is inherited anyway. */
 static int parse_export(const char *text, int *exit_p)
 {
@@ -414,12 +424,8 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
         if (v == NULL)
             return 1;
         if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 ||
-            strcmp(v, "0") == 0) {
-            if (setenv("SHOAL_FT", "0", 1) != 0)
-                return usage_error(exit_p, "--with-ft: cannot set SHOAL_FT");
-            base_cfg.FT = 0;
-            return 0;
-        }
+            strcmp(v, "0") == 0)
+            return set_ft(0, exit_p);
         if (strcmp(v, "ulfm") != 0 && strcmp(v, "mpi") != 0 &&
             strcmp(v, "yes") != 0 && strcmp(v, "true") != 0 &&
             strcmp(v, "1") != 0)
@@ -455,13 +461,9 @@ static int parse_option(int argc, char **argv, int *i, shoalrun_args_t *a,
     }
     if (strcmp(arg, "--ft") == 0 || strcmp(arg, "-disable-auto-cleanup") == 0 ||
         strcmp(arg, "--disable-auto-cleanup") == 0) {
-        /* The ranks read it from their environment, the launcher here.
-         * Hydra's and Open MPI's names for it too, so programs' run
+        /* Hydra's and Open MPI's names for it too, so programs' run
          * lines work unchanged. */
-        if (setenv("SHOAL_FT", "1", 1) != 0)
-            return usage_error(exit_p, "--ft: cannot set SHOAL_FT");
-        base_cfg.FT = 1;
-        return 0;
+        return set_ft(1, exit_p);
     }
     if (is_option(arg, "--checkpoint-dir") || is_option(arg, "--restart")) {
         /* Checkpoint/restart (docs/FT.md): the ranks read the variables. */

@@ -141,6 +141,9 @@ shoal_ft_test(ft_attr_off PROGRAM mpi_ft_ulfm NP 4 ARGS attr 0
 shoal_ft_test(ft_revoke_early PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_early)
 shoal_ft_test(ft_revoke_early PROGRAM mpi_ft_ulfm NP 8 ARGS revoke_early)
 shoal_ft_test(ft_revoke_loop PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_loop 2)
+# Ranks that finalize while rank 0 still works wait for it, and are not
+# taken for failed there (ulfm-testing's tutorial/08.2.err_iany_src.c).
+shoal_ft_test(ft_finalize PROGRAM mpi_ft_ulfm NP 4 ARGS finalize 2)
 
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4

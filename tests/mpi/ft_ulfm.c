@@ -75,6 +75,12 @@
  *           rank 0 (or 1) revokes MPI_COMM_WORLD at its first failure and
  *           every survivor must see MPIX_ERR_REVOKED within 10 s: a call
  *           that fails at once must still take in the revocation
+ *   finalize
+ *           the victim dies 100 ms after the others start MPI_Finalize
+ *           (having sent rank 0 a message), while rank 0 still computes
+ *           for 500 ms: they must wait for rank 0 in MPI_Finalize, so
+ *           that rank 0 then receives their messages and finds only the
+ *           victim failed (MPIX_Comm_get_failed), not them
  * VICTIM defaults to the last rank.
  */
 #define _GNU_SOURCE
@@ -666,6 +672,42 @@ static void mode_revoke_loop(void)
     MT_OK(MPI_Comm_free(&c));
 }
 
+static void mode_finalize(void)
+{
+    MPI_Group failed, world;
+    int n = 0, v = 0, wv = -1, zero = 0;
+
+    MT_CHECK(victim != 0, "finalize: the victim must not be rank 0");
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(100000);
+        ft_die();
+    }
+    if (me != 0) {
+        MT_OK(MPI_Send(&me, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
+        return; /* to MPI_Finalize */
+    }
+    usleep(500000); /* computing, no MPI call */
+    for (int i = 1; i < np; i++)
+        if (i != victim)
+            MT_OK(MPI_Recv(&v, 1, MPI_INT, i, 1, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+    /* A wait looks for dead peers: it finds the victim, and with it any
+     * other rank whose process has ended meanwhile. */
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&v, 1, MPI_INT, victim, 1,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MT_OK(MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed));
+    MT_OK(MPI_Group_size(failed, &n));
+    MT_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    if (n == 1)
+        MT_OK(MPI_Group_translate_ranks(failed, 1, &zero, world, &wv));
+    MT_CHECK(n == 1 && wv == victim, "%d failed, first %d: want only rank "
+             "%d (the others finalized and must not count as failed)",
+             n, wv, victim);
+    MT_OK(MPI_Group_free(&failed));
+    MT_OK(MPI_Group_free(&world));
+}
+
 static void mode_attr(int want)
 {
     int *val = NULL, flag = 0;
@@ -731,6 +773,8 @@ int main(int argc, char **argv)
         mode_revoke_early();
     else if (strcmp(mode, "revoke_loop") == 0)
         mode_revoke_loop();
+    else if (strcmp(mode, "finalize") == 0)
+        mode_finalize();
     else if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)

@@ -929,7 +929,11 @@ void mpi_ft_finalize(void)
     uint64_t vals[FT_NV];
     ft_dec_t *d;
 
-    if (!mpi_ft.on || am.deaths == 0)
+    /* Also when no death is known here yet: a rank that has not seen one
+     * would otherwise leave through the final barrier as soon as a death
+     * ends it, while a survivor is still working, and its exit would be
+     * taken for a failure there. */
+    if (!mpi_ft.on)
         return;
     flag_vals(MPI_COMM_WORLD, vals, 1);
     if (agree_blocking(MPI_COMM_WORLD, vals, &d) != MPI_SUCCESS)

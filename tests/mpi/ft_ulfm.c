@@ -60,7 +60,9 @@
  *           timeout, and shrinks
  *   attr WANT
  *           no victim: the MPIX_FT attribute of MPI_COMM_WORLD is there
- *           and its value is WANT (1 under --ft, 0 under --with-ft no)
+ *           and its value is WANT (1 under --ft, 0 under --with-ft no);
+ *           with 0, MPIX_Comm_iagree and MPIX_Comm_ishrink are refused
+ *           and set the request to MPI_REQUEST_NULL
  *   revoke_early
  *           no victim: 40 times, the members make a communicator
  *           (MPI_Comm_dup, then MPI_Comm_split) and one of them revokes
@@ -718,6 +720,21 @@ static void mode_attr(int want)
              val != NULL ? *val : -1, want);
     MT_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, &flag));
     MT_CHECK(flag && *val >= 32767, "MPI_TAG_UB is %d", *val);
+    if (want == 0) {
+        /* Without fault tolerance the nonblocking agreement and shrink
+         * are refused, and leave no request behind: a program that
+         * waits on it anyway (ulfm-testing's api/bindings.c) is safe. */
+        MPI_Request req = (MPI_Request)(void *)&flag;
+        MPI_Comm nc;
+        EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+               MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &req));
+        MT_CHECK(req == MPI_REQUEST_NULL, "a refused iagree left a request");
+        MT_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        req = (MPI_Request)(void *)&flag;
+        EXPECT(MPI_ERR_UNSUPPORTED_OPERATION,
+               MPIX_Comm_ishrink(MPI_COMM_WORLD, &nc, &req));
+        MT_CHECK(req == MPI_REQUEST_NULL, "a refused ishrink left a request");
+    }
 }
 
 static void mode_revoke_early(void)

@@ -594,8 +594,12 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     uint64_t vals[FT_NV];
     iagree_t *a;
     MPI_Request r;
-    int rc = check_agree(comm, fn);
+    int rc;
 
+    /* No request when it fails (a following MPI_Wait is harmless). */
+    if (request != NULL)
+        *request = MPI_REQUEST_NULL;
+    rc = check_agree(comm, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     if (flag == NULL || request == NULL)
@@ -880,8 +884,12 @@ int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm,
     shrink_t *s;
     MPI_Request r;
     uint32_t nth;
-    int rc = check_agree(comm, fn), done;
+    int rc, done;
 
+    /* No request when it fails (a following MPI_Wait is harmless). */
+    if (request != NULL)
+        *request = MPI_REQUEST_NULL;
+    rc = check_agree(comm, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     if (newcomm == NULL || request == NULL)

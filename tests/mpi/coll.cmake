@@ -9,6 +9,8 @@ foreach(t coll_basic coll_reduce coll_ops coll_vector)
     shoal_mpi_test(${t} SOURCES ${t}.c NP ${coll_np})
 endforeach()
 shoal_mpi_test(coll_errors SOURCES coll_errors.c NP 1 2 3 8)
+# Aliased send and receive buffers: MPI_ERR_BUFFER, no rank left behind.
+shoal_mpi_test(coll_alias SOURCES coll_alias.c NP 1 2 4)
 # Split, dup and intercommunicators (needs two ranks for the latter).
 shoal_mpi_test(coll_comms SOURCES coll_comms.c NP 1 2 3 4 5 8)
 # The large-count (_c) collectives, all three forms, and their errors;
@@ -18,8 +20,8 @@ shoal_mpi_test(coll_count_c SOURCES coll_count_c.c NP 1 2 3 4 5)
 shoal_mp_test(mpi.coll_count_c_large PROGRAM mpi_coll_count_c NP 1
               ARGS large LABELS mpi coll)
 # `ctest -L coll` runs all of these too.
-foreach(t coll_basic coll_reduce coll_ops coll_vector coll_errors coll_comms
-          coll_count_c)
+foreach(t coll_basic coll_reduce coll_ops coll_vector coll_errors coll_alias
+          coll_comms coll_count_c)
     foreach(np ${coll_np})
         if(TEST mp.mpi.${t}.np${np})
             set_property(TEST mp.mpi.${t}.np${np} APPEND PROPERTY LABELS coll)

@@ -83,7 +83,9 @@ static int reduce_checks(MPI_Comm comm, const void *sendbuf, void *recvbuf,
     if (recvbuf == MPI_IN_PLACE)
         return mpi_coll_bad_in_place(comm, fn, "recvbuf",
                                      "(only sendbuf may be)");
-    return check_send(comm, sendbuf, count, datatype, fn);
+    TRY(check_send(comm, sendbuf, count, datatype, fn));
+    return count > 0 ? mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn)
+                     : MPI_SUCCESS;
 }
 
 static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -183,6 +185,8 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf,
         return mpi_coll_bad_in_place(comm, fn, "recvbuf",
                                      "(only sendbuf may be)");
     TRY(check_send(comm, sendbuf, total, datatype, fn));
+    if (total > 0)
+        TRY(mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn));
     TRY(mpi_nb_begin(comm, nb, datatype, NULL, op, fn));
     if (comm->is_inter)
         rc = coll_inter_reduce_scatter(mpi_coll_of(comm), sendbuf, recvbuf,
@@ -278,6 +282,16 @@ static int allgather(const void *sendbuf, MPI_Count sendcount,
                                 "recvcount"));
     }
     TRY(check_send(comm, sendbuf, sendcount, sendtype, fn));
+    if (sendcount > 0) {
+        /* An intracommunicator rank's own block: where in place puts it. */
+        const void *own =
+            comm->is_inter ? NULL
+                           : mpi_coll_elem(recvbuf,
+                                           rcounts ? displs[comm->rank]
+                                                   : comm->rank * recvcount,
+                                           recvtype);
+        TRY(mpi_coll_check_alias(comm, sendbuf, recvbuf, own, fn));
+    }
     c = mpi_coll_of(comm);
     TRY(mpi_nb_begin(comm, nb, send_type(sendbuf, sendtype), recvtype, NULL,
                      fn));
@@ -363,6 +377,8 @@ static int alltoall(const void *sendbuf, MPI_Count sendcount,
     TRY(mpi_coll_check_data(comm, recvbuf, recvcount, recvtype, fn,
                             "recvcount"));
     TRY(check_send(comm, sendbuf, sendcount, sendtype, fn));
+    if (sendcount > 0 && recvcount > 0)
+        TRY(mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn));
     TRY(mpi_nb_begin(comm, nb, send_type(sendbuf, sendtype), recvtype, NULL,
                      fn));
     rc = coll_alltoall(mpi_coll_of(comm), mpi_coll_buf(sendbuf), sendcount,
@@ -418,6 +434,7 @@ static int alltoallv(const void *sendbuf, const int64_t *sendcounts,
         TRY(mpi_coll_check_side(comm, n, sendcounts, sdispls, fn,
                                 "sendcounts", "sdispls"));
         TRY(mpi_dt_check(comm, sendtype, fn));
+        TRY(mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn));
     }
     TRY(mpi_nb_begin(comm, nb, send_type(sendbuf, sendtype), recvtype, NULL,
                      fn));
@@ -493,6 +510,7 @@ static int alltoallw(const void *sendbuf, const int64_t *sendcounts,
                                 "sendcounts", "sdispls"));
         TRY(mpi_coll_check_types(comm, n, sendcounts, sendtypes, fn,
                                  "sendtypes"));
+        TRY(mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn));
         mpi_nb_keep_w(nb, 0, n, sendcounts, sendtypes);
     }
     mpi_nb_keep_w(nb, 1, n, recvcounts, recvtypes);

@@ -105,6 +105,8 @@ static int exchange(MPI_Comm comm, int outdeg, const int *dsts, int indeg,
 
     TRY(check_side_args(comm, out, outdeg, fn));
     TRY(check_side_args(comm, in, indeg, fn));
+    if (outdeg > 0 && indeg > 0)
+        TRY(mpi_coll_check_alias(comm, out->buf, in->buf, NULL, fn));
     b = malloc(((size_t)outdeg + (size_t)indeg + 1) * sizeof(*b));
     if (b == NULL)
         return mpi_error(comm, MPI_ERR_NO_MEM, fn,

@@ -98,6 +98,8 @@ static int reduce_checks(const void *sendbuf, void *recvbuf, MPI_Count count,
         return check_root_in_place(comm, fn, "sendbuf");
     if (sendbuf != MPI_IN_PLACE && !(comm->is_inter && me))
         TRY(mpi_coll_check_data(comm, sendbuf, count, datatype, fn, "count"));
+    if (me && !comm->is_inter && count > 0)
+        return mpi_coll_check_alias(comm, sendbuf, recvbuf, NULL, fn);
     return MPI_SUCCESS;
 }
 
@@ -188,6 +190,16 @@ static int side_args(MPI_Comm comm, int root, int gather, int vform,
         TRY(mpi_coll_check_data(comm, one->buf, one->count, one->dt, fn,
                                 gather ? "sendcount" : "recvcount"));
         used[1] = one->dt;
+    }
+    /* An intracommunicator root's own block of the many side is where
+     * in place would put its data. */
+    if (me && !comm->is_inter && one->count > 0) {
+        int r = comm->rank;
+        const void *own = mpi_coll_elem(
+            many->buf, vform ? many->displs[r] : r * many->count, many->dt);
+
+        if (vform ? many->counts[r] > 0 : many->count > 0)
+            TRY(mpi_coll_check_alias(comm, one->buf, many->buf, own, fn));
     }
     return MPI_SUCCESS;
 }

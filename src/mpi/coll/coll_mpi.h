@@ -40,6 +40,24 @@ int mpi_coll_check_counts(MPI_Comm comm, int n, const int64_t *counts,
                           const char *fn, const char *what);
 int mpi_coll_check_op(MPI_Comm comm, MPI_Op op, MPI_Datatype dt,
                       const char *fn);
+/*
+ * sendbuf is recvbuf, or the block of recvbuf whose data is this rank's
+ * own (own: NULL for none): the standard forbids an output buffer aliased
+ * with another argument (MPI 4.0, 2.6.1), and MPI_IN_PLACE is the way to
+ * reuse one.  MPI_ERR_BUFFER; in place and NULL (MPI_BOTTOM) buffers are
+ * not compared.  Callers check only where both sides carry data.
+ */
+int mpi_coll_check_alias(MPI_Comm comm, const void *sendbuf,
+                         const void *recvbuf, const void *own, const char *fn);
+
+/* Element at of buf, of type dt (integer arithmetic: buf may be
+ * MPI_BOTTOM). */
+static inline const void *mpi_coll_elem(const void *buf, int64_t at,
+                                        MPI_Datatype dt)
+{
+    return (const void *)((uintptr_t)buf + (uintptr_t)(at * dt->extent));
+}
+
 /* MPI_IN_PLACE where the standard does not allow it. */
 int mpi_coll_bad_in_place(MPI_Comm comm, const char *fn, const char *what,
                           const char *why);

@@ -455,6 +455,24 @@ int mpi_coll_check_data(MPI_Comm comm, const void *buf, MPI_Count count,
     return rc;
 }
 
+int mpi_coll_check_alias(MPI_Comm comm, const void *sendbuf,
+                         const void *recvbuf, const void *own, const char *fn)
+{
+    if (sendbuf == NULL || sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (sendbuf == recvbuf)
+        return mpi_error(comm, MPI_ERR_BUFFER, fn,
+                         "sendbuf and recvbuf are the same buffer %p "
+                         "(MPI_IN_PLACE is the way to reuse it)",
+                         sendbuf);
+    if (own != NULL && sendbuf == own)
+        return mpi_error(comm, MPI_ERR_BUFFER, fn,
+                         "sendbuf and recvbuf share this rank's own block "
+                         "at %p (MPI_IN_PLACE is the way to reuse it)",
+                         sendbuf);
+    return MPI_SUCCESS;
+}
+
 int mpi_coll_check_counts(MPI_Comm comm, int n, const int64_t *counts,
                           const char *fn, const char *what)
 {

@@ -49,6 +49,13 @@ static void test_op(void)
     MT_ERR(MPI_ERR_OP, MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_NO_OP,
                                      MPI_COMM_WORLD));
     MT_ERR(MPI_ERR_OP, MPI_Reduce_local(&c, &d, 1, MPI_BYTE, MPI_PROD));
+    /* Reduce_local takes no MPI_IN_PLACE and no aliased buffers */
+    MT_ERR(MPI_ERR_BUFFER, MPI_Reduce_local(MPI_IN_PLACE, &y, 1, MPI_INT,
+                                            MPI_SUM));
+    MT_ERR(MPI_ERR_BUFFER, MPI_Reduce_local(&x, MPI_IN_PLACE, 1, MPI_INT,
+                                            MPI_SUM));
+    MT_ERR(MPI_ERR_BUFFER, MPI_Reduce_local_c(&y, &y, 1, MPI_INT, MPI_SUM));
+    MT_OK(MPI_Reduce_local(&y, &y, 0, MPI_INT, MPI_SUM));
 
     /* predefined operations cannot be freed */
     MPI_Op op = MPI_SUM;

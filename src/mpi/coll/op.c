@@ -501,6 +501,16 @@ static int reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count,
         datatype->true_lb == 0)
         return mpi_error(NULL, MPI_ERR_BUFFER, fn, "%s is NULL",
                          inbuf == NULL ? "inbuf" : "inoutbuf");
+    /* No in place here: inoutbuf is the one operand that is also the
+     * result, and an output may not alias another argument. */
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+        return mpi_error(NULL, MPI_ERR_BUFFER, fn,
+                         "%s is MPI_IN_PLACE, which MPI_Reduce_local does "
+                         "not take",
+                         inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
+    if (count > 0 && inbuf == inoutbuf)
+        return mpi_error(NULL, MPI_ERR_BUFFER, fn,
+                         "inbuf and inoutbuf are the same buffer %p", inbuf);
     return mpi_op_apply(op, inbuf, inoutbuf, count, datatype);
 }
 

@@ -64,6 +64,39 @@ static void user_handler(void)
                                                  MPI_ERRORS_RETURN));
 }
 
+/* An attribute copy callback that fails with the code in extra. */
+static int copy_fails(MPI_Comm comm, int key, void *extra, void *in, void *out,
+                      int *flag)
+{
+    (void)comm;
+    (void)key;
+    (void)in;
+    (void)out;
+    *flag = 0;
+    return *(int *)extra;
+}
+
+/* MPI_Comm_dup fails with the user's code its copy callback returned, and
+ * that code's string is the user's, exactly: no detail appended. */
+static void user_code_from_dup(int code, const char *text)
+{
+    int key, one = 1, rc, len;
+    char s[MPI_MAX_ERROR_STRING];
+    MPI_Comm dup = MPI_COMM_NULL;
+
+    MT_OK(MPI_Comm_create_keyval(copy_fails, MPI_COMM_NULL_DELETE_FN, &key,
+                                 &code));
+    MT_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, key, &one));
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MT_CHECK(rc == code, "Comm_dup gave %d, not the callback's %d", rc, code);
+    MT_CHECK(dup == MPI_COMM_NULL, "a failed dup made a communicator");
+    MT_OK(MPI_Error_string(rc, s, &len));
+    MT_CHECK(strcmp(s, text) == 0 && len == (int)strlen(text),
+             "string of the user's code: '%s' (%d), not '%s'", s, len, text);
+    MT_OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, key));
+    MT_OK(MPI_Comm_free_keyval(&key));
+}
+
 static void user_codes(void)
 {
     int cls, code, code2, got, len, *last, flag;
@@ -90,6 +123,9 @@ static void user_codes(void)
     MT_OK(MPI_Add_error_string(code, "replaced"));
     MT_OK(MPI_Error_string(code, s, &len));
     MT_CHECK(strstr(s, "replaced") != NULL, "replaced '%s'", s);
+    user_code_from_dup(code, "replaced");
+    MT_OK(MPI_Add_error_string(cls, "the class"));
+    user_code_from_dup(cls, "the class");
     MT_ERR(MPI_ERR_ARG, MPI_Add_error_string(MPI_ERR_TAG, "nope"));
     MT_ERR(MPI_ERR_ARG, MPI_Add_error_code(code, &got)); /* not a class */
     /* a user code raised through a handler keeps its class */

@@ -300,7 +300,11 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
         *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
         return MPI_ERR_ARG;
     }
-    if (errorcode == last_code && errorcode != MPI_SUCCESS)
+    /* The detail of the last error goes with a predefined class only: a
+     * user's code or class has the string the user associated with it
+     * (MPI_Add_error_string), and nothing else. */
+    if (errorcode == last_code && errorcode != MPI_SUCCESS &&
+        errorcode <= MPIX_ERR_REVOKED)
         n = snprintf(string, MPI_MAX_ERROR_STRING, "%s (%s)", text,
                      last_detail);
     else

@@ -18,6 +18,10 @@ shoal_mpi_test(comm_idup_inter SOURCES comm_idup_inter.c NP 2 3 4 9)
 # after it on the others.
 shoal_mpi_test(comm_idup_order SOURCES comm_idup_order.c NP 2 4 5
                ENV SHOAL_WAIT_CHECK=fatal TIMEOUT 120)
+# Dups in two threads, in different orders on different ranks, one of
+# them of MPI_COMM_SELF (a hang before: TIMEOUT).
+shoal_mpi_test(comm_dup_threads SOURCES comm_dup_threads.c NP 2 4 TIMEOUT 60)
+target_link_libraries(mpi_comm_dup_threads PRIVATE Threads::Threads)
 # Attributes whose keyval was freed while attached: delete, copy, free.
 shoal_mpi_test(attr_freed SOURCES attr_freed.c NP 1)
 # MPI_INFO_NULL given to Comm_dup_with_info and Comm_idup_with_info.

@@ -206,11 +206,51 @@ uint64_t mpi_ctx_epoch(uint32_t ctx)
                : 0;
 }
 
+/*
+ * An agreement of one member (a dup of MPI_COMM_SELF, a group of one)
+ * needs nobody else: it takes the lowest free slot of a half no agreement
+ * owns, at once.  It must not wait for the bitmap: the owner may be
+ * waiting for another process that waits, through the program's order of
+ * calls in some thread, for this very agreement to finish (MPICH's
+ * threads/comm/comm_dup_deadlock: each rank dups MPI_COMM_SELF, then a
+ * communicator of all, in one thread while another thread dups another
+ * communicator of all).  A slot outside every owned half cannot collide
+ * with an owner's pick: owners copy the bitmap when they start.  With
+ * both halves owned it waits as before.
+ */
+static int alone(uint32_t *ctx_p)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&mpi_obj_lock);
+    slots_init();
+    for (int cls = 0; cls < 2 && rc != MPI_SUCCESS; cls++) {
+        size_t slot;
+
+        if (in_flight[cls])
+            continue;
+        slot = base_bitmap_next_set(free_slots + cls * HALF_WORDS,
+                                    MPI_CTX_SLOTS / 2, 0);
+        if (slot < MPI_CTX_SLOTS / 2) {
+            slot += (size_t)cls * (MPI_CTX_SLOTS / 2);
+            base_bitmap_clear(free_slots, slot);
+            __atomic_store_n(&slot_epoch[slot], ++epoch_clock,
+                             __ATOMIC_RELAXED);
+            *ctx_p = (uint32_t)slot * 2;
+            rc = MPI_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return rc;
+}
+
 int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
 {
     mpi_ctx_try_t t;
     int rc;
 
+    if (m->n == 1 && take && alone(ctx_p) == MPI_SUCCESS)
+        return MPI_SUCCESS;
     t.waiting = 0;
     t.nonblocking = 0;
     t.wide = 0;

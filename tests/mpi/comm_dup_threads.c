@@ -8,8 +8,9 @@
  * dup waits for the other ranks' second thread, which must get through
  * its MPI_COMM_SELF dup while this rank's first dup is in flight (it
  * used to wait for the context id bitmap the first dup held: a hang, as
- * in MPICH's threads/comm/comm_dup_deadlock).  A one-member
- * MPI_Comm_create_group does the same as the MPI_COMM_SELF dup.
+ * in MPICH's threads/comm/comm_dup_deadlock and comm_idup).  Iteration
+ * 1 makes a one-member MPI_Comm_create_group instead of the
+ * MPI_COMM_SELF dup; iterations 2 and 3 use MPI_Comm_idup throughout.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mpitest.h"
@@ -17,7 +18,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#define ITERS 3
+#define ITERS 4
 
 static int rank, size;
 static MPI_Comm c[2];
@@ -32,19 +33,25 @@ static void use(MPI_Comm comm, int expect_size)
     MT_OK(MPI_Barrier(comm));
 }
 
-static void dup_use_free(MPI_Comm parent, int expect_size)
+/* Iterations 2 and 3 use MPI_Comm_idup (and MPI_Wait at once). */
+static void dup_use_free(MPI_Comm parent, int expect_size, int it)
 {
     MPI_Comm d;
+    MPI_Request r;
 
-    MT_OK(MPI_Comm_dup(parent, &d));
+    if (it >= 2) {
+        MT_OK(MPI_Comm_idup(parent, &d, &r));
+        MT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    } else {
+        MT_OK(MPI_Comm_dup(parent, &d));
+    }
     use(d, expect_size);
     MT_OK(MPI_Comm_free(&d));
 }
 
 static void *first(void *arg)
 {
-    (void)arg;
-    dup_use_free(c[rank % 2], size);
+    dup_use_free(c[rank % 2], size, (int)(intptr_t)arg);
     return NULL;
 }
 
@@ -56,7 +63,7 @@ static void *second(void *arg)
 
     /* the first thread's dup is in flight by now */
     nanosleep(&(struct timespec){0, 200000000}, NULL);
-    if (it % 2) {
+    if (it == 1) {
         MT_OK(MPI_Comm_group(MPI_COMM_WORLD, &g));
         MT_OK(MPI_Group_incl(g, 1, &rank, &me));
         MT_OK(MPI_Comm_create_group(MPI_COMM_WORLD, me, 7, &one));
@@ -65,9 +72,9 @@ static void *second(void *arg)
         MT_OK(MPI_Group_free(&me));
         MT_OK(MPI_Group_free(&g));
     } else {
-        dup_use_free(MPI_COMM_SELF, 1);
+        dup_use_free(MPI_COMM_SELF, 1, it);
     }
-    dup_use_free(c[(rank + 1) % 2], size);
+    dup_use_free(c[(rank + 1) % 2], size, it);
     return NULL;
 }
 
@@ -84,7 +91,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < ITERS; it++) {
         pthread_t a, b;
 
-        MT_CHECK(pthread_create(&a, NULL, first, NULL) == 0, "thread");
+        MT_CHECK(pthread_create(&a, NULL, first, (void *)(intptr_t)it) == 0, "thread");
         MT_CHECK(pthread_create(&b, NULL, second, (void *)(intptr_t)it) == 0,
                  "thread");
         pthread_join(a, NULL);

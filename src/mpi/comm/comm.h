@@ -174,6 +174,9 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
 uint64_t mpi_ctx_epoch(uint32_t ctx);
 /* mpi_ctx_alloc for agreements where some members take no context. */
 int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p);
+/* This process alone takes a free id now (comm_ctx.c), or -1 when it
+ * has to agree as usual. */
+int mpi_ctx_alone(uint32_t *ctx_p);
 /* The same over both groups of an intercommunicator. */
 int mpi_ctx_agree_inter(MPI_Comm inter, uint32_t *ctx_p);
 

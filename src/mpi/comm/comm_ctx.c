@@ -216,9 +216,10 @@ uint64_t mpi_ctx_epoch(uint32_t ctx)
  * communicator of all, in one thread while another thread dups another
  * communicator of all).  A slot outside every owned half cannot collide
  * with an owner's pick: owners copy the bitmap when they start.  With
- * both halves owned it waits as before.
+ * both halves owned it waits as before (-1).  MPI_Comm_idup of a
+ * one-process communicator uses it too.
  */
-static int alone(uint32_t *ctx_p)
+int mpi_ctx_alone(uint32_t *ctx_p)
 {
     int rc = -1;
 
@@ -249,7 +250,7 @@ int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p)
     mpi_ctx_try_t t;
     int rc;
 
-    if (m->n == 1 && take && alone(ctx_p) == MPI_SUCCESS)
+    if (m->n == 1 && take && mpi_ctx_alone(ctx_p) == MPI_SUCCESS)
         return MPI_SUCCESS;
     t.waiting = 0;
     t.nonblocking = 0;

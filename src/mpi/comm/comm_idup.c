@@ -53,6 +53,7 @@ typedef struct idup_state {
     mpi_ctx_try_t t;      /* t.mask: this rank's bitmap, then the
                            * reduction's accumulator */
     mpi_ctx_mask_t in, other, res;
+    int alone; /* one process: mpi_ctx_alone first, no round */
 } idup_state_t;
 
 static void add(idup_state_t *s, int op, int peer, mpi_ctx_mask_t *buf)
@@ -203,6 +204,14 @@ static int idup_poll(MPI_Request req)
     uint32_t ctx;
     int rc;
 
+    if (s->alone) {
+        s->alone = 0;
+        if (mpi_ctx_alone(&ctx) == MPI_SUCCESS) {
+            req->status.MPI_ERROR = finish(s, ctx);
+            return 1;
+        }
+        round_start(s); /* both halves owned: agree as usual */
+    }
     while (s->err == MPI_SUCCESS && s->next < s->nsteps) {
         const idup_step_t *st = &s->steps[s->next];
         if (s->pending != MPI_REQUEST_NULL) {
@@ -316,7 +325,12 @@ int mpi_comm_idup_start(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
     else
         plan_intra(s);
     s->t.nonblocking = 1;
-    round_start(s);
+    /* Alone, it must not wait for the bitmap behind an agreement that
+     * waits for other processes (comm_ctx.c, mpi_ctx_alone). */
+    s->alone = !comm->is_inter && comm->size == 1;
+    s->pending = MPI_REQUEST_NULL;
+    if (!s->alone)
+        round_start(s);
     req->extra = s;
     req->poll_fn = idup_poll;
     req->free_fn = idup_free;

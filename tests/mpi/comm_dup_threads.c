@@ -16,6 +16,7 @@
 #include "mpitest.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #define ITERS 4
@@ -78,6 +79,58 @@ static void *second(void *arg)
     return NULL;
 }
 
+/*
+ * Four threads idup four communicators of all ranks; on even ranks
+ * threads 0 and 2 start only once the idups of threads 1 and 3 have
+ * completed.  On odd ranks the idups of d[0] and d[2] start at once and
+ * must not hold back those of d[1] and d[3] while they wait for the even
+ * ranks (MPICH's threads/comm/idup_deadlock hung so).
+ */
+#define NLATE 4
+static MPI_Comm d[NLATE];
+static int early_done;
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *late(void *arg)
+{
+    int t = (int)(intptr_t)arg, n;
+    MPI_Comm x;
+    MPI_Request r;
+
+    if (t % 2 == 0 && rank % 2 == 0)
+        do {
+            pthread_mutex_lock(&early_lock);
+            n = early_done;
+            pthread_mutex_unlock(&early_lock);
+            sched_yield();
+        } while (n < NLATE / 2);
+    MT_OK(MPI_Comm_idup(d[t], &x, &r));
+    MT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (t % 2) {
+        pthread_mutex_lock(&early_lock);
+        early_done++;
+        pthread_mutex_unlock(&early_lock);
+    }
+    use(x, size);
+    MT_OK(MPI_Comm_free(&x));
+    return NULL;
+}
+
+static void idup_late_start(void)
+{
+    pthread_t th[NLATE];
+
+    for (int t = 0; t < NLATE; t++)
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d[t]));
+    for (int t = 0; t < NLATE; t++)
+        MT_CHECK(pthread_create(&th[t], NULL, late, (void *)(intptr_t)t) == 0,
+                 "thread");
+    for (int t = 0; t < NLATE; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < NLATE; t++)
+        MT_OK(MPI_Comm_free(&d[t]));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -98,6 +151,7 @@ int main(int argc, char **argv)
         pthread_join(b, NULL);
         MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     }
+    idup_late_start();
     MT_OK(MPI_Comm_free(&c[0]));
     MT_OK(MPI_Comm_free(&c[1]));
     MT_OK(MPI_Finalize());

@@ -26,6 +26,11 @@
  * for ranks that are inside the blocking agreement, which would stay busy
  * forever.  When a member's half is full it says so (wide), and the next
  * round offers every free slot, owning both halves.
+ *
+ * An owner waits for the other members' part of its round, so it must
+ * only own once they have all started the agreement: an idup's first
+ * round only joins (comm_idup.c), and an agreement of one member takes
+ * its slot without owning anything (mpi_ctx_alone).
  */
 #include <sched.h>
 #include <string.h>

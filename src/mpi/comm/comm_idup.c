@@ -54,6 +54,7 @@ typedef struct idup_state {
                            * reduction's accumulator */
     mpi_ctx_mask_t in, other, res;
     int alone; /* one process: mpi_ctx_alone first, no round */
+    int joined; /* every member has started this idup */
 } idup_state_t;
 
 static void add(idup_state_t *s, int op, int peer, mpi_ctx_mask_t *buf)
@@ -117,13 +118,29 @@ static int max_steps(MPI_Comm comm)
     return comm->is_inter ? 2 * comm->remote_size + 4 : 2 * 32 + 2;
 }
 
+/*
+ * The first round only joins: it offers no id, owns no part of the
+ * bitmap and waits in no queue (busy, so everyone goes again), and ends
+ * once every member has started the idup.  Owning the bitmap, or being
+ * the lowest waiter for it, while members have not started would stop
+ * every other agreement of this process until they do, and they may only
+ * start once one of those finished (MPICH's threads/comm/idup_deadlock:
+ * on even ranks two threads start their idups only after the other two
+ * threads' idups completed).  After the join every member advances the
+ * rounds from its progress engine, so an owner's round always ends.
+ */
 static void round_start(idup_state_t *s)
 {
-    mpi_ctx_begin(&s->t, mpi_ctx_key(s->parent->ctx, s->nth));
-    memset(s->other.free, 0xff, sizeof(s->other.free));
     s->other.busy = 0;
     s->next = 0;
     s->pending = MPI_REQUEST_NULL;
+    memset(s->other.free, 0xff, sizeof(s->other.free));
+    if (!s->joined) {
+        memset(&s->t.mask, 0, sizeof(s->t.mask));
+        s->t.mask.busy = 1;
+        return;
+    }
+    mpi_ctx_begin(&s->t, mpi_ctx_key(s->parent->ctx, s->nth));
 }
 
 static int post(idup_state_t *s, const idup_step_t *st)
@@ -241,6 +258,11 @@ static int idup_poll(MPI_Request req)
      * before the request completes and the state goes. */
     if (!sends_done(s))
         return 0;
+    if (s->err == MPI_SUCCESS && !s->joined) {
+        s->joined = 1;
+        round_start(s);
+        return 0;
+    }
     if (s->err != MPI_SUCCESS) {
         /* Give up the bitmap, or the place among its waiters. */
         mpi_ctx_end(&s->t, &(mpi_ctx_mask_t){{0}, 0, 0, 0}, 0, &(uint32_t){0});

@@ -157,6 +157,27 @@ case_timeout() {
     nothing_left
 }
 
+# MPIEXEC_TIMEOUT stands for --timeout (MPICH's test suite sets it), and
+# --timeout wins over it.
+case_timeout_env() {
+    local t0
+    t0=$(now_ns)
+    export MPIEXEC_TIMEOUT=0.5
+    run -n 2 "$HELPER" "$M" sleep 30
+    expect_rc 124
+    expect_err "^shoalrun: job exceeded the 0.5 s timeout; stopping 2 ranks$"
+    [ "$(ms_since "$t0")" -lt 2500 ] || fail "took $(ms_since "$t0") ms"
+    find_prefix
+    nothing_left
+    MPIEXEC_TIMEOUT=junk run -n 1 "$HELPER" "$M" sleep 30
+    expect_rc 2
+    expect_err "MPIEXEC_TIMEOUT 'junk' is not a number of seconds"
+    MPIEXEC_TIMEOUT=100 run -n 2 --timeout 0.5 "$HELPER" "$M" sleep 30
+    expect_rc 124
+    expect_err "^shoalrun: job exceeded the 0.5 s timeout; stopping 2 ranks$"
+    unset MPIEXEC_TIMEOUT
+}
+
 case_signals() {
     start -n 2 "$HELPER" "$M" signals
     wait_for "^ready rank" 2 "$tmp/out"

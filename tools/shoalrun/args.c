@@ -660,6 +660,13 @@ int shoalrun_args_parse(int argc, char **argv, shoalrun_args_t *a,
         if (parse_option(argc, argv, &i, a, exit_p))
             return 1;
     }
+    /* MPIEXEC_TIMEOUT, read by MPICH's and Open MPI's launchers too (test
+     * suites such as MPICH's set it): --timeout wins, 0 is none. */
+    if (a->timeout_s == 0 && getenv("MPIEXEC_TIMEOUT") != NULL &&
+        strcmp(getenv("MPIEXEC_TIMEOUT"), "0") != 0 &&
+        parse_seconds("MPIEXEC_TIMEOUT", getenv("MPIEXEC_TIMEOUT"),
+                      &a->timeout_s, exit_p))
+        return 1;
     if (a->restart_max > 0 && a->ckpt_dir == NULL)
         return usage_error(exit_p, "--restart-on-failure needs a checkpoint "
                            "directory to restart from: add --checkpoint-dir "

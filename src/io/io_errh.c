@@ -123,13 +123,10 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn,
         return io_error(MPI_FILE_NULL, MPI_ERR_ARG,
                         "MPI_File_create_errhandler",
                         "function or errhandler is NULL");
-    eh = calloc(1, sizeof(*eh));
+    eh = mpi_errh_new(5);
     if (eh == NULL)
         return io_error(MPI_FILE_NULL, MPI_ERR_NO_MEM,
                         "MPI_File_create_errhandler", "no memory");
-    eh->magic = MPI_MAGIC_ERRH;
-    eh->refs = 1;
-    eh->kind = 5;
     eh->file_fn = fn;
     *errhandler = eh;
     return MPI_SUCCESS;

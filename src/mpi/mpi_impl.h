@@ -169,6 +169,9 @@ SHOAL_MPI_API extern struct shoal_mpi_errhandler
 /* Error handler references held by communicators and files; predefined
  * handlers are never freed (errhandler.c). */
 void mpi_errh_retain(MPI_Errhandler eh);
+/* A new user error handler of kind (4 comm, 5 file, 6 session) with one
+ * reference, its function still to set; NULL when out of memory. */
+MPI_Errhandler mpi_errh_new(int kind);
 void mpi_errh_release(MPI_Errhandler eh);
 
 /*

@@ -271,6 +271,18 @@ SHOAL_MPI_WEAK(Remove_error_string)
 
 /* ---- error handlers ------------------------------------------------------------- */
 
+MPI_Errhandler mpi_errh_new(int kind)
+{
+    MPI_Errhandler eh = calloc(1, sizeof(*eh));
+
+    if (eh != NULL) {
+        eh->magic = MPI_MAGIC_ERRH;
+        eh->refs = 1;
+        eh->kind = kind;
+    }
+    return eh;
+}
+
 void mpi_errh_retain(MPI_Errhandler eh)
 {
     if (eh != NULL && !is_predef_errh(eh))
@@ -302,13 +314,10 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
         return mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG,
                          "MPI_Comm_create_errhandler",
                          "function or errhandler is NULL");
-    eh = calloc(1, sizeof(*eh));
+    eh = mpi_errh_new(4);
     if (eh == NULL)
         return mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM,
                          "MPI_Comm_create_errhandler", "no memory");
-    eh->magic = MPI_MAGIC_ERRH;
-    eh->refs = 1;
-    eh->kind = 4;
     eh->fn = fn;
     *errhandler = eh;
     return MPI_SUCCESS;

@@ -294,12 +294,9 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn_p,
     if (fn_p == NULL || errhandler == NULL)
         return raise_on(NULL, NULL, MPI_ERR_ARG, fn,
                         "function or errhandler is NULL");
-    MPI_Errhandler eh = calloc(1, sizeof(*eh));
+    MPI_Errhandler eh = mpi_errh_new(6);
     if (eh == NULL)
         return raise_on(NULL, NULL, MPI_ERR_NO_MEM, fn, "no memory");
-    eh->magic = MPI_MAGIC_ERRH;
-    eh->refs = 1;
-    eh->kind = 6;
     eh->session_fn = fn_p;
     *errhandler = eh;
     return MPI_SUCCESS;

@@ -95,11 +95,11 @@ static int add_version(uint32_t lock, uint32_t version, const uint8_t *data,
     return SHOAL_OK;
 }
 
-/* The manager's sequence is shorter than this record (a new manager that
- * did not have this worker's record: the worker was late after a
- * failover, or the rebuild failed): what follows `from` is another
- * history now, and so are the versions past the last one the prefix's
- * grants saw. */
+/* The manager's sequence is shorter than this record, or differs from
+ * `from` on (a new manager that did not have this worker's record: the
+ * worker was late after a failover, or the rebuild failed): what follows
+ * `from` is another history now, and so are the versions past the last
+ * one the prefix's grants saw. */
 static int truncate_to(size_t from)
 {
     uint32_t n = task_rt.nlocks ? task_rt.nlocks : 1;
@@ -126,27 +126,70 @@ static int truncate_to(size_t from)
     return SHOAL_OK;
 }
 
-static int add_entry(task_rd_t *rd)
+static int add_entry(const lr_entry_t *e)
 {
-    size_t plen;
-    const uint8_t *path = task_rd_bytes(rd, &plen);
-    uint32_t request = task_rd_u32(rd), lock = task_rd_u32(rd),
-             version = task_rd_u32(rd);
-
-    if (rd->err)
-        return rd->err;
     int s = task_grow((void **)&lr.seq, &lr.capseq, lr.nseq + 1,
                       sizeof(*lr.seq), "task: lock record");
     if (s != SHOAL_OK)
         return s;
-    uint8_t *p = malloc(plen ? plen : 1);
+    uint8_t *p = malloc(e->pathlen ? e->pathlen : 1);
     if (p == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task: lock record");
-    if (plen > 0)
-        memcpy(p, path, plen);
-    lr.seq[lr.nseq++] = (lr_entry_t){p, (uint32_t)plen, request, lock,
-                                     version};
+    if (e->pathlen > 0)
+        memcpy(p, e->path, e->pathlen);
+    lr.seq[lr.nseq] = *e;
+    lr.seq[lr.nseq++].path = p;
     return SHOAL_OK;
+}
+
+/*
+ * n sequence entries from entry `from` on (rd at the first): a grant's
+ * tail, or (merge) a record the heir takes over from a new coordinator's
+ * rank.  Entries the record has already are kept while they agree: a
+ * grant's tail may start before the record's end when the record took a
+ * longer one over (its heir's), and a merged record may be shorter.  A
+ * tail that disagrees, or ends before the record does, cuts the record
+ * back (truncate_to); a merged record that disagrees is not taken.
+ * Returns 1 when nothing more of the message is to be kept.
+ */
+static int take_entries(task_rd_t *rd, uint64_t from, uint32_t n, int merge)
+{
+    size_t k = (size_t)from;
+    int s = SHOAL_OK;
+
+    if (from > lr.nseq) {
+        /* Entries this worker never got (cannot happen while messages
+         * arrive in order): its record is no prefix any more.  An empty
+         * one is, and the next manager ships it the whole sequence. */
+        task_lockrec_clear();
+        return 1;
+    }
+    for (uint32_t i = 0; i < n && s == SHOAL_OK; i++, k++) {
+        size_t plen;
+        lr_entry_t e;
+        e.path = (uint8_t *)task_rd_bytes(rd, &plen);
+        e.pathlen = (uint32_t)plen;
+        e.request = task_rd_u32(rd);
+        e.lock = task_rd_u32(rd);
+        e.version = task_rd_u32(rd);
+        if (rd->err)
+            return rd->err;
+        if (k < lr.nseq) {
+            const lr_entry_t *h = &lr.seq[k];
+            if (h->pathlen == e.pathlen && h->request == e.request &&
+                h->lock == e.lock && h->version == e.version &&
+                (plen == 0 || memcmp(h->path, e.path, plen) == 0))
+                continue;
+            if (merge)
+                return 1;
+            s = truncate_to(k);
+        }
+        if (s == SHOAL_OK)
+            s = add_entry(&e);
+    }
+    if (s == SHOAL_OK && !merge && k < lr.nseq)
+        s = truncate_to(k);
+    return s;
 }
 
 int task_lockrec_grant(task_rd_t *rd, const uint8_t *data, size_t len)
@@ -154,21 +197,10 @@ int task_lockrec_grant(task_rd_t *rd, const uint8_t *data, size_t len)
     uint32_t lock = task_rd_u32(rd), version = task_rd_u32(rd);
     uint64_t from = task_rd_u64(rd);
     uint32_t n = task_rd_u32(rd);
-    int s = rd->err;
+    int s = rd->err ? rd->err : take_entries(rd, from, n, 0);
 
-    if (s != SHOAL_OK)
-        return s;
-    if (from > lr.nseq) {
-        /* Entries this worker never got (cannot happen while messages
-         * arrive in order): its record is no prefix any more.  An empty
-         * one is, and the next manager ships it the whole sequence. */
-        task_lockrec_clear();
+    if (s == 1)
         return SHOAL_OK;
-    }
-    if (from < lr.nseq && (s = truncate_to((size_t)from)) != SHOAL_OK)
-        return s;
-    for (uint32_t i = 0; i < n && s == SHOAL_OK; i++)
-        s = add_entry(rd);
     return s == SHOAL_OK ? add_version(lock, version, data, len) : s;
 }
 
@@ -203,6 +235,47 @@ int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
     return unlocked(path, pathlen, request, lock, data, n);
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* A merged record's versions (u32 nv, nv x (u32 lock, u32 version, bytes
+ * data)): those this record lacks. */
+static int take_versions(task_rd_t *rd)
+{
+    uint32_t nv = task_rd_u32(rd);
+    size_t have = lr.nv;
+    int s = rd->err;
+
+    if (s == SHOAL_OK && nv > (rd->len - rd->pos) / 16)
+        return base_err(SHOAL_ERR_PROTOCOL, "task: %u versions in a lock "
+                        "record message of %zu bytes", nv, rd->len);
+    uint64_t *keys = malloc((have ? have : 1) * sizeof(*keys));
+    if (s != SHOAL_OK || keys == NULL) {
+        free(keys);
+        return s != SHOAL_OK ? s : base_err(SHOAL_ERR_NOMEM, "task: lock "
+                                            "record");
+    }
+    for (size_t i = 0; i < have; i++)
+        keys[i] = (uint64_t)lr.v[i].lock << 32 | lr.v[i].version;
+    qsort(keys, have, sizeof(*keys), cmp_key);
+    for (uint32_t i = 0; i < nv && s == SHOAL_OK; i++) {
+        size_t n;
+        uint32_t lock = task_rd_u32(rd), version = task_rd_u32(rd);
+        const uint8_t *data = task_rd_bytes(rd, &n);
+        uint64_t key = (uint64_t)lock << 32 | version;
+        if (rd->err)
+            s = rd->err;
+        else if (bsearch(&key, keys, have, sizeof(*keys), cmp_key) == NULL)
+            s = add_version(lock, version, data, n);
+    }
+    free(keys);
+    return s;
+}
+
 int task_lockrec_heir(task_rd_t *rd)
 {
     uint32_t kind = task_rd_u32(rd);
@@ -211,6 +284,11 @@ int task_lockrec_heir(task_rd_t *rd)
     if (kind == 0) {
         const uint8_t *data = task_rd_bytes(rd, &n);
         return rd->err ? rd->err : task_lockrec_grant(rd, data, n);
+    }
+    if (kind == 2) {
+        uint32_t nseq = task_rd_u32(rd);
+        int s = rd->err ? rd->err : take_entries(rd, 0, nseq, 1);
+        return s == 1 ? SHOAL_OK : s == SHOAL_OK ? take_versions(rd) : s;
     }
     const uint8_t *path = task_rd_bytes(rd, &plen);
     uint32_t request = task_rd_u32(rd), lock = task_rd_u32(rd);

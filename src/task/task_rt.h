@@ -97,8 +97,11 @@ enum task_msg_type {
                   heir (the next coordinator), a result of its own copies */
     TM_LOCKREC /* rank; u32 0, bytes data, a grant's tail: a grant to a
                   copy of the coordinator's rank; or u32 1, bytes path,
-                  u32 request, u32 lock, bytes data: its unlock; to the
-                  heir, for its lock record (task_lockrec.c) */
+                  u32 request, u32 lock, bytes data: its unlock; or u32
+                  2, a whole record (task_lockrec_put): a new
+                  coordinator's rank's own, which only it had, to be
+                  merged; to the heir, for its lock record
+                  (task_lockrec.c) */
 };
 
 /* TM_RUN's flags. */

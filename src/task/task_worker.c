@@ -52,11 +52,13 @@ typedef struct w_copy {
 
 /* A result one of this worker's copies sent (TM_DONE), kept for a new
  * coordinator should the coordinator die (task_keeps_results): the job's
- * path and the message's body after its type and copy. */
+ * path and the message's body after its type and copy.  from: the rank
+ * that handed it over as the coordinator's (TM_KEEP), or -1. */
 typedef struct w_kept {
     uint8_t *path, *res;
     uint32_t pathlen;
     size_t reslen;
+    int from;
 } w_kept_t;
 
 /* A warm copy's process between runs (task_copy.c, next_run). */
@@ -186,7 +188,7 @@ int task_worker_heir(void)
  * children.  (Two copies of one job that both finish here keep two equal
  * results: rare, and not worth a search at every run.) */
 static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
-                      const uint8_t *res, size_t reslen)
+                      const uint8_t *res, size_t reslen, int from)
 {
     if (blocks)
         kept_forget_below(path, pathlen);
@@ -195,7 +197,7 @@ static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
     if (s != SHOAL_OK)
         return s;
     w_kept_t k = {malloc(pathlen ? pathlen : 1), malloc(reslen ? reslen : 1),
-                  (uint32_t)pathlen, reslen};
+                  (uint32_t)pathlen, reslen, from};
     if (k.path == NULL || k.res == NULL) {
         free(k.path);
         free(k.res);
@@ -209,6 +211,22 @@ static int kept_store(const uint8_t *path, size_t pathlen, int blocks,
     return SHOAL_OK;
 }
 
+/* A result of the coordinator's rank, to its heir (TM_KEEP), which keeps
+ * it for the next coordinator: here it would die with the coordinator. */
+static int keep_at_heir(int blocks, const uint8_t *path, size_t pathlen,
+                        const uint8_t *res, size_t reslen)
+{
+    int heir = task_worker_heir();
+    if (heir < 0)
+        return SHOAL_OK;
+    task_buf_t b = {0};
+    task_msg_start(&b, TM_KEEP, (uint32_t)task_rt.rank);
+    task_buf_u32(&b, (uint32_t)blocks);
+    task_buf_bytes(&b, path, pathlen);
+    task_buf_bytes(&b, res, reslen);
+    return b.err ? b.err : task_msg_send(heir, b.p, b.len);
+}
+
 /* Copy c finished (its TM_DONE, msg): its result is kept until its
  * parent is done; on the coordinator's rank, whose results would die
  * with the coordinator, by its heir (TM_KEEP).  Results of jobs whose
@@ -220,21 +238,14 @@ static int kept_add(const w_copy_t *c, const uint8_t *msg, size_t len)
     if (c->path == NULL || len < 12)
         return SHOAL_OK;
     if (task_rt.rank != task_rt.coord)
-        return kept_store(c->path, c->pathlen, c->blocks, msg + 8, len - 8);
-    int heir = task_worker_heir();
-    if (heir < 0)
-        return SHOAL_OK;
-    task_buf_t b = {0};
-    task_msg_start(&b, TM_KEEP, (uint32_t)task_rt.rank);
-    task_buf_u32(&b, (uint32_t)c->blocks);
-    task_buf_bytes(&b, c->path, c->pathlen);
-    task_buf_bytes(&b, msg + 8, len - 8);
-    return b.err ? b.err : task_msg_send(heir, b.p, b.len);
+        return kept_store(c->path, c->pathlen, c->blocks, msg + 8, len - 8,
+                          -1);
+    return keep_at_heir(c->blocks, c->path, c->pathlen, msg + 8, len - 8);
 }
 
 /* TM_KEEP: a result of the coordinator's rank's, kept here (the heir);
  * handed to the coordinator at once when this rank has become it. */
-static int kept_keep(task_rd_t *rd)
+static int kept_keep(int src, task_rd_t *rd)
 {
     size_t plen, rlen;
     uint32_t blocks = task_rd_u32(rd);
@@ -244,7 +255,7 @@ static int kept_keep(task_rd_t *rd)
     if (rd->err)
         return rd->err;
     if (task_rt.rank != task_rt.coord)
-        return kept_store(path, plen, (int)blocks, res, rlen);
+        return kept_store(path, plen, (int)blocks, res, rlen, src);
     task_buf_t b = {0};
     task_msg_start(&b, TM_KEPT, (uint32_t)task_rt.rank);
     task_buf_u32(&b, 1);
@@ -272,25 +283,52 @@ static int kept_forget(task_rd_t *rd)
 int task_worker_send_kept(void)
 {
     task_buf_t b = {0};
+    uint32_t n = 0;
 
+    /* (Not those the coordinator handed over itself, as its heir's: it
+     * has them, if this worker saw its TM_KEEP before the failover.) */
     task_msg_start(&b, TM_KEPT, (uint32_t)task_rt.rank);
-    task_buf_u32(&b, (uint32_t)wk.nkept);
+    task_buf_u32(&b, 0);
     for (size_t i = 0; i < wk.nkept; i++) {
+        if (task_rt.coord != task_rt.rank && wk.kept[i].from == task_rt.coord)
+            continue;
         task_buf_bytes(&b, wk.kept[i].path, wk.kept[i].pathlen);
         task_buf_bytes(&b, wk.kept[i].res, wk.kept[i].reslen);
+        n++;
     }
     task_lockrec_put(&b);
     if (b.err)
         return b.err;
-    base_info("task", "rank %d: %zu kept results to the coordinator (rank "
-              "%d)", task_rt.rank, wk.nkept, task_rt.coord);
+    for (int k = 0; k < 4; k++) /* the count, after type and rank */
+        b.p[8 + k] = (uint8_t)(n >> 8 * k);
+    base_info("task", "rank %d: %u kept results to the coordinator (rank "
+              "%d)", task_rt.rank, n, task_rt.coord);
     if (task_rt.coord != task_rt.rank)
         return task_msg_send(task_rt.coord, b.p, b.len);
-    /* This rank coordinates now: the results are its coordinator's. */
+    /* This rank coordinates now: the results and the lock record are
+     * its coordinator's, and only it has them (its own copies', and the
+     * dead coordinator's rank's, which it kept as the heir): its heir
+     * keeps them for the next coordinator, at once (this rank may die
+     * before its lock manager is rebuilt), as it will keep this rank's
+     * copies' from now on. */
     int s = task_coord_handle(task_rt.rank, b.p, b.len);
     free(b.p);
+    for (size_t i = 0; i < wk.nkept && s == SHOAL_OK; i++)
+        s = keep_at_heir(0, wk.kept[i].path, wk.kept[i].pathlen,
+                         wk.kept[i].res, wk.kept[i].reslen);
+    int heir = task_worker_heir();
+    if (s == SHOAL_OK && heir >= 0 && task_rt.nlocks > 0) {
+        task_buf_t r = {0};
+        task_msg_start(&r, TM_LOCKREC, (uint32_t)task_rt.rank);
+        task_buf_u32(&r, 2);
+        task_lockrec_put(&r);
+        if ((s = r.err) != SHOAL_OK)
+            task_buf_free(&r);
+        else
+            s = task_msg_send(heir, r.p, r.len);
+    }
     kept_clear();
-    task_lockrec_clear(); /* its copies' grants die with it now */
+    task_lockrec_clear();
     return s;
 }
 
@@ -746,7 +784,7 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
     case TM_FORGET:
         return kept_forget(&rd);
     case TM_KEEP:
-        return kept_keep(&rd);
+        return kept_keep((int)copy, &rd); /* (copy: the sender's rank) */
     case TM_LOCKREC:
         return task_lockrec_heir(&rd);
     case TM_EXIT:

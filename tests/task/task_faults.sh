@@ -19,6 +19,16 @@
 #                   adders, /0.0[i]) fewer must run after the failover than
 #                   the lockjobs=K it prints: the results of some that took
 #                   locks were kept too (all K run again without that)
+#         coordkeep2 coordkeep, and then rank 1, the new coordinator, killed
+#                   too once TASK_TEST_LATE2 (default 30) more runs have
+#                   ended after its line; the program runs with
+#                   SHOAL_LOG=info.  After the second failover fewer than
+#                   TASK_TEST_LOCKRUNS (default 4) lock-taking jobs may
+#                   run, and the lock manager rebuilt by rank 2 may replay
+#                   fewer than TASK_TEST_REPLAYS (default 4) grants for
+#                   versions lost: rank 1 handed its heir what only it
+#                   held (its kept results, the versions of its lock
+#                   record), so only what was in flight at the kill is lost
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
@@ -122,8 +132,8 @@ into_cgroup() {
     return 0
 }
 
-[ "$mode" = coordlate ] || [ "$mode" = coordkeep ] &&
-    export TASK_TEST_PROGRESS=1
+case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
+[ "$mode" = coordkeep2 ] && export SHOAL_LOG=info
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -153,7 +163,7 @@ coord | coords)
             echo "fault: killed rank 1, the second coordinator" >>"$log"
     fi
     ;;
-coordlate | coordkeep)
+coordlate | coordkeep | coordkeep2)
     late=${TASK_TEST_LATE:-40}
     for _ in $(seq 3000); do # 60 s
         kill -0 "$run" 2>/dev/null || break
@@ -164,6 +174,20 @@ coordlate | coordkeep)
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank 0, the coordinator, after" \
             "$(grep -c '^ran /' "$out") runs of jobs" >>"$log"
+    if [ "$mode" = coordkeep2 ]; then
+        late=${TASK_TEST_LATE2:-30}
+        for _ in $(seq 3000); do # 60 s
+            kill -0 "$run" 2>/dev/null || break
+            [ "$(sed -n '/coordinates now/,$p' "$out" | grep -c '^ran /')" \
+                -ge "$late" ] && break
+            nap 20
+        done
+        victim=$(ranks | awk '$1 == 1')
+        [ -n "$victim" ] && kill -KILL "${victim#* }" &&
+            echo "fault: killed rank 1, the second coordinator, after" \
+                "$(sed -n '/coordinates now/,$p' "$out" | grep -c '^ran /')" \
+                "runs of jobs after its line" >>"$log"
+    fi
     ;;
 killall)
     for v in $(ranks | awk '$1 != 0 {print $2}'); do
@@ -272,7 +296,8 @@ else
     [ "$rc" -eq 0 ] || fail "exit status $rc"
 fi
 grep -Eq "$expect" "$out" || fail "no line matching '$expect'"
-if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ]; then
+if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ] ||
+    [ "$mode" = coordkeep2 ]; then
     # Runs of jobs after the new coordinator's line, against the jobs of
     # the run (its root, which prints nothing, included in jobs=).
     grep -q "coordinates now" "$out" || fail "no failover"
@@ -285,7 +310,7 @@ if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ]; then
         fail "$after runs after the failover: the work done before it was" \
             "not kept"
 fi
-if [ "$mode" = coordkeep ]; then
+if [ "$mode" = coordkeep ] || [ "$mode" = coordkeep2 ]; then
     lockjobs=$(sed -n 's/^ok.* lockjobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)
     [ -n "$lockjobs" ] || fail "no lockjobs=K in the program's line"
     lafter=$(sed -n '/coordinates now/,$p' "$out" | grep -c '^ran /0\.0\[')
@@ -294,6 +319,25 @@ if [ "$mode" = coordkeep ]; then
     [ "$lafter" -lt "$lockjobs" ] ||
         fail "$lafter runs of lock-taking jobs after the failover: none" \
             "of their results was kept"
+fi
+if [ "$mode" = coordkeep2 ]; then
+    # After the second failover (rank 2's line): lock-taking jobs run
+    # again, and grants replayed to make versions no survivor had.
+    grep -q "rank 2 coordinates now" "$out" || fail "no second failover"
+    lafter2=$(sed -n '/rank 2 coordinates now/,$p' "$out" |
+        grep -c '^ran /0\.0\[')
+    replays=$(sed -n '/rank 2 coordinates now/,$p' "$out" |
+        sed -n 's/.*lock manager rebuilt from .* grants, \([0-9]*\) of them.*/\1/p' |
+        head -n 1)
+    [ -n "$replays" ] || fail "no lock manager rebuilt after the second failover"
+    echo "after the second failover: $lafter2 runs of the $lockjobs jobs" \
+        "that take locks, $replays grants to replay" >>"$log"
+    [ "$lafter2" -lt "${TASK_TEST_LOCKRUNS:-4}" ] ||
+        fail "$lafter2 runs of lock-taking jobs after the second failover:" \
+            "the results rank 1 held were lost"
+    [ "$replays" -lt "${TASK_TEST_REPLAYS:-4}" ] ||
+        fail "$replays grants to replay after the second failover: the" \
+            "versions only rank 1 held were lost"
 fi
 sleep 0.2
 for p in $pids; do

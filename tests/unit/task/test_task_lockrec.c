@@ -4,7 +4,8 @@
  * coordinator, which rebuilds a lock manager from it; a record cut back
  * when a manager's sequence is shorter; a gap that empties it; malformed
  * records refused; the heir's copy of the coordinator's rank's grants and
- * unlocks (TM_LOCKREC).
+ * unlocks (TM_LOCKREC); a new coordinator's rank's record merged into
+ * its heir's (TM_LOCKREC 2), and grants' tails that overlap it.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -208,7 +209,7 @@ int main(void)
         task_rd_init(&rd, h.p, cut);
         T_ERR(task_lockrec_heir(&rd), SHOAL_ERR_PROTOCOL);
     }
-    h.p[0] = 2; /* no such kind */
+    h.p[0] = 3; /* no such kind */
     task_rd_init(&rd, h.p, h.len);
     T_ERR(task_lockrec_heir(&rd), SHOAL_ERR_PROTOCOL);
     task_buf_free(&h);
@@ -218,6 +219,73 @@ int main(void)
     T_EQ(value_of(find(&rec, 0, 1)), 1);
     task_lockrec_free(&rec);
     task_buf_free(&buf);
+
+    /* A new coordinator's rank's whole record, merged into its heir's
+     * (TM_LOCKREC 2): the heir has entry 0 and version 0 of lock 0; the
+     * merged record has entries 0 and 1, versions 0 and 1 of lock 0 and
+     * version 0 of lock 1. */
+    task_lockrec_clear();
+    grant(0, 0, 0, 0, e0, 1);
+    unlock(&a, 0, 0, 1);
+    grant(1, 0, 0, 1, e1, 1);
+    unlock(&b, 0, 0, 2);
+    memset(&h, 0, sizeof(h));
+    task_buf_u32(&h, 2);
+    task_lockrec_put(&h);
+    T_OK(h.err);
+    for (size_t cut = 4; cut < h.len; cut++) {
+        task_lockrec_clear();
+        grant(0, 0, 0, 0, e0, 1);
+        task_rd_init(&rd, h.p, cut);
+        T_ERR(task_lockrec_heir(&rd), SHOAL_ERR_PROTOCOL);
+    }
+    task_lockrec_clear();
+    grant(0, 0, 0, 0, e0, 1); /* the heir's own */
+    task_rd_init(&rd, h.p, h.len);
+    T_OK(task_lockrec_heir(&rd));
+    T_EQ(rd.pos, rd.len);
+    record(&rec, &buf);
+    T_EQ(rec.nseq, 2);
+    T_EQ(task_path_equal(&rec.seq[1].job, &b), 1);
+    T_EQ(rec.nversions, 4); /* version 0 of lock 0 once */
+    T_EQ(value_of(find(&rec, 0, 1)), 1);
+    T_EQ(value_of(find(&rec, 0, 2)), 2);
+    T_EQ(value_of(find(&rec, 1, 0)), 0);
+    task_lockrec_free(&rec);
+    task_buf_free(&buf);
+    /* A grant's tail from entry 1 (the manager counted the heir's record
+     * before the merge): the entry it has agrees, nothing is cut. */
+    ent_t e3[] = {{&b, 0, 0, 1}, {&c, 0, 0, 2}};
+    grant(0, 2, 2, 1, e3, 2);
+    record(&rec, &buf);
+    T_EQ(rec.nseq, 3);
+    T_EQ(value_of(find(&rec, 0, 1)), 1);
+    T_EQ(value_of(find(&rec, 1, 0)), 0);
+    task_lockrec_free(&rec);
+    task_buf_free(&buf);
+    /* One that disagrees from entry 1 on cuts the record back there. */
+    ent_t e4[] = {{&c, 0, 0, 1}};
+    grant(0, 1, 1, 1, e4, 1);
+    record(&rec, &buf);
+    T_EQ(rec.nseq, 2);
+    T_EQ(task_path_equal(&rec.seq[1].job, &c), 1);
+    T_EQ(find(&rec, 0, 2) == NULL, 1);
+    task_lockrec_free(&rec);
+    task_buf_free(&buf);
+    /* A merged record that disagrees with the heir's is not taken. */
+    task_lockrec_clear();
+    grant(0, 0, 0, 0, e0, 1);
+    grant(0, 1, 1, 1, e4, 1);
+    task_rd_init(&rd, h.p, h.len);
+    T_OK(task_lockrec_heir(&rd));
+    record(&rec, &buf);
+    T_EQ(rec.nseq, 2);
+    T_EQ(task_path_equal(&rec.seq[1].job, &c), 1);
+    T_EQ(find(&rec, 0, 2) == NULL, 1);
+    T_EQ(find(&rec, 1, 0) == NULL, 1);
+    task_lockrec_free(&rec);
+    task_buf_free(&buf);
+    task_buf_free(&h);
 
     task_lockrec_fini();
     task_path_free(&a);

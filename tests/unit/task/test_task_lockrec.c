@@ -73,6 +73,13 @@ static void record(task_lock_record_t *rec, task_buf_t *bufp)
     T_OK(task_lockrec_read(bufp->p, bufp->len, 3, rec));
 }
 
+/* Done with a record read back. */
+static void forget(task_lock_record_t *rec, task_buf_t *buf)
+{
+    task_lockrec_free(rec);
+    task_buf_free(buf);
+}
+
 static uint64_t value_of(const task_lock_version_t *v)
 {
     uint64_t x;
@@ -251,8 +258,7 @@ int main(void)
     T_EQ(value_of(find(&rec, 0, 1)), 1);
     T_EQ(value_of(find(&rec, 0, 2)), 2);
     T_EQ(value_of(find(&rec, 1, 0)), 0);
-    task_lockrec_free(&rec);
-    task_buf_free(&buf);
+    forget(&rec, &buf);
     /* A grant's tail from entry 1 (the manager counted the heir's record
      * before the merge): the entry it has agrees, nothing is cut. */
     ent_t e3[] = {{&b, 0, 0, 1}, {&c, 0, 0, 2}};
@@ -261,8 +267,7 @@ int main(void)
     T_EQ(rec.nseq, 3);
     T_EQ(value_of(find(&rec, 0, 1)), 1);
     T_EQ(value_of(find(&rec, 1, 0)), 0);
-    task_lockrec_free(&rec);
-    task_buf_free(&buf);
+    forget(&rec, &buf);
     /* One that disagrees from entry 1 on cuts the record back there. */
     ent_t e4[] = {{&c, 0, 0, 1}};
     grant(0, 1, 1, 1, e4, 1);
@@ -270,8 +275,7 @@ int main(void)
     T_EQ(rec.nseq, 2);
     T_EQ(task_path_equal(&rec.seq[1].job, &c), 1);
     T_EQ(find(&rec, 0, 2) == NULL, 1);
-    task_lockrec_free(&rec);
-    task_buf_free(&buf);
+    forget(&rec, &buf);
     /* A merged record that disagrees with the heir's is not taken. */
     task_lockrec_clear();
     grant(0, 0, 0, 0, e0, 1);
@@ -283,8 +287,7 @@ int main(void)
     T_EQ(task_path_equal(&rec.seq[1].job, &c), 1);
     T_EQ(find(&rec, 0, 2) == NULL, 1);
     T_EQ(find(&rec, 1, 0) == NULL, 1);
-    task_lockrec_free(&rec);
-    task_buf_free(&buf);
+    forget(&rec, &buf);
     task_buf_free(&h);
 
     task_lockrec_fini();

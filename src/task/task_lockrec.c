@@ -375,3 +375,9 @@ int task_lockrec_read(const uint8_t *p, size_t len, uint32_t worker,
         task_lockrec_free(rec);
     return s;
 }
+
+void task_lockrec_size(size_t *nseq, size_t *nv)
+{
+    *nseq = lr.nseq;
+    *nv = lr.nv;
+}

@@ -263,6 +263,8 @@ int task_lockrec_heir(task_rd_t *rd);
 /* The record, for TM_KEPT. */
 void task_lockrec_put(task_buf_t *b);
 void task_lockrec_clear(void);
+/* Its entries and versions (for the log). */
+void task_lockrec_size(size_t *nseq, size_t *nv);
 void task_lockrec_fini(void);
 /* The coordinator: a worker's record (p: TM_KEPT's tail, which must
  * outlive rec: the versions point into it); task_lockrec_free after. */

@@ -301,8 +301,11 @@ int task_worker_send_kept(void)
         return b.err;
     for (int k = 0; k < 4; k++) /* the count, after type and rank */
         b.p[8 + k] = (uint8_t)(n >> 8 * k);
+    size_t ne, nv;
+    task_lockrec_size(&ne, &nv);
     base_info("task", "rank %d: %u kept results to the coordinator (rank "
-              "%d)", task_rt.rank, n, task_rt.coord);
+              "%d), a lock record of %zu entries and %zu versions",
+              task_rt.rank, n, task_rt.coord, ne, nv);
     if (task_rt.coord != task_rt.rank)
         return task_msg_send(task_rt.coord, b.p, b.len);
     /* This rank coordinates now: the results and the lock record are

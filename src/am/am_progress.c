@@ -72,7 +72,10 @@ void *am_place(void *arg, int src, const wire_msg_t *m)
     const am_handler_t *h;
 
     (void)arg;
-    (void)src;
+    /* Not into a buffer of the layer above for a peer taken for dead: what
+     * it waited for has failed (the MPI engine ignores such frames too). */
+    if (BASE_UNLIKELY(am.peers[src].dead))
+        return NULL;
     if ((m->kind & (WIRE_CAT_MASK | WIRE_F_REPLY | WIRE_F_SYSTEM |
                     WIRE_F_FRAGMENT)) != WIRE_CAT_MEDIUM ||
         ep == NULL)

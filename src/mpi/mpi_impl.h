@@ -471,6 +471,10 @@ struct shoal_mpi_request {
     uint8_t user_freed; /* MPI_Request_free: release at completion */
     uint8_t blocking;   /* the caller waits for it at once (MPI_Send) */
     uint8_t deferred;   /* a send queued for room (p2p_engine.c) */
+    /* The peer may still name this request in a frame, or read or write
+     * its buffer: a send whose RTS or synchronous eager message is out, a
+     * receive matched to a rendezvous whose data is still moving. */
+    uint8_t inflight;
     int done; /* read with mpi_req_is_done, set with mpi_req_complete */
     MPI_Status status;
     MPI_Comm comm;

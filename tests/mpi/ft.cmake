@@ -51,6 +51,11 @@ shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 1)
 shoal_ft_test(ft_rendezvous PROGRAM mpi_ft_ulfm NP 8 ARGS rendezvous 0)
 shoal_ft_test(ft_rendezvous_push PROGRAM mpi_ft_ulfm NP 4 ARGS rendezvous 2
               ENV SHOAL_MPI_RNDV=push)
+# A revocation while a rendezvous moves (pull with the cooperative copy,
+# and push), and while sends wait unreceived at the revoker.
+shoal_ft_test(ft_revoke_inflight PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_inflight)
+shoal_ft_test(ft_revoke_inflight_push PROGRAM mpi_ft_ulfm NP 4
+              ARGS revoke_inflight ENV SHOAL_MPI_RNDV=push)
 shoal_ft_test(ft_p2p_tcp PROGRAM mpi_ft_ulfm NP 4 ARGS p2p ENV SHOAL_WIRES=tcp)
 # With the progress thread (its waits are not am_block's).
 shoal_ft_test(ft_p2p_thread PROGRAM mpi_ft_ulfm NP 4 ARGS p2p

@@ -77,6 +77,16 @@
  *           rank 0 (or 1) revokes MPI_COMM_WORLD at its first failure and
  *           every survivor must see MPIX_ERR_REVOKED within 10 s: a call
  *           that fails at once must still take in the revocation
+ *   revoke_inflight
+ *           no victim: rank 0 revokes a communicator while a 32 MiB
+ *           rendezvous from rank 1 is landing in its receive buffer
+ *           (run also with SHOAL_MPI_RNDV=push): the receive must not end
+ *           before the data is all there, and once it has ended, nothing
+ *           may write into the buffer any more; rank 3 revokes another
+ *           while rank 2's rendezvous and synchronous sends to it, and 2
+ *           MiB of eager ones, wait unreceived: rank 2's requests must end
+ *           with MPIX_ERR_REVOKED (not hang), and the eager credits must
+ *           come back (2 MiB more to rank 3 on MPI_COMM_WORLD goes)
  *   finalize
  *           the victim dies 100 ms after the others start MPI_Finalize
  *           (having sent rank 0 a message), while rank 0 still computes
@@ -674,6 +684,117 @@ static void mode_revoke_loop(void)
     MT_OK(MPI_Comm_free(&c));
 }
 
+/* A byte of the pattern of revoke_inflight at offset i. */
+static unsigned char inflight_byte(size_t i)
+{
+    return (unsigned char)(i * 131u + 7u) | 1u; /* never 0 */
+}
+
+static void inflight_landing(MPI_Comm c)
+{
+    const size_t n = 32u << 20;
+    unsigned char *buf = malloc(n);
+    MPI_Request r;
+    int flag = 0, rc;
+
+    MT_CHECK(buf != NULL, "no memory");
+    if (me == 0) {
+        memset(buf, 0, n);
+        MT_OK(MPI_Irecv(buf, (int)n, MPI_BYTE, 1, 9, c, &r));
+    } else if (me == 1) {
+        for (size_t i = 0; i < n; i++)
+            buf[i] = inflight_byte(i);
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 1) {
+        MT_OK(MPI_Isend(buf, (int)n, MPI_BYTE, 0, 9, c, &r));
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MT_CHECK(rc == MPI_SUCCESS || ft_cls(rc) == MPIX_ERR_REVOKED,
+                 "the sender's wait: class %d", ft_cls(rc));
+    }
+    if (me == 0) {
+        /* The first bytes have landed: revoke while the rest moves. */
+        while (!flag && buf[0] == 0 && buf[n - 1] == 0)
+            MT_OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+        MT_OK(MPIX_Comm_revoke(c));
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MT_CHECK(rc == MPI_SUCCESS || ft_cls(rc) == MPIX_ERR_REVOKED,
+                 "the receiver's wait: class %d", ft_cls(rc));
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != inflight_byte(i))
+                MT_FAIL("the receive ended with byte %zu not there yet "
+                        "(%u): the sender may still write into a buffer "
+                        "the program owns again", i, buf[i]);
+        memset(buf, 0xee, n); /* the program's again */
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    usleep(100000);
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0)
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != 0xee)
+                MT_FAIL("byte %zu of a completed receive's buffer changed "
+                        "after the receive ended", i);
+    free(buf);
+}
+
+static void inflight_dropped(MPI_Comm c)
+{
+    enum { NEAGER = 512, EAGER = 4096 };
+    const size_t big = 4u << 20;
+    char *buf = calloc(1, big), *small = calloc(NEAGER, EAGER);
+    MPI_Request r[2 + NEAGER];
+    double t0;
+
+    MT_CHECK(buf != NULL && small != NULL, "no memory");
+    if (me == 2) {
+        MT_OK(MPI_Isend(buf, (int)big, MPI_BYTE, 3, 1, c, &r[0]));
+        MT_OK(MPI_Issend(buf, 8, MPI_BYTE, 3, 2, c, &r[1]));
+        for (int i = 0; i < NEAGER; i++)
+            MT_OK(MPI_Isend(small + (size_t)i * EAGER, EAGER, MPI_BYTE, 3,
+                            3, c, &r[2 + i]));
+    }
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD)); /* the sends have gone out */
+    if (me == 3)
+        MT_OK(MPIX_Comm_revoke(c));
+    if (me == 2) {
+        t0 = MPI_Wtime();
+        for (int i = 0; i < 2; i++)
+            EXPECT(MPIX_ERR_REVOKED, MPI_Wait(&r[i], MPI_STATUS_IGNORE));
+        for (int i = 0; i < NEAGER; i++) {
+            int rc = MPI_Wait(&r[2 + i], MPI_STATUS_IGNORE);
+            MT_CHECK(rc == MPI_SUCCESS || ft_cls(rc) == MPIX_ERR_REVOKED,
+                     "eager send %d: class %d", i, ft_cls(rc));
+        }
+        MT_CHECK(MPI_Wtime() - t0 < 10.0, "sends to a revoker took %.1f s",
+                 MPI_Wtime() - t0);
+        /* The credits of the dropped eager messages came back. */
+        for (int i = 0; i < NEAGER; i++)
+            MT_OK(MPI_Send(small, EAGER, MPI_BYTE, 3, 4, MPI_COMM_WORLD));
+    }
+    if (me == 3)
+        for (int i = 0; i < NEAGER; i++)
+            MT_OK(MPI_Recv(small, EAGER, MPI_BYTE, 2, 4, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    free(buf);
+    free(small);
+}
+
+static void mode_revoke_inflight(void)
+{
+    MPI_Comm c1, c2;
+
+    for (int round = 0; round < 3; round++) {
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c1));
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c2));
+        inflight_landing(c1);
+        inflight_dropped(c2);
+        MT_OK(MPI_Comm_free(&c1));
+        MT_OK(MPI_Comm_free(&c2));
+    }
+}
+
 static void mode_finalize(void)
 {
     MPI_Group failed, world;
@@ -792,6 +913,8 @@ int main(int argc, char **argv)
         mode_revoke_loop();
     else if (strcmp(mode, "finalize") == 0)
         mode_finalize();
+    else if (strcmp(mode, "revoke_inflight") == 0)
+        mode_revoke_inflight();
     else if (strcmp(mode, "p2p") == 0)
         mode_p2p();
     else if (strcmp(mode, "allreduce") == 0)

@@ -328,6 +328,7 @@ static void revoke_here(MPI_Comm comm)
         return;
     comm->revoked = 1;
     mpi_ft.revokes++;
+    mpi_p2p_revoke(comm);
     base_info("mpi", "communicator of context %u revoked", comm->ctx);
     revoke_tell_all(comm);
 }

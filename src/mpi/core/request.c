@@ -43,7 +43,7 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
     r->magic = MPI_MAGIC_REQ;
     r->kind = (uint8_t)kind;
     r->persistent = r->active = r->user_freed = r->blocking = 0;
-    r->deferred = 0;
+    r->deferred = r->inflight = 0;
     __atomic_store_n(&r->done, 0, __ATOMIC_RELAXED);
     r->status.MPI_SOURCE = r->status.MPI_TAG = r->status.MPI_ERROR = 0;
     r->status.shoal_cancelled = 0;
@@ -112,12 +112,39 @@ static int fail_req(MPI_Request r, int err)
 }
 
 /*
+ * A transfer under way (r->inflight): the peer may still write into or
+ * read from the buffer, or name the request in a frame.  Ending it now
+ * would let the program free memory the peer then touches (a receive
+ * whose sender is still writing the tail of a cooperative copy), or let
+ * a late FIN complete whatever request reused this one.  So it ends when
+ * the peer is done with it; a revocation only changes what it reports
+ * (the receiver of a revoked communicator answers a rendezvous it drops,
+ * p2p_engine.c).  Only the death of that very peer ends it at once:
+ * frames of a dead peer are ignored from then on (p2p_engine.c,
+ * am_place), so none of them touches the request or its buffer again.
+ */
+static int check_inflight(MPI_Request r)
+{
+    MPI_Comm comm = r->comm;
+    int peer = r->kind == MPI_REQ_RECV ? r->status.MPI_SOURCE : r->peer;
+
+    if (comm->revoked && r->status.MPI_ERROR == MPI_SUCCESS)
+        r->status.MPI_ERROR = MPIX_ERR_REVOKED;
+    if (am.deaths == 0 || peer < 0 || peer >= comm->remote_size ||
+        !am.peers[comm->peer_world[peer]].dead)
+        return 0;
+    return fail_req(r, mpi_ft.on ? MPIX_ERR_PROC_FAILED
+                                 : MPI_ERR_PROC_ABORTED);
+}
+
+/*
  * Under SHOAL_FT (docs/FT.md): a revoked communicator fails every
  * operation with MPIX_ERR_REVOKED; a dead peer fails it with
  * MPIX_ERR_PROC_FAILED; a wildcard receive of the user's while comm has
  * failures not acknowledged ends the wait with MPIX_ERR_PROC_FAILED_PENDING
  * but stays pending (returns 1 without completing it) -- unless it is a
  * blocking MPI_Recv, which has no request to keep: MPIX_ERR_PROC_FAILED.
+ * Transfers under way finish first (check_inflight).
  */
 static int check_ft(MPI_Request r)
 {
@@ -159,6 +186,8 @@ static int check_dead(MPI_Request r)
         return 0;
     if (r->kind != MPI_REQ_SEND && r->kind != MPI_REQ_RECV)
         return 0;
+    if (r->inflight)
+        return check_inflight(r);
     if (mpi_ft.on)
         return check_ft(r);
     if (r->peer == MPI_ANY_SOURCE) {
@@ -173,13 +202,7 @@ static int check_dead(MPI_Request r)
     if (!am.peers[world].dead)
         return 0;
 dead:
-    if (r->kind == MPI_REQ_RECV)
-        mpi_posted_cancel(r);
-    else
-        mpi_send_unqueue(r);
-    r->status.MPI_ERROR = MPI_ERR_PROC_ABORTED;
-    mpi_req_complete(r);
-    return 1;
+    return fail_req(r, MPI_ERR_PROC_ABORTED);
 }
 
 typedef struct until {

@@ -131,6 +131,8 @@ mpi_matchq_t *mpi_matchq_get(uint32_t ctx)
         base_list_init(&q->posted_wild);
         base_list_init(&q->unexp);
         mq_table[ctx] = q;
+    } else if (q->refs == 0) {
+        q->revoked = 0; /* a new communicator has the context id */
     }
     q->refs++;
     return q;
@@ -144,7 +146,7 @@ static void umsg_unlink(mpi_umsg_t *u)
 
 void mpi_matchq_put(mpi_matchq_t *q)
 {
-    if (q == NULL || --q->refs > 0)
+    if (q == NULL || --q->refs > 0 || q->revoked)
         return;
     /* Messages nobody received on a freed communicator: the program was
      * erroneous; drop them rather than leak. */
@@ -191,6 +193,15 @@ static mpi_matchq_t *matchq_for_arrival(uint32_t ctx)
 }
 
 /* ---- control messages ---------------------------------------------------------- */
+
+/* A frame of a peer taken for dead that names one of our requests: that
+ * request has failed, or fails at its next look (request.c,
+ * check_inflight), and may be gone; the frame is ignored (am_place does
+ * not place its data either). */
+static inline int from_dead(const shoal_token_t *t)
+{
+    return BASE_UNLIKELY(am.deaths != 0) && am.peers[t->src].dead;
+}
 
 static void h_ack(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
                   size_t len);
@@ -461,6 +472,7 @@ static void deliver(MPI_Request req, const mpi_in_t *in)
         mpi_req_complete(req);
         return;
     }
+    req->inflight = 1; /* until the data has moved (request.c) */
     if (in->saddr != 0 && coop_pull(req, in, n))
         return;
     if (in->saddr != 0 && rdv_pull(req, in, n) == 0) {
@@ -552,6 +564,47 @@ void mpi_in_of_umsg(mpi_in_t *in, const mpi_umsg_t *u)
     };
 }
 
+/*
+ * SHOAL_FT: a message for a communicator revoked here is nobody's.  Its
+ * eager credits go back, and a sender that waits on it (a rendezvous, a
+ * synchronous send) is told it was dropped: that sender's request is in
+ * flight (request.c) and would otherwise wait forever.
+ */
+static void drop_revoked(const mpi_in_t *in)
+{
+    int waits = in->rdv || (in->flags & MPI_MF_SYNC);
+    uint64_t give = 0;
+
+    if (!in->rdv && in->src_world != mpi.world_rank &&
+        !(in->flags & MPI_MF_RESTORED)) {
+        give = ecred_owed[in->src_world] + (uint64_t)in->bytes + MSG_COST;
+        ecred_owed[in->src_world] = 0;
+    }
+    if (give > 0 || waits)
+        send_ctl(in, MPI_H_ACK, waits ? in->sreq : 0, give, MPI_ACK_DROP);
+}
+
+void mpi_p2p_revoke(MPI_Comm comm)
+{
+    mpi_matchq_t *qs[2] = {comm->mq, comm->cq};
+
+    for (int i = 0; i < 2; i++) {
+        mpi_matchq_t *q = qs[i];
+        if (q == NULL || q->revoked)
+            continue;
+        q->revoked = 1;
+        while (!base_list_empty(&q->unexp)) {
+            mpi_umsg_t *u = BASE_CONTAINER_OF(q->unexp.next, mpi_umsg_t,
+                                              qlink);
+            mpi_in_t in;
+            umsg_unlink(u);
+            mpi_in_of_umsg(&in, u);
+            drop_revoked(&in);
+            mpi_umsg_free(u);
+        }
+    }
+}
+
 void mpi_arrive(const mpi_in_t *in)
 {
     mpi_matchq_t *q = matchq_for_arrival(in->ctx);
@@ -562,6 +615,10 @@ void mpi_arrive(const mpi_in_t *in)
         base_error("mpi", "dropping a message from rank %d: context %u "
                           "out of range or no memory",
                    in->src_world, in->ctx);
+        return;
+    }
+    if (BASE_UNLIKELY(q->revoked)) {
+        drop_revoked(in);
         return;
     }
     if (q->nposted > 0 && (req = match_posted(q, in)) != NULL) {
@@ -630,6 +687,7 @@ int mpi_recv_start(MPI_Request req)
 
     __atomic_store_n(&req->done, 0, __ATOMIC_RELAXED);
     req->status.shoal_cancelled = 0;
+    req->inflight = 0;
     if (req->peer == MPI_PROC_NULL) {
         complete_proc_null_recv(req);
         return MPI_SUCCESS;
@@ -753,8 +811,13 @@ static void h_ack(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
         uint64_t *used = &ecred_used[t->src];
         *used = a[1] >= *used ? 0 : *used - a[1];
     }
-    if (a[0] != 0)
-        mpi_send_done((MPI_Request)(uintptr_t)a[0]);
+    if (a[0] != 0 && !from_dead(t)) {
+        MPI_Request req = (MPI_Request)(uintptr_t)a[0];
+        if (BASE_UNLIKELY(a[2] == MPI_ACK_DROP) &&
+            req->status.MPI_ERROR == MPI_SUCCESS)
+            req->status.MPI_ERROR = MPIX_ERR_REVOKED;
+        mpi_send_done(req);
+    }
 }
 
 static void h_cts(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
@@ -762,10 +825,9 @@ static void h_cts(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
 {
     MPI_Request req;
 
-    (void)t;
     (void)p;
     (void)len;
-    if (n < 3)
+    if (n < 3 || from_dead(t))
         return;
     req = (MPI_Request)(uintptr_t)a[0];
     req->remote = a[1];
@@ -788,7 +850,7 @@ static void h_coop(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
 
     (void)p;
     (void)len;
-    if (n < 4)
+    if (n < 4 || from_dead(t))
         return;
     req = (MPI_Request)(uintptr_t)a[0];
     total = req->count * req->dt->size;
@@ -813,10 +875,9 @@ static void h_part(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
 {
     MPI_Request req;
 
-    (void)t;
     (void)p;
     (void)len;
-    if (n < 1)
+    if (n < 1 || from_dead(t))
         return;
     req = (MPI_Request)(uintptr_t)a[0];
     req->bytes |= 2;
@@ -844,8 +905,7 @@ static void h_data(shoal_token_t *t, const uint64_t *a, unsigned n,
 {
     MPI_Request req;
 
-    (void)t;
-    if (n < 2)
+    if (n < 2 || from_dead(t))
         return;
     req = (MPI_Request)(uintptr_t)a[0];
     recv_put(req, (MPI_Count)a[1], payload, (MPI_Count)len);
@@ -896,6 +956,8 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
     in.data = send_data(req, bytes, &tofree);
     if (in.data == NULL && bytes > 0)
         return MPI_ERR_NO_MEM;
+    if (req->mode == MPI_P2P_SYNC)
+        req->inflight = 1; /* its ack names it */
     arrive_stamped(&in, header_a1(mpi.world_rank, 0, rank));
     free(tofree);
     if (req->mode != MPI_P2P_SYNC)
@@ -989,6 +1051,7 @@ int mpi_send_start(MPI_Request req)
     __atomic_store_n(&req->done, 0, __ATOMIC_RELAXED);
     req->status.shoal_cancelled = 0;
     req->status.MPI_ERROR = MPI_SUCCESS;
+    req->inflight = 0;
     if (req->peer == MPI_PROC_NULL) {
         mpi_send_done(req);
         return MPI_SUCCESS;
@@ -1040,6 +1103,8 @@ static int send_first(MPI_Request req, int world, int may_wait)
         ecred_used[world] += cost;
         if (!sync)
             mpi_send_done(req);
+        else
+            req->inflight = 1; /* until the receiver's ack (request.c) */
         return MPI_SUCCESS;
     }
     if (mpi_dt_contig(req->dt) && mpi_p2p_cfg.cma)
@@ -1052,7 +1117,10 @@ static int send_first(MPI_Request req, int world, int may_wait)
                                 args, 5);
     if (status == SHOAL_ERR_AGAIN)
         return defer_send(req, world);
-    return status == SHOAL_OK ? MPI_SUCCESS : mpi_class_of_status(status);
+    if (status != SHOAL_OK)
+        return mpi_class_of_status(status);
+    req->inflight = 1; /* until FIN, CTS, COOP or DROP (request.c) */
+    return MPI_SUCCESS;
 }
 
 /* Staging of a non-contiguous rendezvous push. */
@@ -1275,6 +1343,7 @@ void mpi_p2p_fini(void)
             if (BASE_UNLIKELY(mpi_ft.on) && q->refs == 0)
                 q->quiet = 1;
             q->refs = 1;
+            q->revoked = 0;
             mpi_matchq_put(q);
         }
     }

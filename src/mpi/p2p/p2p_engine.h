@@ -36,6 +36,9 @@
 
 #define MPI_ACK_SYNC 1 /* a synchronous send was matched */
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
+/* The receiver dropped the message unreceived: its communicator was
+ * revoked there (SHOAL_FT).  a0 is the sender's request when it waits. */
+#define MPI_ACK_DROP 3
 
 #define MPI_MF_SYNC 0x1u /* header flag: the sender waits for a match */
 /* RTS flag: the sender waits for this send now (a blocking call), so it
@@ -68,6 +71,10 @@ struct mpi_matchq {
     base_list_t posted_wild; /* requests (link2), post order */
     base_list_t unexp;       /* mpi_umsg_t (qlink), arrival order */
     int quiet; /* SHOAL_FT: revoked or failed; leftovers are expected */
+    /* SHOAL_FT: the communicator was revoked here; what arrives is
+     * dropped and answered, and the queue outlives the communicator (its
+     * context id is retired) so that late arrivals are answered too. */
+    int revoked;
 };
 
 /* An arriving message, as the match code sees it. */
@@ -147,6 +154,9 @@ void mpi_umsg_free(mpi_umsg_t *u);
 int mpi_recv_from_umsg(MPI_Request req, mpi_umsg_t *u);
 /* Remove a posted receive that has not matched; 1 if it was removed. */
 int mpi_posted_cancel(MPI_Request req);
+/* SHOAL_FT: comm was revoked here: drop (and answer) what its contexts
+ * hold unreceived, and what arrives for them from now on. */
+void mpi_p2p_revoke(MPI_Comm comm);
 
 /* The engine's own queues, worked by mpi_progress_extra. */
 typedef struct mpi_p2p_queues {

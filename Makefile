@@ -120,9 +120,10 @@ build-sanitize:
 
 # The sanitizers watch the library's code: the checks of the build itself
 # (exported symbols, headers, layering, install, docs) and the benchmark
-# smoke runs are the same as in the plain build and stay out.
+# smoke runs are the same as in the plain build and stay out, and so do
+# the multihost cases that mostly wait for a timeout (label "waits").
 check-sanitize: build-sanitize
-	$(call run_tests,$(SANITIZE_DIR),abi|install|docs|bench-smoke)
+	$(call run_tests,$(SANITIZE_DIR),abi|install|docs|bench-smoke|waits)
 
 # ThreadSanitizer sees the threads of one process, so it runs the unit tests
 # (the channel between two threads, the PMI client against a server thread)

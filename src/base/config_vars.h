@@ -124,6 +124,8 @@ BASE_CONFIG_VAR(MPI_RNDV, ENUM, "pull", "pull|push", "library",
                 "Rendezvous on one host: the receiver reads the sender's buffer in one copy (pull), or the sender pushes fragments (push)")
 BASE_CONFIG_VAR(MPI_COOP, SIZE, "32k", "0:1t", "library",
                 "Rendezvous messages on one host from this size are copied by both processes at once, half each (0: the receiver copies alone)")
+BASE_CONFIG_VAR(MPI_STDOUT, ENUM, "line", "line|keep", "library",
+                "MPI_Init makes stdout line-buffered when it is not a terminal (a pipe to the launcher, as under shoalrun), so each line leaves as it is printed, also just before a crash or a kill, as under Open MPI's pseudo-terminal (line); or leaves the C library's buffering as it is (keep)")
 BASE_CONFIG_VAR(MPI_THREAD, ENUM, "auto", "auto|single|multiple", "library",
                 "Thread level MPI_Init_thread provides: what was asked (auto), at most MPI_THREAD_SERIALIZED (single), or always MPI_THREAD_MULTIPLE")
 BASE_CONFIG_VAR(MPI_INITIAL_ERRHANDLER, ENUM, "mpi_errors_are_fatal", "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return", "library",

@@ -75,8 +75,24 @@ add_test(NAME mp.mpi.init_fatal.after
                  $<TARGET_FILE:shoalrun> 2
                  "MPI_Barrier: called after MPI_Finalize.*MPI_ERRORS_ARE_FATAL"
                  $<TARGET_FILE:mpi_init_fatal> after)
+# A rank's line printed just before a SIGKILL reaches shoalrun's output:
+# MPI_Init made its stdout (a pipe) line-buffered; with SHOAL_MPI_STDOUT=keep
+# the C library's full buffering keeps it, and it dies with the rank.
+add_test(NAME mp.mpi.init_fatal.killed_line
+         COMMAND ${CMAKE_COMMAND} -E env EXPECT_FAIL_NOT=went
+                 ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 2
+                 "rank 1 printed this line before its SIGKILL"
+                 $<TARGET_FILE:mpi_init_fatal> killed)
+add_test(NAME mp.mpi.init_fatal.killed_keep
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_MPI_STDOUT=keep
+                 "EXPECT_FAIL_NOT=went|printed this line"
+                 ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh
+                 $<TARGET_FILE:shoalrun> 2 "killed by signal 9"
+                 $<TARGET_FILE:mpi_init_fatal> killed)
 set_tests_properties(mp.mpi.init_fatal.init mp.mpi.init_fatal.before
-                     mp.mpi.init_fatal.after
+                     mp.mpi.init_fatal.after mp.mpi.init_fatal.killed_line
+                     mp.mpi.init_fatal.killed_keep
                      PROPERTIES LABELS "mp;mpi" TIMEOUT 90)
 # Sessions: MPI without MPI_Init (two sessions in turn, communicators from
 # process sets, an intercommunicator from two groups, error handlers), and

@@ -9,11 +9,15 @@
  *   init_fatal twice   MPI_Init twice, MPI_COMM_WORLD's handler set to
  *                      MPI_ERRORS_RETURN between: the second returns
  *                      MPI_ERR_OTHER and the program goes on (exit 0)
+ *   init_fatal killed  rank 1 prints a line (no fflush) and kills itself
+ *                      with SIGKILL: the line reaches the launcher when
+ *                      MPI_Init made stdout line-buffered (SHOAL_MPI_STDOUT)
  * Each mode but twice prints "went on" only if the process survived the
  * erroneous call; the tests require a non-zero exit, the message, and no
  * "went on".
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,12 +48,22 @@ int main(int argc, char **argv)
         printf("second MPI_Init returned an error, as it must\n");
         return 0;
     }
+    if (strcmp(mode, "killed") == 0) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 1) {
+            printf("rank 1 printed this line before its SIGKILL\n");
+            raise(SIGKILL);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* the death ends the job */
+        printf("went on after the death of rank 1\n");
+        return 0;
+    }
     MPI_Finalize();
     if (strcmp(mode, "after") == 0) {
         MPI_Barrier(MPI_COMM_WORLD);
         printf("went on after MPI_Barrier after MPI_Finalize\n");
         return 0;
     }
-    fprintf(stderr, "usage: init_fatal init|before|after|twice\n");
+    fprintf(stderr, "usage: init_fatal init|before|after|twice|killed\n");
     return 2;
 }

@@ -90,6 +90,14 @@ void mpi_runtime_up(int required, const char *fn)
     status = shoal_init(NULL);
     if (status != SHOAL_OK)
         mpi_fatal_outside(fn, "%s", shoal_error_detail());
+    /* A rank's stdout is a pipe to its launcher, fully buffered by the C
+     * library: lines printed before a crash or a SIGKILL would be lost,
+     * and ranks' lines would come out in bursts.  Line-buffered, as under
+     * Open MPI (whose ranks write to a pseudo-terminal).  With no buffer
+     * given, glibc only changes the mode, so output already buffered
+     * stays and goes first. */
+    if (base_cfg.MPI_STDOUT == 0 && !isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOLBF, 0);
     mpi.world_rank = shoal_rank();
     mpi.world_size = shoal_size();
     mpi.thread_level = provided_level(required);

@@ -936,6 +936,42 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+hydra_ft)
+    # ULFM under MPICH's Hydra across 2 hosts x 2 ranks (docs/FT.md):
+    # SHOAL_FT=1 mpiexec.mpich -disable-auto-cleanup, Hydra's proxies
+    # started in the namespaces through an ssh stand-in (each host its own
+    # host name); a rank dies during MPIX_Comm_agree (rank 3 on the other
+    # host, then rank 0 on mpiexec's): the survivors of both hosts agree
+    # and shrink.  Hydra's own status is the killed rank's (137), whatever
+    # the survivors did.
+    command -v mpiexec.mpich >/dev/null ||
+        skip "mpiexec.mpich not found (Debian: apt-get install mpich)"
+    need_wire
+    make_hosts 2
+    cat >"$tmp/rsh" <<EOT
+#!/bin/sh
+# Hydra's ssh: [options] HOST COMMAND -> COMMAND in HOST's namespace.
+while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
+h=\$1; shift
+case "\$h" in 10.77.3.10) ns=$P-h0 ;; 10.77.3.11) ns=$P-h1 ;; *) exit 255 ;; esac
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
+EOT
+    chmod +x "$tmp/rsh"
+    for victim in 3 0; do
+        SHOAL_FT=1 in_ns "$P-h0" unshare --uts sh -c 'hostname "$1"; shift;
+            exec "$@"' sh "$P-h0" timeout 90 mpiexec.mpich \
+            -disable-auto-cleanup -n 4 -hosts 10.77.3.10:2,10.77.3.11:2 \
+            -launcher ssh -launcher-exec "$tmp/rsh" -iface eth0 \
+            "$MH_MPIBIN/mpi_ft_ulfm" agree "$victim" \
+            >"$tmp/out" 2>"$tmp/err" </dev/null
+        rc=$?
+        expect_rc 137
+        expect_out "^OK ft agree: survivors agree"
+        [ "$(grep -c "rank $victim failed" "$tmp/err")" -ge 1 ] ||
+            fail "no survivor reported rank $victim failed"
+        nothing_left
+    done
+    ;;
 mpi_ft_stop | mpi_ft_stop_short)
     # SHOAL_FT_TIMEOUT across 2 hosts x 2 ranks (docs/FT.md): rank 2, on
     # the second host, stops itself (SIGSTOP) while the others wait in

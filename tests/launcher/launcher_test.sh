@@ -766,5 +766,25 @@ case_noise_cleanup() {
     nothing_left
 }
 
+case_ft_env() {
+    # Under --ft, SHOAL_FT_TIMEOUT + 2 s becomes the wires' silence
+    # timeouts when they were not set (docs/FT.md): one timeout for a
+    # stopped rank and a silent link.
+    SHOAL_FT_TIMEOUT=3s run --ft -n 2 sh -c \
+        'echo "tcp=$SHOAL_TCP_DEAD_TIMEOUT udp=$SHOAL_UDP_DEAD_TIMEOUT"'
+    expect_rc 0
+    [ "$(grep -c '^tcp=5000ms udp=5000ms$' "$tmp/out")" -eq 2 ] ||
+        fail "want tcp=5000ms udp=5000ms on both ranks: $(cat "$tmp/out")"
+    # A value the user set stays; without --ft nothing is set.
+    SHOAL_TCP_DEAD_TIMEOUT=7s run --ft -n 1 sh -c \
+        'echo "tcp=$SHOAL_TCP_DEAD_TIMEOUT udp=$SHOAL_UDP_DEAD_TIMEOUT"'
+    expect_out '^tcp=7s udp=12000ms$'
+    run -n 1 sh -c 'echo "tcp=$SHOAL_TCP_DEAD_TIMEOUT udp=$SHOAL_UDP_DEAD_TIMEOUT"'
+    expect_out '^tcp= udp=$'
+    SHOAL_FT_TIMEOUT=0 run --ft -n 1 sh -c \
+        'echo "tcp=$SHOAL_TCP_DEAD_TIMEOUT udp=$SHOAL_UDP_DEAD_TIMEOUT"'
+    expect_out '^tcp= udp=$'
+}
+
 "case_$case_name" || exit 1
 echo "PASS ($case_name)"

@@ -25,8 +25,9 @@
  * and the pidfds only see exits, the TCP wire only a silent link (the
  * stopped process's kernel still acknowledges and answers window probes),
  * and the datagram wire, which does (nothing answers its probes), gets a
- * SHOAL_UDP_DEAD_TIMEOUT of at least SHOAL_FT_TIMEOUT + 2 s from
- * job_ft_env unless it was set.
+ * SHOAL_UDP_DEAD_TIMEOUT of SHOAL_FT_TIMEOUT + 2 s from job_ft_env unless
+ * it was set; so does the TCP wire's SHOAL_TCP_DEAD_TIMEOUT, so that one
+ * timeout says when a stopped rank or a silent link counts as dead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -92,18 +93,27 @@ void job_ft_watch(job_t *job, uint64_t now)
     }
 }
 
+/* Under --ft, a wire's silence timeout that was not set becomes
+ * SHOAL_FT_TIMEOUT + 2 s: one timeout for stopped ranks and silent links
+ * (a wire must not take a stopped rank for dead before its launcher
+ * does, hence the 2 s). */
+static void ft_wire_timeout(const char *name, uint64_t want)
+{
+    char v[32];
+
+    if (getenv(name) != NULL)
+        return;
+    snprintf(v, sizeof(v), "%llums", (unsigned long long)(want / 1000000));
+    if (setenv(name, v, 1) != 0)
+        shoalrun_say("--ft: cannot set %s: %s", name, strerror(errno));
+}
+
 void job_ft_env(void)
 {
     uint64_t want = (uint64_t)base_cfg.FT_TIMEOUT + 2000000000ull;
-    char v[32];
 
-    if (!base_cfg.FT || base_cfg.FT_TIMEOUT <= 0 ||
-        getenv("SHOAL_UDP_DEAD_TIMEOUT") != NULL ||
-        base_cfg.UDP_DEAD_TIMEOUT <= 0 ||
-        (uint64_t)base_cfg.UDP_DEAD_TIMEOUT >= want)
+    if (!base_cfg.FT || base_cfg.FT_TIMEOUT <= 0)
         return;
-    snprintf(v, sizeof(v), "%llums", (unsigned long long)(want / 1000000));
-    if (setenv("SHOAL_UDP_DEAD_TIMEOUT", v, 1) != 0)
-        shoalrun_say("--ft: cannot set SHOAL_UDP_DEAD_TIMEOUT: %s",
-                     strerror(errno));
+    ft_wire_timeout("SHOAL_TCP_DEAD_TIMEOUT", want);
+    ft_wire_timeout("SHOAL_UDP_DEAD_TIMEOUT", want);
 }

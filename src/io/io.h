@@ -123,6 +123,11 @@ struct shoal_mpi_file {
     /* nonblocking accesses queued or running in the IO thread
      * (io_async.c; under its lock) */
     int async;
+    /* nonblocking collective accesses through the aggregators not yet
+     * finished, oldest first (io_twophase.c; changed under the engine
+     * lock), and how many this handle has started (their tags) */
+    struct io_tpnb *tp_head, *tp_tail;
+    unsigned tp_seq;
     /* references: the open handle, and each nonblocking request not yet
      * completed by the user, whose errors are raised on the file (atomic;
      * io_file_unref frees the last) */
@@ -198,6 +203,19 @@ static inline int io_twophase_on(MPI_File fh, int wr)
 int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
                    int *err_p);
+/* The same in the background (iread_all, iwrite_at_all, ...): every rank
+ * calls it in the same order on fh; bytes stream bytes from pos (checked
+ * and placed by the caller).  Returns at once with *request, which the
+ * progress engine advances: the exchange is point-to-point messages in
+ * fh's private communicator's collective context, tagged by the access's
+ * number on fh, the aggregators' file IO runs in the IO thread, round by
+ * round of cb_buffer_size.  fh's accesses of this kind run one after the
+ * other, in call order.  MPI_SUCCESS or the error reported. */
+int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+                      void *buf, MPI_Count count, MPI_Datatype dt,
+                      MPI_Count bytes, MPI_Request *request);
+/* Progress until fh has no such access left (io_check_file). */
+void io_twophase_drain(MPI_File fh);
 
 /* ---- data representations (io_datarep.c) ----------------------------------
  */
@@ -416,6 +434,15 @@ int io_async_start(MPI_File fh, const char *fn, int wr, const io_acc_t *a,
                    MPI_Request *request);
 /* Wait until fh has no access queued or running in the IO thread. */
 void io_async_drain(MPI_File fh);
+/* Queue call(arg) for the IO thread, in order with fh's accesses (it
+ * counts as one of them for io_async_drain): the job, or NULL with an
+ * errno in *err_p.  io_async_call_done says (acquire) when call returned,
+ * and wakes a sleeping waiter; the caller then frees the job. */
+typedef struct io_job io_job_t;
+io_job_t *io_async_call(MPI_File fh, void (*call)(void *arg), void *arg,
+                        int *err_p);
+int io_async_call_done(io_job_t *j);
+void io_async_call_free(io_job_t *j);
 
 /* ---- shared pointer (io_shared.c)
  * -------------------------------------------- */

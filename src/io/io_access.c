@@ -323,24 +323,48 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
 {
     MPI_Count bytes;
     int rc;
-
     io_acc_t a;
 
     MPI_CHECK_INIT(fn);
     if (request == NULL)
         return io_error(fh, MPI_ERR_ARG, fn, "request is NULL");
-    if (where == IO_ORDERED || (coll && io_twophase_on(fh, wr))) {
-        /* Ordered, or through the aggregators: communication, done at
-         * once, every rank together.  A collective access without
-         * collective buffering is each rank's own list IO (no
-         * communication) and goes to the background like an independent
-         * one. */
+    if (where == IO_ORDERED) {
+        /* Ordered: a scan of the sizes, done at once, every rank
+         * together. */
         rc = io_access(fh, fn, wr, where, coll, offset, buf, count, dt,
                        &bytes);
         if (rc != MPI_SUCCESS)
             return rc;
         return io_request_done(fh, fn, bytes, request);
     }
+    if (coll && io_twophase_on(fh, wr)) {
+        /* Through the aggregators: the exchange and their IO in the
+         * background (io_twophase_start), every rank taking part even
+         * with nothing to move.  Placed now, as an independent one. */
+        if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS ||
+            (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
+                MPI_SUCCESS)
+            return rc;
+        if (!a.convert) {
+            if (where == IO_INDIV)
+                fh->pos = a.pos + a.bytes;
+            if (wr && a.bytes > 0)
+                fh->dirty = 1;
+            return io_twophase_start(fh, fn, wr, a.pos, buf, count, dt,
+                                     a.bytes, request);
+        }
+        /* Through another data representation: converted and moved at
+         * once, after the file's earlier accesses. */
+        io_twophase_drain(fh);
+        io_async_drain(fh);
+        rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        return io_request_done(fh, fn, bytes, request);
+    }
+    /* A collective access without collective buffering is each rank's
+     * own list IO (no communication) and goes to the background like an
+     * independent one. */
     /* Checked and placed now (a pointer moves at the call), the data
      * moved by the IO thread behind the caller's back. */
     if ((rc = io_check_file_nowait(fh, fn)) != MPI_SUCCESS ||

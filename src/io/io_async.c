@@ -58,6 +58,10 @@ typedef struct io_job {
     int cancelled;
     char why[IO_WHY_MAX]; /* the failure, for the file's handler */
     int finished; /* atomic: the thread is done with the job */
+    /* A call instead of an access (io_async_call: an aggregator's file
+     * IO of nonblocking collective buffering); its owner frees the job. */
+    void (*call)(void *arg);
+    void *arg;
 } io_job_t;
 
 static struct {
@@ -72,6 +76,10 @@ static struct {
 /* One job: the blocking path's data movement. */
 static void run_job(io_job_t *j)
 {
+    if (j->call != NULL) {
+        j->call(j->arg);
+        return;
+    }
     if (io_move(j->fh, j->wr, 0, &j->a, j->buf, j->count, j->dt, &j->m) !=
         MPI_SUCCESS)
         io_move_why(j->fh, j->wr, &j->a, &j->m, j->why, sizeof(j->why));
@@ -285,4 +293,46 @@ void io_async_drain(MPI_File fh)
     while (fh->async > 0)
         pthread_cond_wait(&q.idle, &q.lock);
     pthread_mutex_unlock(&q.lock);
+}
+
+io_job_t *io_async_call(MPI_File fh, void (*call)(void *arg), void *arg,
+                        int *err_p)
+{
+    io_job_t *j = calloc(1, sizeof(*j));
+    int rc;
+
+    *err_p = 0;
+    if (j == NULL) {
+        *err_p = ENOMEM;
+        return NULL;
+    }
+    j->fh = fh;
+    j->call = call;
+    j->arg = arg;
+    pthread_mutex_lock(&q.lock);
+    if ((rc = start_thread()) != 0) {
+        pthread_mutex_unlock(&q.lock);
+        free(j);
+        *err_p = rc;
+        return NULL;
+    }
+    if (q.tail != NULL)
+        q.tail->next = j;
+    else
+        q.head = j;
+    q.tail = j;
+    fh->async++;
+    pthread_cond_signal(&q.work);
+    pthread_mutex_unlock(&q.lock);
+    return j;
+}
+
+int io_async_call_done(io_job_t *j)
+{
+    return __atomic_load_n(&j->finished, __ATOMIC_SEQ_CST);
+}
+
+void io_async_call_free(io_job_t *j)
+{
+    free(j);
 }

@@ -103,8 +103,12 @@ int io_check_file(MPI_File fh, const char *fn)
 {
     int rc = io_check_file_nowait(fh, fn);
 
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        /* Collective ones through the aggregators first: their last
+         * rounds may still queue IO. */
+        io_twophase_drain(fh);
         io_async_drain(fh);
+    }
     return rc;
 }
 

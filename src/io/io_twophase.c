@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "mpi/p2p/p2p_engine.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -491,4 +493,739 @@ out:
     free(sdd);
     free(rdd);
     return rc;
+}
+
+/* ---- in the background: nonblocking collectives ---------------------------
+ *
+ * The same algorithm as io_twophase_rw, as a state machine the progress
+ * engine advances through the request's poll function (under the engine
+ * lock, so one thread at a time).  The collectives become point-to-point
+ * messages in the collective context of the file's private communicator,
+ * with negative tags (the collective layer's are >= 0, communicator
+ * construction's are below -2^27 or near -4096 and -8192) made of the
+ * access's number on the handle, so two files, or the user's traffic,
+ * never meet them:
+ *   range   every rank sends every other its [lo, hi) and its state
+ *   round k each rank sends each aggregator a header (blocks, bytes), then
+ *           when there are any, the block descriptors and (writes) the
+ *           data straight from its packed stream; an aggregator, once its
+ *           headers came, receives those into its round buffer, hands the
+ *           IO of the round to the IO thread, and (reads) sends the data
+ *           back, which each rank receives straight into its stream
+ *   end     every rank sends every other its outcome; the worst wins
+ * Messages between two ranks with one tag match in order, so the rounds
+ * reuse the tags.  An access waits until the one begun before it on the
+ * same handle has finished (the standard orders collective calls on a
+ * file the same on every rank), so its rounds and IO never interleave
+ * with an earlier one's.
+ */
+
+#define TP_TAG_BASE (-(1 << 25)) /* [-2^25 - 2^23, -2^25] */
+enum { TAG_RANGE, TAG_HDR, TAG_DESC, TAG_DATA, TAG_BACK, TAG_END };
+
+enum {
+    NB_START,  /* post the range exchange */
+    NB_RANGE,  /* wait for it; plan the domains */
+    NB_SEND,   /* round k: post headers, descriptors, data */
+    NB_HDR,    /* aggregator: wait for the headers, post the receives */
+    NB_RECV,   /* aggregator: wait for the data, start the IO */
+    NB_IO,     /* aggregator: wait for the IO thread */
+    NB_BACK,   /* reads: send the data back; wait for the round's sends */
+    NB_END,    /* post the outcome exchange */
+    NB_ENDW,   /* wait for it; finish */
+    NB_DONE
+};
+
+typedef struct io_tpnb {
+    struct io_tpnb *next; /* in fh's list */
+    MPI_File fh;          /* referenced (io_file_ref) */
+    const char *fn;
+    int wr, state, P, me, A, tag;
+    int *aggs, *agg_of;
+    void *buf;
+    MPI_Count count, bytes;
+    MPI_Datatype dt; /* retained by the request */
+    MPI_Offset pos;
+    blk_t *mine;
+    MPI_Count nblk, nsp;
+    char *stream;
+    spiece_t *sp;
+    long long gmin, fd_size, sub, nrounds, k;
+    long long *rng;  /* P x 3: -lo, hi, state */
+    long long *scnt; /* P x 2: my blocks, bytes to each rank this round */
+    long long *sat;  /* P: where in my stream they start */
+    long long *sbd;  /* P: where in sdesc their descriptors start */
+    blk_t *sdesc;
+    long long *rcnt; /* P x 2: what each rank sends me this round */
+    long long *rbd, *rdd;
+    blk_t *rdesc;
+    piece_t *pieces;
+    char *rbuf;
+    long long rcap_blk, rcap_bytes, nrblk, rd;
+    int ralloc; /* this round's receive buffers were had */
+    int backed; /* this round's data went back (reads) */
+    MPI_Request *reqs; /* outstanding messages of this step */
+    int nreq, capreq;
+    MPI_Request *sends; /* the round's sends and (reads) data coming back */
+    int nsends, capsends;
+    long long *ends;    /* P: outcomes */
+    long long myend;
+    int lc;  /* the worst local class so far */
+    int err; /* errno of a failed IO */
+    /* the IO thread's part of a round */
+    io_job_t *job;
+    int io_err, guard;
+    /* outcome */
+    int rc;
+    MPI_Count done;
+    char why[IO_WHY_MAX];
+} io_tpnb_t;
+
+static void nb_lc(io_tpnb_t *o, int cls)
+{
+    if (cls > o->lc)
+        o->lc = cls;
+}
+
+/* Remember a posted message (reqs: gates the step; else sends). */
+static int nb_keep(io_tpnb_t *o, int gate, MPI_Request r)
+{
+    MPI_Request **a = gate ? &o->reqs : &o->sends;
+    int *n = gate ? &o->nreq : &o->nsends, *cap = gate ? &o->capreq
+                                                      : &o->capsends;
+
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 16;
+        MPI_Request *t = realloc(*a, (size_t)c * sizeof(*t));
+        if (t == NULL) {
+            /* Nowhere to keep it: wait for it here. */
+            mpi_wait_internal(&r, MPI_STATUS_IGNORE);
+            return MPI_ERR_NO_MEM;
+        }
+        *a = t;
+        *cap = c;
+    }
+    (*a)[(*n)++] = r;
+    return MPI_SUCCESS;
+}
+
+static void nb_send(io_tpnb_t *o, const void *b, MPI_Count n,
+                    MPI_Datatype dt, int to, int kind)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = mpi_isend_internal(b, n, dt, to, o->tag - kind, o->fh->comm, 1,
+                                &r);
+    if (rc != MPI_SUCCESS)
+        nb_lc(o, rc);
+    else
+        nb_keep(o, 0, r);
+}
+
+static void nb_recv(io_tpnb_t *o, int gate, void *b, MPI_Count n,
+                    MPI_Datatype dt, int from, int kind)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = mpi_irecv_internal(b, n, dt, from, o->tag - kind, o->fh->comm,
+                                1, &r);
+    if (rc != MPI_SUCCESS)
+        nb_lc(o, rc);
+    else
+        nb_keep(o, gate, r);
+}
+
+/* Are all of a[0..*n) done?  Then they are freed and *n is 0; a failed
+ * message's class is kept (a receive too short for what came: its
+ * buffer could not be had, NO_MEM is kept already). */
+static int nb_all_done(io_tpnb_t *o, MPI_Request *a, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (!mpi_req_is_done(a[i]))
+            return 0;
+    for (int i = 0; i < *n; i++) {
+        int rc = mpi_wait_internal(&a[i], MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE)
+            nb_lc(o, rc);
+    }
+    *n = 0;
+    return 1;
+}
+
+/* The IO thread's part: the aggregator's IO of one round. */
+static void nb_io(void *arg)
+{
+    io_tpnb_t *o = arg;
+
+    o->io_err = domain_io(o->fh->fd, o->wr, o->pieces, o->nrblk, o->rbuf,
+                          o->guard);
+}
+
+/* Plan the domains and split my blocks, once the ranges are known. */
+static void nb_plan(io_tpnb_t *o, long long lo, long long hi)
+{
+    long long gmin = lo, fd_size, sub;
+    int A = o->A;
+    MPI_File fh = o->fh;
+
+    fd_size = (hi - gmin + A - 1) / A;
+    if (fh->cb_align > 0) {
+        long long a = fh->cb_align;
+        fd_size = (fd_size + a - 1) / a * a;
+        gmin = gmin / a * a;
+        while (gmin + fd_size * A < hi)
+            fd_size += a;
+    }
+    sub = fh->cb_bufsize > 0 && fh->cb_bufsize < fd_size ? fh->cb_bufsize
+                                                         : fd_size;
+    o->gmin = gmin;
+    o->fd_size = fd_size;
+    o->sub = sub;
+    o->nrounds = (fd_size + sub - 1) / sub;
+    {
+        MPI_Count cap = o->nblk + A + 8;
+        long long at = 0;
+        o->sp = malloc((size_t)cap * sizeof(*o->sp));
+        if (o->sp == NULL) {
+            nb_lc(o, MPI_ERR_NO_MEM);
+            return;
+        }
+        for (MPI_Count i = 0; i < o->nblk; i++) {
+            long long off = o->mine[i].off, len = o->mine[i].len;
+            while (len > 0) {
+                long long d = (off - gmin) / fd_size, k, kend, take;
+                if (d >= A)
+                    d = A - 1;
+                k = (off - gmin - d * fd_size) / sub;
+                if (k >= o->nrounds)
+                    k = o->nrounds - 1;
+                kend = gmin + d * fd_size + (k + 1) * sub;
+                take = (d == A - 1 && k == o->nrounds - 1) || off + len <= kend
+                           ? len
+                           : kend - off;
+                if (o->nsp == cap) {
+                    spiece_t *t;
+                    cap *= 2;
+                    t = realloc(o->sp, (size_t)cap * sizeof(*t));
+                    if (t == NULL) {
+                        nb_lc(o, MPI_ERR_NO_MEM);
+                        o->nsp = 0;
+                        return;
+                    }
+                    o->sp = t;
+                }
+                o->sp[o->nsp] = (spiece_t){off, take, at, o->aggs[d], (int)k};
+                o->nsp++;
+                at += take;
+                off += take;
+                len -= take;
+            }
+        }
+        o->sdesc = malloc((size_t)(o->nsp > 0 ? o->nsp : 1) *
+                          sizeof(*o->sdesc));
+        if (o->sdesc == NULL) {
+            nb_lc(o, MPI_ERR_NO_MEM);
+            o->nsp = 0;
+        }
+    }
+}
+
+/* Round k, the sending side (every rank). */
+static void nb_round_send(io_tpnb_t *o)
+{
+    long long nd = 0;
+    int P = o->P;
+
+    for (int r = 0; r < P; r++) {
+        o->scnt[2 * r] = o->scnt[2 * r + 1] = 0;
+        o->sat[r] = o->sbd[r] = 0;
+    }
+    /* A failed rank sends nothing more: the outcome tells everyone. */
+    for (MPI_Count i = 0; i < o->nsp && o->lc == MPI_SUCCESS; i++) {
+        int r = o->sp[i].dest;
+        if (o->sp[i].round != o->k)
+            continue;
+        if (o->scnt[2 * r] == 0) {
+            o->sbd[r] = nd;
+            o->sat[r] = o->sp[i].at;
+        }
+        o->sdesc[nd].off = o->sp[i].off;
+        o->sdesc[nd].len = o->sp[i].len;
+        nd++;
+        o->scnt[2 * r]++;
+        o->scnt[2 * r + 1] += o->sp[i].len;
+    }
+    for (int a = 0; a < o->A; a++) {
+        int r = o->aggs[a];
+        if (r == o->me)
+            continue; /* my own part: copied by the aggregator side */
+        nb_send(o, &o->scnt[2 * r], 2, MPI_LONG_LONG, r, TAG_HDR);
+        if (o->scnt[2 * r] == 0)
+            continue;
+        nb_send(o, &o->sdesc[o->sbd[r]], 2 * o->scnt[2 * r], MPI_LONG_LONG,
+                r, TAG_DESC);
+        if (o->wr)
+            nb_send(o, o->stream + o->sat[r], o->scnt[2 * r + 1], MPI_BYTE,
+                    r, TAG_DATA);
+        else
+            nb_recv(o, 0, o->stream + o->sat[r], o->scnt[2 * r + 1],
+                    MPI_BYTE, r, TAG_BACK);
+    }
+    if (o->agg_of[o->me] >= 0) {
+        for (int r = 0; r < P; r++)
+            if (r != o->me)
+                nb_recv(o, 1, &o->rcnt[2 * r], 2, MPI_LONG_LONG, r, TAG_HDR);
+        o->rcnt[2 * o->me] = o->scnt[2 * o->me];
+        o->rcnt[2 * o->me + 1] = o->scnt[2 * o->me + 1];
+    }
+}
+
+/* Round k, an aggregator whose headers came: buffers, receives. */
+static void nb_round_recv(io_tpnb_t *o)
+{
+    long long rb = 0, rd = 0;
+    int P = o->P, me = o->me;
+
+    for (int r = 0; r < P; r++) {
+        o->rbd[r] = rb;
+        rb += o->rcnt[2 * r];
+        o->rdd[r] = rd;
+        rd += o->rcnt[2 * r + 1];
+    }
+    o->nrblk = rb;
+    o->rd = rd;
+    o->ralloc = 1;
+    if (rb > o->rcap_blk) {
+        blk_t *t1 = realloc(o->rdesc, (size_t)rb * sizeof(*t1));
+        piece_t *t2 = t1 ? realloc(o->pieces, (size_t)rb * sizeof(*t2)) : NULL;
+        if (t1)
+            o->rdesc = t1;
+        if (t2)
+            o->pieces = t2;
+        if (t1 && t2)
+            o->rcap_blk = rb;
+        else
+            o->ralloc = 0;
+    }
+    if (rd > o->rcap_bytes && o->ralloc) {
+        char *t = realloc(o->rbuf, (size_t)rd);
+        if (t) {
+            o->rbuf = t;
+            o->rcap_bytes = rd;
+        } else {
+            o->ralloc = 0;
+        }
+    }
+    if (!o->ralloc)
+        nb_lc(o, MPI_ERR_NO_MEM);
+    for (int r = 0; r < P; r++) {
+        if (o->rcnt[2 * r] == 0)
+            continue;
+        if (r == me) {
+            if (!o->ralloc)
+                continue;
+            memcpy(&o->rdesc[o->rbd[r]], &o->sdesc[o->sbd[r]],
+                   (size_t)o->rcnt[2 * r] * sizeof(blk_t));
+            if (o->wr)
+                memcpy(o->rbuf + o->rdd[r], o->stream + o->sat[r],
+                       (size_t)o->rcnt[2 * r + 1]);
+            continue;
+        }
+        /* Without buffers the messages are still taken (and dropped:
+         * truncated), so that the sender's round ends. */
+        nb_recv(o, 1, o->ralloc ? (void *)&o->rdesc[o->rbd[r]] : NULL,
+                o->ralloc ? 2 * o->rcnt[2 * r] : 0, MPI_LONG_LONG, r,
+                TAG_DESC);
+        if (o->wr)
+            nb_recv(o, 1, o->ralloc ? o->rbuf + o->rdd[r] : NULL,
+                    o->ralloc ? o->rcnt[2 * r + 1] : 0, MPI_BYTE, r,
+                    TAG_DATA);
+    }
+}
+
+/* Reads: the aggregator sends each rank its data back. */
+static void nb_round_back(io_tpnb_t *o)
+{
+    for (int r = 0; r < o->P; r++) {
+        if (o->rcnt[2 * r] == 0)
+            continue;
+        if (r == o->me) {
+            if (o->ralloc)
+                memcpy(o->stream + o->sat[r], o->rbuf + o->rdd[r],
+                       (size_t)o->rcnt[2 * r + 1]);
+            continue;
+        }
+        /* Nothing when the buffer could not be had (the outcome fails):
+         * the receive ends short. */
+        nb_send(o, o->ralloc ? o->rbuf + o->rdd[r] : NULL,
+                o->ralloc ? o->rcnt[2 * r + 1] : 0, MPI_BYTE, r, TAG_BACK);
+    }
+}
+
+/* The outcome of a finished access (every rank agrees on o->rc). */
+static void nb_finish(io_tpnb_t *o)
+{
+    long long all = o->myend;
+
+    for (int r = 0; r < o->P; r++)
+        if (r != o->me && o->ends[r] > all)
+            all = o->ends[r];
+    o->rc = (int)all;
+    if (o->rc != MPI_SUCCESS) {
+        if (o->err == 0)
+            o->err = EIO;
+        snprintf(o->why, sizeof(o->why),
+                 "%s: %s %lld bytes at stream byte %lld through the "
+                 "aggregators: %s%s",
+                 o->fh->path, o->wr ? "writing" : "reading",
+                 (long long)o->bytes, (long long)o->pos, strerror(o->err),
+                 o->myend != MPI_SUCCESS ? "" : " (on another rank)");
+        return;
+    }
+    if (o->wr) {
+        o->done = o->bytes;
+        return;
+    }
+    {
+        struct stat st;
+        MPI_Count have = o->bytes;
+        if (fstat(o->fh->fd, &st) == 0) {
+            MPI_Offset before =
+                io_view_stream_before(&o->fh->view, (MPI_Offset)st.st_size);
+            have = before - o->pos;
+            if (have < 0)
+                have = 0;
+            if (have > o->bytes)
+                have = o->bytes;
+        }
+        if (have > 0) {
+            mpi_dt_cursor_t c;
+            mpi_dt_cursor_init(&c, o->dt, o->count, o->buf, 0);
+            mpi_dt_cursor_unpack(&c, o->stream, have);
+        }
+        o->done = have;
+    }
+}
+
+/* Advance as far as possible: 1 when finished. */
+static int nb_step(io_tpnb_t *o)
+{
+    for (;;) {
+        switch (o->state) {
+        case NB_START:
+            o->rng[3 * o->me] = o->nblk > 0 && o->lc == MPI_SUCCESS
+                                    ? -o->mine[0].off
+                                    : LLONG_MIN;
+            o->rng[3 * o->me + 1] =
+                o->nblk > 0 && o->lc == MPI_SUCCESS
+                    ? o->mine[o->nblk - 1].off + o->mine[o->nblk - 1].len
+                    : LLONG_MIN;
+            o->rng[3 * o->me + 2] = o->lc;
+            for (int r = 0; r < o->P; r++)
+                if (r != o->me) {
+                    nb_recv(o, 1, &o->rng[3 * r], 3, MPI_LONG_LONG, r,
+                            TAG_RANGE);
+                    nb_send(o, &o->rng[3 * o->me], 3, MPI_LONG_LONG, r,
+                            TAG_RANGE);
+                }
+            o->state = NB_RANGE;
+            break;
+        case NB_RANGE: {
+            long long g[3] = {LLONG_MIN, LLONG_MIN, MPI_SUCCESS};
+            if (!nb_all_done(o, o->reqs, &o->nreq) ||
+                !nb_all_done(o, o->sends, &o->nsends))
+                return 0;
+            for (int r = 0; r < o->P; r++)
+                for (int i = 0; i < 3; i++)
+                    if (o->rng[3 * r + i] > g[i])
+                        g[i] = o->rng[3 * r + i];
+            if (g[2] != MPI_SUCCESS) {
+                /* Somebody has no memory: all know it, nothing moves. */
+                o->rc = (int)g[2];
+                o->err = ENOMEM;
+                snprintf(o->why, sizeof(o->why),
+                         "%s: no memory to plan %lld bytes through the "
+                         "aggregators%s",
+                         o->fh->path, (long long)o->bytes,
+                         o->lc != MPI_SUCCESS ? "" : " (on another rank)");
+                o->state = NB_DONE;
+                return 1;
+            }
+            if (g[1] == LLONG_MIN) { /* nobody moves a byte */
+                o->myend = MPI_SUCCESS;
+                for (int r = 0; r < o->P; r++)
+                    o->ends[r] = MPI_SUCCESS;
+                nb_finish(o);
+                o->state = NB_DONE;
+                return 1;
+            }
+            nb_plan(o, -g[0], g[1]);
+            o->k = 0;
+            o->state = NB_SEND;
+            break;
+        }
+        case NB_SEND:
+            nb_round_send(o);
+            o->state = NB_HDR;
+            break;
+        case NB_HDR:
+            if (o->agg_of[o->me] < 0) {
+                o->state = NB_BACK;
+                break;
+            }
+            if (!nb_all_done(o, o->reqs, &o->nreq))
+                return 0;
+            nb_round_recv(o);
+            o->state = NB_RECV;
+            break;
+        case NB_RECV:
+            if (!nb_all_done(o, o->reqs, &o->nreq))
+                return 0;
+            o->state = NB_BACK;
+            if (o->nrblk > 0 && o->ralloc && o->err == 0 &&
+                o->lc == MPI_SUCCESS) {
+                long long at = 0;
+                int e;
+                if (!o->wr)
+                    memset(o->rbuf, 0, (size_t)o->rd);
+                for (long long i = 0; i < o->nrblk; i++) {
+                    o->pieces[i].off = o->rdesc[i].off;
+                    o->pieces[i].len = o->rdesc[i].len;
+                    o->pieces[i].at = at;
+                    at += o->rdesc[i].len;
+                }
+                qsort(o->pieces, (size_t)o->nrblk, sizeof(*o->pieces),
+                      by_offset);
+                o->guard = o->wr && io_ds_guard(o->fh);
+                o->io_err = 0;
+                o->job = io_async_call(o->fh, nb_io, o, &e);
+                if (o->job == NULL)
+                    o->err = e; /* no thread: the round fails */
+                else
+                    o->state = NB_IO;
+            }
+            break;
+        case NB_IO:
+            if (!io_async_call_done(o->job))
+                return 0;
+            io_async_call_free(o->job);
+            o->job = NULL;
+            if (o->io_err != 0 && o->err == 0)
+                o->err = o->io_err;
+            o->state = NB_BACK;
+            break;
+        case NB_BACK:
+            if (!o->backed) {
+                if (!o->wr && o->agg_of[o->me] >= 0)
+                    nb_round_back(o);
+                o->backed = 1;
+            }
+            if (!nb_all_done(o, o->sends, &o->nsends))
+                return 0;
+            o->backed = 0;
+            o->k++;
+            o->state = o->k < o->nrounds ? NB_SEND : NB_END;
+            break;
+        case NB_END:
+            if (o->err != 0)
+                nb_lc(o, io_errno_class(o->err));
+            o->myend = o->lc;
+            for (int r = 0; r < o->P; r++)
+                if (r != o->me) {
+                    nb_recv(o, 1, &o->ends[r], 1, MPI_LONG_LONG, r, TAG_END);
+                    nb_send(o, &o->myend, 1, MPI_LONG_LONG, r, TAG_END);
+                }
+            o->state = NB_ENDW;
+            break;
+        case NB_ENDW:
+            if (!nb_all_done(o, o->reqs, &o->nreq) ||
+                !nb_all_done(o, o->sends, &o->nsends))
+                return 0;
+            nb_finish(o);
+            o->state = NB_DONE;
+            return 1;
+        default:
+            return 1;
+        }
+    }
+}
+
+static int nb_poll(MPI_Request r)
+{
+    io_tpnb_t *o = r->extra;
+    MPI_File fh = o->fh;
+
+    /* One at a time per file, in call order. */
+    if (__atomic_load_n(&fh->tp_head, __ATOMIC_ACQUIRE) != o)
+        return 0;
+    if (!nb_step(o))
+        return 0;
+    io_status_set(&r->status, o->rc == MPI_SUCCESS ? o->done : 0);
+    r->status.MPI_ERROR = o->rc;
+    /* Out of the file's list: the next access may go on, a drain ends. */
+    if (o->next == NULL)
+        fh->tp_tail = NULL;
+    __atomic_store_n(&fh->tp_head, o->next, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static int nb_raise(MPI_Request r, int err, const char *fn)
+{
+    io_tpnb_t *o = r->extra;
+    MPI_File fh = io_file_ok(o->fh) ? o->fh : MPI_FILE_NULL;
+
+    if (err == MPI_ERR_IN_STATUS)
+        return io_error(fh, err, fn,
+                        "a request failed (%s in the background: %s); see "
+                        "the statuses",
+                        o->fn, o->why);
+    return io_error(fh, err, fn, "%s in the background: %s", o->fn, o->why);
+}
+
+static void nb_release(io_tpnb_t *o)
+{
+    free(o->aggs);
+    free(o->agg_of);
+    free(o->mine);
+    free(o->stream);
+    free(o->sp);
+    free(o->rng);
+    free(o->scnt);
+    free(o->sat);
+    free(o->sbd);
+    free(o->sdesc);
+    free(o->rcnt);
+    free(o->rbd);
+    free(o->rdd);
+    free(o->rdesc);
+    free(o->pieces);
+    free(o->rbuf);
+    free(o->reqs);
+    free(o->sends);
+    free(o->ends);
+    free(o);
+}
+
+static int nb_free(MPI_Request r)
+{
+    io_tpnb_t *o = r->extra;
+
+    if (o != NULL) {
+        io_file_unref(o->fh);
+        nb_release(o);
+    }
+    r->extra = NULL;
+    return MPI_SUCCESS;
+}
+
+static int nb_none(void *arg)
+{
+    MPI_File fh = arg;
+
+    return __atomic_load_n(&fh->tp_head, __ATOMIC_ACQUIRE) == NULL;
+}
+
+void io_twophase_drain(MPI_File fh)
+{
+    if (!nb_none(fh))
+        mpi_wait_until(nb_none, fh);
+}
+
+int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+                      void *buf, MPI_Count count, MPI_Datatype dt,
+                      MPI_Count bytes, MPI_Request *request)
+{
+    io_tpnb_t *o = calloc(1, sizeof(*o));
+    MPI_Request r;
+    int P, A, ok;
+
+    if (o == NULL)
+        return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    PMPI_Comm_size(fh->comm, &P);
+    PMPI_Comm_rank(fh->comm, &o->me);
+    o->P = P;
+    o->fh = fh;
+    o->fn = fn;
+    o->wr = wr;
+    o->pos = pos;
+    o->buf = buf;
+    o->count = count;
+    o->bytes = bytes;
+    o->dt = dt;
+    o->rc = MPI_SUCCESS;
+    o->lc = MPI_SUCCESS;
+    /* The aggregators, as io_twophase_rw picks them. */
+    A = fh->cb_nodes > 0     ? fh->cb_nodes
+        : fh->cb_stripes > 0 ? fh->cb_stripes
+                             : fh->naggs;
+    if (A > P)
+        A = P;
+    o->aggs = malloc((size_t)P * sizeof(int));
+    o->agg_of = malloc((size_t)P * sizeof(int));
+    o->rng = malloc((size_t)P * 3 * sizeof(long long));
+    o->scnt = calloc((size_t)P, 2 * sizeof(long long));
+    o->rcnt = calloc((size_t)P, 2 * sizeof(long long));
+    o->sat = calloc((size_t)P, sizeof(long long));
+    o->sbd = calloc((size_t)P, sizeof(long long));
+    o->rbd = calloc((size_t)P, sizeof(long long));
+    o->rdd = calloc((size_t)P, sizeof(long long));
+    o->ends = calloc((size_t)P, sizeof(long long));
+    ok = o->aggs && o->agg_of && o->rng && o->scnt && o->rcnt && o->sat &&
+         o->sbd && o->rbd && o->rdd && o->ends;
+    r = ok ? mpi_req_alloc(MPI_REQ_FILE, fh->comm) : NULL;
+    if (r == NULL) {
+        nb_release(o);
+        return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    }
+    {
+        int n = 0;
+        for (int i = 0; i < P; i++)
+            o->agg_of[i] = -1;
+        for (int a = 0; a < fh->naggs && n < A; a++) {
+            o->agg_of[fh->aggs[a]] = n;
+            o->aggs[n++] = fh->aggs[a];
+        }
+        for (int i = 0; i < P && n < A; i++)
+            if (o->agg_of[i] < 0) {
+                o->agg_of[i] = n;
+                o->aggs[n++] = i;
+            }
+        o->A = n;
+    }
+    /* My blocks and packed stream, now: the view may not change before
+     * the access ends (set_view waits for it), and a write's data are
+     * the user's buffer at the call (the standard lets them be read any
+     * time before completion). */
+    o->mine = my_blocks(fh, pos, bytes, &o->nblk);
+    o->stream = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (o->mine == NULL || o->stream == NULL || o->A == 0) {
+        o->lc = MPI_ERR_NO_MEM;
+        o->nblk = 0;
+    } else if (wr && bytes > 0) {
+        mpi_dt_cursor_t c;
+        mpi_dt_cursor_init(&c, dt, count, buf, 0);
+        mpi_dt_cursor_pack(&c, o->stream, bytes);
+    }
+    mpi_dt_retain(dt);
+    io_file_ref(fh);
+    r->dt = dt;
+    r->buf = buf;
+    r->count = count;
+    r->extra = o;
+    r->poll_fn = nb_poll;
+    r->free_fn = nb_free;
+    r->raise_fn = nb_raise;
+    mpi_lock();
+    o->tag = TP_TAG_BASE - (int)((fh->tp_seq++ & 0xfffffu) << 3);
+    if (fh->tp_tail != NULL)
+        fh->tp_tail->next = o;
+    else
+        __atomic_store_n(&fh->tp_head, o, __ATOMIC_RELEASE);
+    fh->tp_tail = o;
+    /* As far as it goes now (the first round's messages leave). */
+    if (nb_poll(r))
+        mpi_req_complete(r);
+    else
+        mpi_req_add_poll(r);
+    mpi_unlock();
+    *request = r;
+    return MPI_SUCCESS;
 }

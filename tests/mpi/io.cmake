@@ -24,6 +24,19 @@ shoal_mp_test(mpi.io_async_pt PROGRAM mpi_io_async NP 2
               ENV SHOAL_PROGRESS=thread LABELS mpi)
 shoal_mp_test(mpi.io_async_block PROGRAM mpi_io_async NP 2
               ENV SHOAL_WAIT=block SHOAL_WAIT_CHECK=fatal LABELS mpi)
+# Nonblocking collectives through collective buffering (io_nbcb.c): 2
+# aggregators, rounds of 100 bytes; contiguous, vector and subarray views,
+# three outstanding at once on each of two files, every byte checked;
+# not done before a peer has called, nor while the IO thread is held by
+# another process's lock; errors through the request and the handler.
+# At 2 ranks also under ThreadSanitizer (label thread), with the progress
+# thread, and with waits that sleep at once.
+shoal_mpi_test(io_nbcb SOURCES io_nbcb.c NP 1 4)
+shoal_mp_test(mpi.io_nbcb PROGRAM mpi_io_nbcb NP 2 LABELS mpi thread)
+shoal_mp_test(mpi.io_nbcb_pt PROGRAM mpi_io_nbcb NP 2
+              ENV SHOAL_PROGRESS=thread LABELS mpi)
+shoal_mp_test(mpi.io_nbcb_block PROGRAM mpi_io_nbcb NP 2
+              ENV SHOAL_WAIT=block SHOAL_WAIT_CHECK=fatal LABELS mpi)
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
 # file domains aligned to a small striping_unit; rounds bounded by

@@ -23,10 +23,16 @@
  *
  *   overlap [--size 67108864] [--iters 10] [--op write|read] [--cold]
  *           [--dir /tmp] [--test-each N] [--datarep NAME]
+ *           [--cb] [--cb-nodes N] [--cb-buffer BYTES]
  *
  * --datarep NAME: a view of ints in that data representation (e.g.
  * external32: each int converted on its way to and from the file), the
  * block moved as size / 4 ints.
+ *
+ * --cb: collective buffering (romio_cb_write and romio_cb_read enabled;
+ * --cb-nodes N aggregators, --cb-buffer BYTES per round when given): the
+ * arms use the collective MPI_File_write_at_all / read_at_all and
+ * iwrite_at_all / iread_at_all instead.
  *
  * --test-each N: during the ovl arm's loop, call MPI_Test every N-th of
  * 64 slices of the computation (0: never), as a program that drives
@@ -107,6 +113,9 @@ int main(int argc, char **argv)
     long size = 64L << 20, units;
     int iters = 10, wr = 1, cold = 0, test_each = 0, pfd;
     const char *dir = "/tmp", *datarep = NULL;
+    const char *cb_nodes = NULL, *cb_buffer = NULL;
+    int cb = 0;
+    MPI_Info info;
     MPI_Datatype et = MPI_BYTE;
     int esz = 1;
     char path[512];
@@ -135,9 +144,16 @@ int main(int argc, char **argv)
             test_each = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--datarep") && i + 1 < argc)
             datarep = argv[++i];
+        else if (!strcmp(argv[i], "--cb"))
+            cb = 1;
+        else if (!strcmp(argv[i], "--cb-nodes") && i + 1 < argc)
+            cb_nodes = argv[++i];
+        else if (!strcmp(argv[i], "--cb-buffer") && i + 1 < argc)
+            cb_buffer = argv[++i];
         else
             die("usage: overlap [--size B] [--iters N] [--op write|read] "
-                "[--cold] [--dir D] [--test-each N] [--datarep NAME]");
+                "[--cold] [--dir D] [--test-each N] [--datarep NAME] [--cb] "
+                "[--cb-nodes N] [--cb-buffer BYTES]");
     }
     if (datarep != NULL) {
         et = MPI_INT;
@@ -161,9 +177,19 @@ int main(int argc, char **argv)
         work[i] = i * 1e-6;
     /* In etypes of the view (bytes, or ints). */
     off = (MPI_Offset)rank * size / esz;
+    MPI_Info_create(&info);
+    if (cb) {
+        MPI_Info_set(info, "romio_cb_write", "enable");
+        MPI_Info_set(info, "romio_cb_read", "enable");
+        if (cb_nodes != NULL)
+            MPI_Info_set(info, "cb_nodes", cb_nodes);
+        if (cb_buffer != NULL)
+            MPI_Info_set(info, "cb_buffer_size", cb_buffer);
+    }
     if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                      MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+                      info, &fh) != MPI_SUCCESS)
         die("open");
+    MPI_Info_free(&info);
     if (datarep != NULL &&
         MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, datarep, MPI_INFO_NULL) !=
             MPI_SUCCESS)
@@ -197,10 +223,14 @@ int main(int argc, char **argv)
 #define IO()                                                                 \
     do {                                                                     \
         int n_ = (int)(size / esz);                                          \
-        int rc_ = wr ? MPI_File_write_at(fh, off, ref, n_, et,               \
-                                         MPI_STATUS_IGNORE)                  \
-                     : MPI_File_read_at(fh, off, buf, n_, et,                \
-                                        MPI_STATUS_IGNORE);                  \
+        int rc_ = cb   ? (wr ? MPI_File_write_at_all(fh, off, ref, n_, et,   \
+                                                   MPI_STATUS_IGNORE)        \
+                             : MPI_File_read_at_all(fh, off, buf, n_, et,    \
+                                                  MPI_STATUS_IGNORE))        \
+                  : wr ? MPI_File_write_at(fh, off, ref, n_, et,             \
+                                           MPI_STATUS_IGNORE)                \
+                       : MPI_File_read_at(fh, off, buf, n_, et,              \
+                                          MPI_STATUS_IGNORE);                \
         if (rc_ != MPI_SUCCESS)                                              \
             die("io");                                                       \
     } while (0)
@@ -259,10 +289,13 @@ int main(int argc, char **argv)
 
         PREP();
         t = now();
-        if ((wr ? MPI_File_iwrite_at(fh, off, ref, (int)(size / esz), et, &r)
-                : MPI_File_iread_at(fh, off, buf, (int)(size / esz), et,
-                                    &r)) !=
-            MPI_SUCCESS)
+        if ((cb   ? (wr ? MPI_File_iwrite_at_all(fh, off, ref,
+                                               (int)(size / esz), et, &r)
+                        : MPI_File_iread_at_all(fh, off, buf,
+                                                (int)(size / esz), et, &r))
+             : wr ? MPI_File_iwrite_at(fh, off, ref, (int)(size / esz), et, &r)
+                  : MPI_File_iread_at(fh, off, buf, (int)(size / esz), et,
+                                      &r)) != MPI_SUCCESS)
             die("nonblocking io");
         compute(units, &r, test_each);
         if (MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS)

@@ -24,7 +24,10 @@
  *                background
  *   io_coll.c    collective calls, split collectives, nonblocking
  *                collectives
- *   io_twophase.c  two-phase collective buffering through aggregators
+ *   io_twophase.c  two-phase collective buffering through aggregators,
+ *                blocking, and nonblocking (a schedule of point-to-point
+ *                messages advanced by the progress engine, the
+ *                aggregators' IO in the IO thread)
  *   io_shared.c  the shared file pointer (a locked counter in a hidden
  *                side file next to the data file) and ordered access
  *
@@ -399,9 +402,10 @@ void io_move_why(MPI_File fh, int wr, const io_acc_t *a, const io_move_t *m,
                  char *out, size_t n);
 
 /* io_access, then the status (blocking calls) or a request (nonblocking
- * ones: ordered ones and collective ones through the aggregators do their
- * work at once, the others, conversions included, in the IO thread,
- * io_async.c). */
+ * ones: ordered ones, and collective ones through the aggregators in
+ * another data representation, do their work at once; collective ones
+ * through the aggregators otherwise in the background, io_twophase_start;
+ * the others, conversions included, in the IO thread, io_async.c). */
 int io_blocking(MPI_File fh, const char *fn, int wr, int where, int coll,
                 MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype dt,
                 MPI_Status *status);

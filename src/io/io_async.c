@@ -26,6 +26,11 @@
  * (get_position, seek, get_info, get_size, ...: io_check_file_nowait) do
  * not wait.
  *
+ * The thread also runs calls queued by io_async_call: the aggregators'
+ * file IO of a nonblocking collective through collective buffering
+ * (io_twophase.c), one round at a time, in order with the file's other
+ * jobs; its owner polls the job's finished flag and frees it.
+ *
  * Waking: a waiter sleeps on this process's doorbell (am_block); the
  * thread rings it after it marks a job finished (seq_cst on both sides:
  * the waiter arms, then looks; the thread marks, then rings).

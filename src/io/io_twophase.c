@@ -536,6 +536,54 @@ enum {
     NB_DONE
 };
 
+/* A block an aggregator reads or writes in a round: where in the file,
+ * where in memory (its round buffer, or its own stream), and its place in
+ * the order the blocks came (ties of overlapping writes go in order). */
+typedef struct npiece {
+    long long off, len, at;
+    char *ptr;
+} npiece_t;
+
+static int nby_offset(const void *a, const void *b)
+{
+    const npiece_t *x = a, *y = b;
+
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* domain_io over pieces that point into memory. */
+static int nb_domain_io(int fd, int wr, npiece_t *p, long long n, int guard)
+{
+    struct iovec iov[IOV_MAX];
+    long long i = 0;
+
+    while (i < n) {
+        long long off = p[i].off, end = p[i].off;
+        int niov = 0;
+        while (i < n && p[i].off == end && niov < IOV_MAX) {
+            iov[niov].iov_base = p[i].ptr;
+            iov[niov].iov_len = (size_t)p[i].len;
+            end += p[i].len;
+            niov++;
+            i++;
+        }
+        {
+            MPI_Count moved = 0;
+            int rc, eof = 0;
+            if (guard && (rc = io_lock(fd, 0, off, end)) != 0)
+                return rc;
+            rc = io_rw_full(fd, wr, iov, niov, off, &moved, &eof);
+            if (guard)
+                io_unlock(fd, off, end);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 typedef struct io_tpnb {
     struct io_tpnb *next; /* in fh's list */
     MPI_File fh;          /* referenced (io_file_ref) */
@@ -559,8 +607,11 @@ typedef struct io_tpnb {
     long long *rcnt; /* P x 2: what each rank sends me this round */
     long long *rbd, *rdd;
     blk_t *rdesc;
-    piece_t *pieces;
-    char *rbuf;
+    npiece_t *pieces;
+    char *rbuf; /* the other ranks' data of the round (mine stays in my
+                   stream) */
+    int own_stream; /* stream was allocated (else it is the user's
+                       buffer: a contiguous write) */
     long long rcap_blk, rcap_bytes, nrblk, rd;
     int ralloc; /* this round's receive buffers were had */
     int backed; /* this round's data went back (reads) */
@@ -655,8 +706,8 @@ static void nb_io(void *arg)
 {
     io_tpnb_t *o = arg;
 
-    o->io_err = domain_io(o->fh->fd, o->wr, o->pieces, o->nrblk, o->rbuf,
-                          o->guard);
+    o->io_err = nb_domain_io(o->fh->fd, o->wr, o->pieces, o->nrblk,
+                             o->guard);
 }
 
 /* Plan the domains and split my blocks, once the ranges are known. */
@@ -788,14 +839,16 @@ static void nb_round_recv(io_tpnb_t *o)
         o->rbd[r] = rb;
         rb += o->rcnt[2 * r];
         o->rdd[r] = rd;
-        rd += o->rcnt[2 * r + 1];
+        if (r != me) /* mine stays in my stream */
+            rd += o->rcnt[2 * r + 1];
     }
     o->nrblk = rb;
     o->rd = rd;
     o->ralloc = 1;
     if (rb > o->rcap_blk) {
         blk_t *t1 = realloc(o->rdesc, (size_t)rb * sizeof(*t1));
-        piece_t *t2 = t1 ? realloc(o->pieces, (size_t)rb * sizeof(*t2)) : NULL;
+        npiece_t *t2 =
+            t1 ? realloc(o->pieces, (size_t)rb * sizeof(*t2)) : NULL;
         if (t1)
             o->rdesc = t1;
         if (t2)
@@ -824,9 +877,6 @@ static void nb_round_recv(io_tpnb_t *o)
                 continue;
             memcpy(&o->rdesc[o->rbd[r]], &o->sdesc[o->sbd[r]],
                    (size_t)o->rcnt[2 * r] * sizeof(blk_t));
-            if (o->wr)
-                memcpy(o->rbuf + o->rdd[r], o->stream + o->sat[r],
-                       (size_t)o->rcnt[2 * r + 1]);
             continue;
         }
         /* Without buffers the messages are still taken (and dropped:
@@ -847,12 +897,8 @@ static void nb_round_back(io_tpnb_t *o)
     for (int r = 0; r < o->P; r++) {
         if (o->rcnt[2 * r] == 0)
             continue;
-        if (r == o->me) {
-            if (o->ralloc)
-                memcpy(o->stream + o->sat[r], o->rbuf + o->rdd[r],
-                       (size_t)o->rcnt[2 * r + 1]);
-            continue;
-        }
+        if (r == o->me)
+            continue; /* read straight into my stream */
         /* Nothing when the buffer could not be had (the outcome fails):
          * the receive ends short. */
         nb_send(o, o->ralloc ? o->rbuf + o->rdd[r] : NULL,
@@ -982,18 +1028,24 @@ static int nb_step(io_tpnb_t *o)
             o->state = NB_BACK;
             if (o->nrblk > 0 && o->ralloc && o->err == 0 &&
                 o->lc == MPI_SUCCESS) {
-                long long at = 0;
                 int e;
-                if (!o->wr)
+                /* A read at the end of the file leaves the rest zero. */
+                if (!o->wr && o->rd > 0)
                     memset(o->rbuf, 0, (size_t)o->rd);
-                for (long long i = 0; i < o->nrblk; i++) {
-                    o->pieces[i].off = o->rdesc[i].off;
-                    o->pieces[i].len = o->rdesc[i].len;
-                    o->pieces[i].at = at;
-                    at += o->rdesc[i].len;
+                for (int r = 0; r < o->P; r++) {
+                    char *at = r == o->me ? o->stream + o->sat[r]
+                                          : o->rbuf + o->rdd[r];
+                    for (long long i = o->rbd[r];
+                         i < o->rbd[r] + o->rcnt[2 * r]; i++) {
+                        o->pieces[i].off = o->rdesc[i].off;
+                        o->pieces[i].len = o->rdesc[i].len;
+                        o->pieces[i].at = i;
+                        o->pieces[i].ptr = at;
+                        at += o->rdesc[i].len;
+                    }
                 }
                 qsort(o->pieces, (size_t)o->nrblk, sizeof(*o->pieces),
-                      by_offset);
+                      nby_offset);
                 o->guard = o->wr && io_ds_guard(o->fh);
                 o->io_err = 0;
                 o->job = io_async_call(o->fh, nb_io, o, &e);
@@ -1085,7 +1137,8 @@ static void nb_release(io_tpnb_t *o)
     free(o->aggs);
     free(o->agg_of);
     free(o->mine);
-    free(o->stream);
+    if (o->own_stream)
+        free(o->stream);
     free(o->sp);
     free(o->rng);
     free(o->scnt);
@@ -1195,11 +1248,17 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
      * the user's buffer at the call (the standard lets them be read any
      * time before completion). */
     o->mine = my_blocks(fh, pos, bytes, &o->nblk);
-    o->stream = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (wr && bytes > 0 && mpi_dt_contig(dt) && dt->true_lb == 0) {
+        /* A contiguous write: the user's buffer is the stream. */
+        o->stream = buf;
+    } else {
+        o->stream = malloc(bytes > 0 ? (size_t)bytes : 1);
+        o->own_stream = 1;
+    }
     if (o->mine == NULL || o->stream == NULL || o->A == 0) {
         o->lc = MPI_ERR_NO_MEM;
         o->nblk = 0;
-    } else if (wr && bytes > 0) {
+    } else if (wr && bytes > 0 && o->own_stream) {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, dt, count, buf, 0);
         mpi_dt_cursor_pack(&c, o->stream, bytes);

@@ -21,6 +21,9 @@
  *   holds; an iwrite_at_all and an iread_at_all queued behind it stay not done
  *   under MPI_Test (the file untouched) until the lock goes, then
  *   complete with every byte.
+ * - Draining: a blocking collective and close on a file with accesses
+ *   outstanding finish them first (one completed after close, one whose
+ *   request was freed), their bytes checked.
  * - Errors: a write past RLIMIT_FSIZE fails on the aggregators; every
  *   rank's request fails with MPI_ERR_NO_SPACE (MPI_Wait, and MPI_Test)
  *   and the file's error handler is called; a nonblocking collective
@@ -430,6 +433,49 @@ static void held(const char *path, const char *lockpath)
     free(z);
 }
 
+/* Calls that use the file wait for the outstanding accesses first: a
+ * blocking collective, close (the request then completes after it), and
+ * a freed request's access still happens. */
+static void drain(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r1, r3, r4;
+    MPI_Status st;
+    unsigned char *b = malloc(4 * N), *in = calloc(1, 4 * N);
+    int c;
+
+    MT_CHECK(b && in, "malloc");
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < N; i++)
+            b[k * N + i] = val(rank, k, i, 99);
+    fh = open_cb(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MT_OK(MPI_File_iwrite_at_all(fh, (MPI_Offset)rank * N, b, N, MPI_BYTE,
+                                 &r1));
+    MT_OK(MPI_File_write_at_all(fh, ((MPI_Offset)nprocs + rank) * N, b + N,
+                                N, MPI_BYTE, MPI_STATUS_IGNORE));
+    MT_OK(MPI_Wait(&r1, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &c));
+    MT_CHECK(c == N, "drain: first write counted %d", c);
+    MT_OK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(2 * nprocs + rank) * N,
+                                 b + 2 * N, N, MPI_BYTE, &r3));
+    MT_OK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(3 * nprocs + rank) * N,
+                                 b + 3 * N, N, MPI_BYTE, &r4));
+    MT_OK(MPI_Request_free(&r4));
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Wait(&r3, &st));
+    MT_OK(MPI_Get_count(&st, MPI_BYTE, &c));
+    MT_CHECK(c == N, "drain: write completed after close counted %d", c);
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    fh = open_cb(path, MPI_MODE_RDONLY);
+    for (int k = 0; k < 4; k++)
+        MT_OK(MPI_File_read_at_all(fh, ((MPI_Offset)k * nprocs + rank) * N,
+                                   in + k * N, N, MPI_BYTE, &st));
+    MT_CHECK(memcmp(in, b, 4 * N) == 0, "drain: read back differs");
+    MT_OK(MPI_File_close(&fh));
+    free(b);
+    free(in);
+}
+
 static int eh_calls, eh_class;
 static MPI_File eh_file;
 
@@ -530,6 +576,8 @@ int main(int argc, char **argv)
         io_path(a, sizeof(a), "early.dat");
         early(a);
     }
+    io_path(a, sizeof(a), "drain.dat");
+    drain(a);
     io_path(a, sizeof(a), "held.dat");
     io_path(l, sizeof(l), "lock.dat");
     held(a, l);

@@ -12,6 +12,12 @@
 #include "task/task_msg.h"
 
 #define H_FRAG 1
+/* A frame's args[1] (otherwise the offset of its piece in the message):
+ * the payload holds whole messages, each after its length (u32, little
+ * endian).  Only a backlog is packed so (flush_one): a message sent to an
+ * empty queue goes alone, as before. */
+#define PACKED UINT64_MAX
+#define PACK_HDR 4
 
 typedef struct out_msg {
     uint8_t *p;
@@ -44,6 +50,7 @@ static struct {
     in_msg_t *head, *tail;
     size_t queued;
     uint8_t *gone; /* by rank: the launcher said it let it go */
+    uint8_t *pack; /* tm.max bytes: a packed frame being made */
 } tm;
 
 static void inbox_push(int src, uint8_t *p, size_t len)
@@ -70,6 +77,35 @@ static void on_frag(shoal_token_t *token, const uint64_t *args,
         ti.source >= tm.size)
         return;
     reasm_t *r = &tm.in[ti.source];
+    if (args[1] == PACKED) {
+        /* Whole messages: none can be half put together before them
+         * (a sender packs only messages it has not begun to send). */
+        const uint8_t *at = payload;
+        size_t left = len;
+        if (r->p != NULL || args[0] != len)
+            base_fatal("task: a packed frame from rank %d out of order",
+                       ti.source);
+        while (left > 0) {
+            uint32_t n;
+            if (left < PACK_HDR)
+                base_fatal("task: a bad packed frame from rank %d",
+                           ti.source);
+            n = (uint32_t)at[0] | (uint32_t)at[1] << 8 |
+                (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+            if (n > left - PACK_HDR)
+                base_fatal("task: a bad packed frame from rank %d",
+                           ti.source);
+            uint8_t *m = malloc(n ? n : 1);
+            if (m == NULL)
+                base_fatal("task: out of memory for a message of %u bytes",
+                           n);
+            memcpy(m, at + PACK_HDR, n);
+            inbox_push(ti.source, m, n);
+            at += PACK_HDR + n;
+            left -= PACK_HDR + n;
+        }
+        return;
+    }
     if (args[1] == 0) {
         free(r->p);
         r->p = malloc(args[0] ? args[0] : 1);
@@ -112,6 +148,8 @@ int task_msg_init(void)
     s = shoal_ep_create(&p, &tm.ep);
     if (s == SHOAL_OK)
         s = shoal_am_max_medium(tm.ep, &tm.max);
+    if (s == SHOAL_OK && (tm.pack = malloc(tm.max)) == NULL)
+        s = base_err(SHOAL_ERR_NOMEM, "task: message queues");
     return s;
 }
 
@@ -132,6 +170,7 @@ void task_msg_fini(void)
     free(tm.out);
     free(tm.in);
     free(tm.gone);
+    free(tm.pack);
     /* The endpoint stays: destroying it is collective, and some workers
      * may be gone; shoal_finalize frees it. */
     memset(&tm, 0, sizeof(tm));
@@ -145,11 +184,72 @@ static void drop_queue(out_queue_t *o)
     o->head = o->n = 0;
 }
 
+/* How many whole messages from the head of o go in one packed frame
+ * (0: fewer than two fit, the head is sent as it is); *bytes_p its
+ * payload's length. */
+static size_t pack_count(const out_queue_t *o, size_t *bytes_p)
+{
+    size_t k = o->head, bytes = 0;
+
+    if (o->q[k].off != 0)
+        return 0; /* the head's pieces are on their way */
+    for (; k < o->n && o->q[k].len <= UINT32_MAX &&
+           o->q[k].len <= tm.max - bytes &&
+           PACK_HDR <= tm.max - bytes - o->q[k].len;
+         k++)
+        bytes += PACK_HDR + o->q[k].len;
+    *bytes_p = bytes;
+    return k - o->head >= 2 ? k - o->head : 0;
+}
+
+/* Sends the first k messages of o in one frame (their bytes fit). */
+static int send_packed(int dest, out_queue_t *o, size_t k, size_t bytes)
+{
+    uint8_t *at = tm.pack;
+
+    for (size_t i = o->head; i < o->head + k; i++) {
+        uint32_t n = (uint32_t)o->q[i].len;
+        at[0] = (uint8_t)n;
+        at[1] = (uint8_t)(n >> 8);
+        at[2] = (uint8_t)(n >> 16);
+        at[3] = (uint8_t)(n >> 24);
+        memcpy(at + PACK_HDR, o->q[i].p, n);
+        at += PACK_HDR + n;
+    }
+    uint64_t args[2] = {bytes, PACKED};
+    int s = am_request_try(tm.ep->index, dest, H_FRAG, tm.pack, bytes, args,
+                           2);
+    if (s != SHOAL_OK)
+        return s;
+    for (size_t i = o->head; i < o->head + k; i++)
+        free(o->q[i].p);
+    o->head += k;
+    tm.queued -= k;
+    return SHOAL_OK;
+}
+
 static int flush_one(int dest)
 {
     out_queue_t *o = &tm.out[dest];
 
     while (o->head < o->n) {
+        /* A backlog (a receiver slower than this rank, the heir's copy
+         * of every grant say: one frame a message let it grow to
+         * hundreds of thousands, and what came after, the run's end or a
+         * page, waited minutes behind it) goes many messages a frame. */
+        size_t bytes, k = o->n - o->head >= 2 ? pack_count(o, &bytes) : 0;
+        if (k > 0) {
+            int s = send_packed(dest, o, k, bytes);
+            if (s == SHOAL_ERR_AGAIN)
+                return SHOAL_OK;
+            if (s == SHOAL_ERR_PEER_DEAD || task_msg_dead(dest)) {
+                drop_queue(o);
+                return SHOAL_OK;
+            }
+            if (s != SHOAL_OK)
+                return s;
+            continue;
+        }
         out_msg_t *m = &o->q[o->head];
         size_t n = m->len - m->off < tm.max ? m->len - m->off : tm.max;
         uint64_t args[2] = {m->len, m->off};

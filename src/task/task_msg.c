@@ -49,6 +49,7 @@ static struct {
     reasm_t *in;
     in_msg_t *head, *tail;
     size_t queued;
+    size_t most; /* task_msg_most_queued */
     uint8_t *gone; /* by rank: the launcher said it let it go */
     uint8_t *pack; /* tm.max bytes: a packed frame being made */
 } tm;
@@ -293,6 +294,8 @@ int task_msg_send(int dest, uint8_t *msg, size_t len)
     }
     o->q[o->n++] = (out_msg_t){msg, len, 0};
     tm.queued++;
+    if (o->n - o->head > tm.most)
+        tm.most = o->n - o->head;
     return o->n - o->head == 1 ? flush_one(dest) : SHOAL_OK;
 }
 
@@ -332,6 +335,11 @@ int task_msg_waiting(void)
 int task_msg_queued(void)
 {
     return tm.queued > 0;
+}
+
+size_t task_msg_most_queued(void)
+{
+    return tm.most;
 }
 
 void task_msg_poll_gone(void)

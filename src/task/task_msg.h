@@ -26,6 +26,10 @@ int task_msg_next(int *src_p, uint8_t **msg_p, size_t *len_p);
 int task_msg_waiting(void);
 /* 1 when messages wait to be sent. */
 int task_msg_queued(void);
+
+/* The most messages that have waited to go to one rank at once (a
+ * receiver slower than this rank): SHOAL_LOG=info reports it. */
+size_t task_msg_most_queued(void);
 /* 1 when the active-message layer found rank dead, or the launcher said
  * it let it go (task_msg_poll_gone). */
 int task_msg_dead(int rank);

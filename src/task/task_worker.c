@@ -341,10 +341,12 @@ void task_worker_fini(void)
     uint64_t own = task_rt.self_reads ? atomic_load(task_rt.self_reads) : 0;
     base_info("task", "rank %d: %llu runs of jobs in %llu processes; "
                       "%llu pages read from waiting parents (%llu by the "
-                      "children themselves)",
+                      "children themselves); at most %zu messages waited "
+                      "to go to one rank",
               task_rt.rank, (unsigned long long)wk.runs,
               (unsigned long long)wk.procs,
-              (unsigned long long)(wk.direct + own), (unsigned long long)own);
+              (unsigned long long)(wk.direct + own), (unsigned long long)own,
+              task_msg_most_queued());
     task_worker_kill_all();
     task_spawn_fini();
     sigaction(SIGCHLD, &wk.old_chld, NULL);

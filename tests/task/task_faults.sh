@@ -31,6 +31,19 @@
 #                   versions lost: rank 1 handed its heir what only it
 #                   held (its kept results, the versions of its lock
 #                   record), so only what was in flight at the kill is lost
+#         coordsbusy coords with every CPU busy: TASK_TEST_BUSY (default
+#                   5) busy loops a CPU for the whole run (they end with
+#                   it), and SHOAL_LOG=info; the run's end
+#                   must reach every worker after the second failover
+#                   (rank 3 never takes over: it would run the program
+#                   again, a second result line) and print one result;
+#                   a kill after the run's end tries again (3 runs at
+#                   most).
+#                   The new coordinator's rank copies each of its
+#                   copies' grants to its heir; one frame a message let
+#                   that grow to 10^5 messages behind a busy heir, and
+#                   whatever came after (the end of the run, a page,
+#                   a grant) waited behind it
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
@@ -135,7 +148,7 @@ into_cgroup() {
 }
 
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
-[ "$mode" = coordkeep2 ] && export SHOAL_LOG=info
+case $mode in coordkeep2 | coordsbusy) export SHOAL_LOG=info ;; esac
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -145,6 +158,15 @@ for _ in $(seq 100); do
     nap 20
 done
 pids=$(ranks | awk '{print $2}')
+busy=
+if [ "$mode" = coordsbusy ]; then
+    # Never signalled (see the trap): each ends once the run has.
+    for _ in $(seq $((${TASK_TEST_BUSY:-5} * $(nproc)))); do
+        run=$run sh -c 'while kill -0 "$run" 2>/dev/null; do
+            i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; done' &
+        busy="$busy $!"
+    done
+fi
 case $mode in
 none | error) ;;
 kill)
@@ -153,12 +175,12 @@ kill)
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank ${victim% *}" >>"$log"
     ;;
-coord | coords)
+coord | coords | coordsbusy)
     nap $((200 + RANDOM % 600))
     victim=$(ranks | awk '$1 == 0')
     [ -n "$victim" ] && kill -KILL "${victim#* }" &&
         echo "fault: killed rank 0, the coordinator" >>"$log"
-    if [ "$mode" = coords ]; then
+    if [ "$mode" != coord ]; then
         nap $((300 + RANDOM % 300))
         victim=$(ranks | awk '$1 == 1')
         [ -n "$victim" ] && kill -KILL "${victim#* }" &&
@@ -276,6 +298,8 @@ watch=$!
 wait "$run"
 rc=$?
 wait "$watch" # it ends by itself within 0.2 s: no signal, no stray trap
+# shellcheck disable=SC2086
+[ -z "$busy" ] || wait $busy # (they end by themselves too)
 if [ "$mode" = error ]; then
     [ "$rc" -ne 0 ] || fail "exit status 0, expected a failure"
 else
@@ -289,6 +313,22 @@ else
             grep -Eq "$expect" "$out"; then
             echo "fault seed $seed: the kill came after its victim had" \
                 "finalized; again with another schedule"
+            cat "$log"
+            rm -rf "$dir"
+            TASK_FAULT_TRIES=$((tries + 1)) exec bash "$0" "$shoalrun" \
+                "$np" "$mode" "$expect" "$@"
+        fi
+        ;;
+    coordsbusy)
+        # A kill after its victim finalized, or a result printed before
+        # rank 2 took over (rank 2 then ran the program again), tested
+        # nothing.
+        if [ "$tries" -lt 3 ] &&
+            { grep -q "was killed by signal 9 (Killed) after finalizing" \
+                "$out" || [ -n "$(sed -n '/rank 2 coordinates now/q
+                    /^ok: counter/p' "$out")" ]; }; then
+            echo "fault seed $seed: a kill came after the run's end;" \
+                "again with another schedule"
             cat "$log"
             rm -rf "$dir"
             TASK_FAULT_TRIES=$((tries + 1)) exec bash "$0" "$shoalrun" \
@@ -326,6 +366,15 @@ if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ] ||
     [ "$after" -lt $((jobs - 1)) ] ||
         fail "$after runs after the failover: the work done before it was" \
             "not kept"
+fi
+if [ "$mode" = coordsbusy ]; then
+    # Rank 2 lives to the end: rank 3 coordinates only when it took rank
+    # 2's exit for its death, never told the run was over.
+    ! grep -q "rank 3 coordinates now" "$out" ||
+        fail "rank 3 took over after the run's end: the end did not" \
+            "reach it"
+    n=$(grep -Ec "$expect" "$out")
+    [ "$n" -eq 1 ] || fail "$n result lines: the program ran again"
 fi
 if [ "$mode" = coordkeep ]; then
     lockjobs=$(sed -n 's/^ok.* lockjobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)

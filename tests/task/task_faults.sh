@@ -32,7 +32,7 @@
 #                   held (its kept results, the versions of its lock
 #                   record), so only what was in flight at the kill is lost
 #         coordsbusy coords with every CPU busy: TASK_TEST_BUSY (default
-#                   5) busy loops a CPU for the whole run (they end with
+#                   8) busy loops a CPU for the whole run (they end with
 #                   it), and SHOAL_LOG=info; the run's end
 #                   must reach every worker after the second failover
 #                   (rank 3 never takes over: it would run the program
@@ -161,7 +161,7 @@ pids=$(ranks | awk '{print $2}')
 busy=
 if [ "$mode" = coordsbusy ]; then
     # Never signalled (see the trap): each ends once the run has.
-    for _ in $(seq $((${TASK_TEST_BUSY:-5} * $(nproc)))); do
+    for _ in $(seq $((${TASK_TEST_BUSY:-8} * $(nproc)))); do
         run=$run sh -c 'while kill -0 "$run" 2>/dev/null; do
             i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; done' &
         busy="$busy $!"

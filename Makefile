@@ -108,9 +108,10 @@ demo: build
 	    exit 1; }
 	$(BUILD_DIR)/tools/shoalrun/shoalrun -n 4 $(BUILD_DIR)/examples/shoal-demo
 
-# The long conformance run (label conformance-long) is CI's sanitizer step's.
+# The long conformance run (label conformance-long) is CI's sanitizer step's;
+# stress tests that load every CPU (label stress) run by hand (docs/TESTING.md).
 check: build
-	$(call run_tests,$(BUILD_DIR),conformance-long)
+	$(call run_tests,$(BUILD_DIR),conformance-long|stress)
 
 test: check
 
@@ -123,7 +124,7 @@ build-sanitize:
 # smoke runs are the same as in the plain build and stay out, and so do
 # the multihost cases that mostly wait for a timeout (label "waits").
 check-sanitize: build-sanitize
-	$(call run_tests,$(SANITIZE_DIR),abi|install|docs|bench-smoke|waits)
+	$(call run_tests,$(SANITIZE_DIR),abi|install|docs|bench-smoke|waits|stress)
 
 # ThreadSanitizer sees the threads of one process, so it runs the unit tests
 # (the channel between two threads, the PMI client against a server thread)

@@ -138,6 +138,23 @@ static blk_t *my_blocks(MPI_File fh, MPI_Offset pos, MPI_Count bytes,
     return b != NULL ? b : malloc(sizeof(*b));
 }
 
+/* One run of the file [off, end) from or to iov.  Sieving writers may be
+ * about (io_list.c): a shared lock over the run, never held across
+ * communication.  A read at the end of the file leaves the rest zero. */
+static int run_io(int fd, int wr, struct iovec *iov, int niov,
+                  long long off, long long end, int guard)
+{
+    MPI_Count moved = 0;
+    int rc, eof = 0;
+
+    if (guard && (rc = io_lock(fd, 0, off, end)) != 0)
+        return rc;
+    rc = io_rw_full(fd, wr, iov, niov, off, &moved, &eof);
+    if (guard)
+        io_unlock(fd, off, end);
+    return rc;
+}
+
 /* The aggregator's IO over its pieces (sorted by offset) in buf. */
 static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf,
                      int guard)
@@ -156,20 +173,9 @@ static int domain_io(int fd, int wr, piece_t *p, long long n, char *buf,
             niov++;
             i++;
         }
-        {
-            MPI_Count moved = 0;
-            int rc, eof = 0;
-            /* Sieving writers may be about (io_list.c): a shared lock
-             * over the run, never held across communication. */
-            if (guard && (rc = io_lock(fd, 0, off, end)) != 0)
-                return rc;
-            /* A read at the end of the file leaves the rest zero. */
-            rc = io_rw_full(fd, wr, iov, niov, off, &moved, &eof);
-            if (guard)
-                io_unlock(fd, off, end);
-            if (rc != 0)
-                return rc;
-        }
+        int rc = run_io(fd, wr, iov, niov, off, end, guard);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -569,17 +575,9 @@ static int nb_domain_io(int fd, int wr, npiece_t *p, long long n, int guard)
             niov++;
             i++;
         }
-        {
-            MPI_Count moved = 0;
-            int rc, eof = 0;
-            if (guard && (rc = io_lock(fd, 0, off, end)) != 0)
-                return rc;
-            rc = io_rw_full(fd, wr, iov, niov, off, &moved, &eof);
-            if (guard)
-                io_unlock(fd, off, end);
-            if (rc != 0)
-                return rc;
-        }
+        int rc = run_io(fd, wr, iov, niov, off, end, guard);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }

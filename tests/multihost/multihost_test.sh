@@ -244,6 +244,15 @@ task_cut() {
 
 # ---- real programs across hosts (AM, MPI) ---------------------------------------
 
+# Wait (5 s at most) until no AF_XDP socket is left on host 0 or 1: the
+# kernel frees an exited rank's a while after the exit.
+xdp_gone() {
+    for _ in $(seq 50); do
+        [ -z "$(in_ns "$P-h0" ss -a -H --xdp 2>/dev/null)$(in_ns "$P-h1" ss -a -H --xdp 2>/dev/null)" ] && return 0
+        sleep 0.1
+    done
+}
+
 # need_wire: skip unless this build has the network wire $wire (tcp: or
 # at least knows SHOAL_TCP_* settings; udp: shoal-info says `udp  yes`).
 need_wire() {
@@ -1665,10 +1674,9 @@ udp_xdp)
     # two ranks per host: one of them on AF_XDP, the other on the socket.
     # The kernel frees an exited rank's AF_XDP socket after a while: wait
     # (5 s at most) until the last job's are gone, or the queue is taken.
-    for _ in $(seq 50); do
-        [ -z "$(in_ns "$P-h0" ss -a -H --xdp 2>/dev/null)$(in_ns "$P-h1" ss -a -H --xdp 2>/dev/null)" ] && break
-        sleep 0.1
-    done
+    # (A host's only rank waits for that itself; of two, neither knows
+    # whether the other or a leftover holds the queue.)
+    xdp_gone
     hosts="localhost:2,$(host 1 2)"
     SHOAL_LOG=info job mixed_paths "$MH_AM/am_traffic" all_to_all 300
     [ "$(grep -c -E "udp: AF_XDP on eth0 queue 0:" "$tmp/err")" -eq 2 ] ||
@@ -1680,6 +1688,7 @@ udp_xdp)
     # IPv6: the program matches IPv6 headers, peers' link addresses come
     # from their datagrams
     hosts="localhost:1,$(host 1 1)"
+    xdp_gone
     if [ "$(in_ns "$P-h0" cat /proc/sys/net/ipv6/conf/eth0/disable_ipv6 2>/dev/null)" = 0 ] &&
         ip -n "$P-h0" addr add fd77::10/64 dev eth0 nodad 2>/dev/null &&
         ip -n "$P-h1" addr add fd77::11/64 dev eth0 nodad 2>/dev/null; then

@@ -106,6 +106,7 @@ int udp_xdp_probe(const struct sockaddr_storage *me, char *why, size_t cap)
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <xdp/xsk.h>
 
@@ -122,6 +123,8 @@ int udp_xdp_probe(const struct sockaddr_storage *me, char *why, size_t cap)
  * recently, else at one poll in SOCK_SKIP. */
 #define SOCK_HOT_NS 2000000ull
 #define SOCK_SKIP 16u
+/* How long the only rank of a host waits for a busy queue to come free. */
+#define XSK_BUSY_WAIT_NS 1500000000ull
 
 typedef struct xdp_api {
     void *lib;
@@ -744,15 +747,31 @@ static int xsk_open(char *why, size_t cap)
         snprintf(why, cap, "AF_XDP memory registration: %s", strerror(-err));
         return 0;
     }
-    err = X.api.socket_create(&X.xsk, X.ifname, 0, X.umem, &X.rx, &X.tx, &sc);
+    /* The kernel frees an exited process's AF_XDP socket some time after
+     * the exit, so a job started right after another finds the queue
+     * still taken.  When this rank is its job's only one on the host, a
+     * busy queue is such a leftover (or another job): wait for it a
+     * while before taking the socket path. */
+    uint64_t give_up = base_time_ns() + XSK_BUSY_WAIT_NS;
+    for (;;) {
+        err = X.api.socket_create(&X.xsk, X.ifname, 0, X.umem, &X.rx, &X.tx,
+                                  &sc);
+        if (err != -EBUSY || udp_state.job->local_size > 1 ||
+            base_time_ns() >= give_up)
+            break;
+        X.xsk = NULL;
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
     if (err != 0) {
         X.xsk = NULL;
         if (-err == EPERM || -err == EACCES)
             snprintf(why, cap, "AF_XDP socket: no permission (needs root or "
                      "CAP_NET_RAW)");
         else if (-err == EBUSY)
-            snprintf(why, cap, "AF_XDP socket on %s queue 0: in use (another "
-                     "rank of this host)", X.ifname);
+            snprintf(why, cap, "AF_XDP socket on %s queue 0: in use (%s)",
+                     X.ifname, udp_state.job->local_size > 1
+                         ? "another rank of this host"
+                         : "another job of this host");
         else
             snprintf(why, cap, "AF_XDP socket on %s queue 0: %s", X.ifname,
                      strerror(-err));

@@ -278,6 +278,33 @@ static void net_watch(void)
     }
 }
 
+/* Tell each network wire how many ranks it is the first listed wire for
+ * (paths still unprobed counted as passing): the most it will carry. */
+static void net_expect(void)
+{
+    const boot_info_t *job = am.job;
+
+    for (int i = 0; i < am.nnet; i++) {
+        const wire_ops_t *w = am.net[i].ops;
+        int n = 0;
+
+        if (w->expect_peers == NULL)
+            continue;
+        for (int r = 0; r < job->size; r++) {
+            const wire_ops_t *first = NULL;
+            for (int j = 0; j < am.nlisted && first == NULL && r != job->rank;
+                 j++) {
+                const wire_ops_t *x = am.listed[j];
+                if (x == &wire_shm_ops ? shm_reaches(r)
+                                       : net_up(x) && x->reaches(r))
+                    first = x;
+            }
+            n += first == w;
+        }
+        w->expect_peers(n);
+    }
+}
+
 int am_wires_start(const wire_upcalls_t *up)
 {
     char down[256];
@@ -320,6 +347,7 @@ int am_wires_start(const wire_upcalls_t *up)
                         "SHOAL_WIRES=%s: no network wire came up (%s), and "
                         "ranks out of shared memory's reach need one",
                         base_cfg.WIRES, down);
+    net_expect();
     net_watch();
     return SHOAL_OK;
 }

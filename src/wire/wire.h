@@ -198,6 +198,10 @@ typedef struct wire_ops {
      * error while the wire is not up. */
     int (*side)(const char *label, uint8_t key[16],
                 struct sockaddr_storage *addr);
+    /* Optional, after init: the most peers the layer above will reach
+     * through this wire (those it is the first listed wire for), so that
+     * it can choose a shape that suits few or many. */
+    void (*expect_peers)(int n);
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;

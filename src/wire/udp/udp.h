@@ -127,6 +127,11 @@ typedef struct udp_peer {
     socklen_t addr_len;
     int sfd; /* our socket connected to its data socket (-1: none, the data
                 socket sends with an address) */
+    int pair; /* sfd is bound to our data port: its datagrams to us arrive
+                 there too (SHOAL_UDP_PAIRS) */
+    int pair_clean; /* ... and whatever reached it before its connect has
+                       been read: the kernel lets in only the peer's now,
+                       so a lone receive needs no address (udp_recv.c) */
     uint32_t epoch; /* its incarnation, from the key-value store */
 
     /* Sending: frames in a ring of datagram records (positions grow; cap a
@@ -213,6 +218,10 @@ typedef struct udp_faults {
 /* Peers a process keeps a connected socket to, at most (file
  * descriptors); datagrams to the others leave through the data socket. */
 #define UDP_CONNECTED_MAX 64
+/* With pair sockets, the data socket is read at one quiet poll in this
+ * many once it has been quiet UDP_DATA_HOT polls. */
+#define UDP_DATA_SKIP 16u
+#define UDP_DATA_HOT 4096u
 
 #define UDP_SLEPT_ERR 1u
 #define UDP_SLEPT_WOKE 2u
@@ -223,6 +232,20 @@ typedef struct udp_state {
     int fd;          /* the data socket */
     int send_fd;     /* holds the port the connected sockets share */
     struct sockaddr_storage send_addr;
+    /* Pair sockets (SHOAL_UDP_PAIRS): connected to one peer each and bound
+     * to the data port (SO_REUSEPORT, set on the data socket after its
+     * bind, so no other process is given that port), read at every poll;
+     * the data socket at every poll too while some open peer has none, or
+     * while it had datagrams lately (data_hot polls); else, when it
+     * carries only first contacts (and the datagrams of a peer that gave
+     * us no pair socket of its own, which make it hot), at one poll in
+     * UDP_DATA_SKIP. */
+    int pairs_ok;    /* the data port can be shared */
+    struct sockaddr_storage data_addr;
+    int pair_fd[UDP_CONNECTED_MAX], pair_rank[UDP_CONNECTED_MAX], npair;
+    int nopen; /* peers open: while some have no pair socket, the data
+                  socket is read at every poll */
+    uint32_t data_hot, data_skip;
     /* Written under the lock with a release store, after its entries; a
      * progress thread's sleep (udp_sleep, without the lock) loads it with
      * acquire and polls only entries filled before. */

@@ -191,7 +191,8 @@ static uint16_t get_port(const struct sockaddr_storage *sa)
 }
 
 /* A datagram socket bound to sa (port 0: any, filled in); shared: other
- * sockets of this process may bind the same port (the connected ones). */
+ * sockets of this process may bind the same port (the connected ones:
+ * 1 SO_REUSEADDR, 2 SO_REUSEPORT). */
 static int sock_open(struct sockaddr_storage *sa, socklen_t len, int shared,
                      int *fd_p)
 {
@@ -206,7 +207,8 @@ static int sock_open(struct sockaddr_storage *sa, socklen_t len, int shared,
         return base_err(SHOAL_ERR_UNSUPPORTED, "socket(%s): %s", text,
                         strerror(errno));
     if (shared)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, shared == 2 ? SO_REUSEPORT : SO_REUSEADDR,
+                   &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)sa, len) != 0 ||
         getsockname(fd, (struct sockaddr *)sa, &l) != 0) {
         int e = errno;
@@ -391,6 +393,16 @@ static int local_setup(char *text, size_t cap)
     if (status != SHOAL_OK)
         return status;
     tune(u->fd, u->family);
+    /* Pair sockets share the data port.  SO_REUSEPORT only after the bind:
+     * a socket binding port 0 is never given a port another holds with
+     * it unset, and later only this user's sockets asking for the port
+     * by number join (the kernel checks the owner). */
+    u->data_addr = sa;
+    if (base_cfg.UDP_PAIRS > 0) {
+        int one = 1;
+        u->pairs_ok = setsockopt(u->fd, SOL_SOCKET, SO_REUSEPORT, &one,
+                                 sizeof(one)) == 0;
+    }
     ip_hdr = u->family == AF_INET6 ? 48 : 28;
     if (base_cfg.UDP_MTU > 0)
         mtu = (int)base_cfg.UDP_MTU;
@@ -620,25 +632,56 @@ int udp_peer_known(udp_peer_t *p)
     return 1;
 }
 
+/* A pair socket for p (SHOAL_UDP_PAIRS): bound to our data port, so p's
+ * datagrams from its data port (its own pair socket for us) arrive there,
+ * the connection's exact match ahead of the data socket; and the
+ * kernel's early demultiplexing finds it without a route lookup, the
+ * fast path a connected socket gets (docs/DATAGRAM.md).  -1 when it
+ * cannot be one. */
+static int pair_open(udp_peer_t *p)
+{
+    udp_state_t *u = &udp_state;
+    struct sockaddr_storage sa = u->data_addr;
+    int fd, one = 1;
+
+    if (!u->pairs_ok || u->xdp || u->npair >= (int)base_cfg.UDP_PAIRS ||
+        u->npair >= UDP_CONNECTED_MAX)
+        return -1;
+    if (sock_open(&sa, p->addr_len, 2, &fd) != SHOAL_OK) {
+        base_debug("udp", "pair socket for rank %d: %s", p->base.rank,
+                   shoal_error_detail());
+        return -1;
+    }
+    tune(fd, u->family);
+    if (base_cfg.UDP_GSO != 0)
+        setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+    return fd;
+}
+
 /*
- * A socket connected to p's data socket, bound to the port all of ours
- * share: the kernel keeps the route of a connected socket, while sending
- * with an address looks it up again for every datagram (0.3-0.5 us on
- * veth, docs/DATAGRAM.md).  p checks that our datagrams come from our data
- * port or this one.  None past UDP_CONNECTED_MAX peers, or when the
- * kernel refuses: the data socket sends with the address.
+ * A socket connected to p's data socket: a pair socket (pair_open), else
+ * one bound to the port all of ours share for sending: the kernel keeps
+ * the route of a connected socket, while sending with an address looks
+ * it up again for every datagram (0.3-0.5 us on veth, docs/DATAGRAM.md).
+ * p checks that our datagrams come from our data port or that one.  None
+ * past UDP_CONNECTED_MAX peers, or when the kernel refuses: the data
+ * socket sends with the address.
  */
 static void connected_open(udp_peer_t *p)
 {
     udp_state_t *u = &udp_state;
     struct sockaddr_storage sa = u->send_addr;
-    int fd;
+    int fd, pair;
 
-    if (u->send_fd < 0 || u->nconnected >= UDP_CONNECTED_MAX)
+    if (u->nconnected >= UDP_CONNECTED_MAX)
         return;
-    if (sock_open(&sa, p->addr_len, 1, &fd) != SHOAL_OK)
+    fd = pair_open(p);
+    pair = fd >= 0;
+    if (!pair && (u->send_fd < 0 ||
+                  sock_open(&sa, p->addr_len, 1, &fd) != SHOAL_OK))
         return;
-    tune(fd, u->family);
+    if (!pair)
+        tune(fd, u->family);
     if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) != 0) {
         base_debug("udp", "connect to rank %d: %s", p->base.rank,
                    strerror(errno));
@@ -650,11 +693,21 @@ static void connected_open(udp_peer_t *p)
      * round trip here.  A closed port's ICMP error queued on it shows in
      * the quiet poll's look and wakes a sleep instead: both poll() the
      * connected sockets (udp_poll, udp_sleep). */
-    u->conn_pfd[2 + u->nconnected] =
-        (struct pollfd){.fd = fd, .events = 0, .revents = 0};
+    u->conn_pfd[2 + u->nconnected] = (struct pollfd){
+        .fd = fd, .events = pair ? POLLIN : 0, .revents = 0};
     u->look_pfd[u->nconnected] =
         (struct pollfd){.fd = fd, .events = 0, .revents = 0};
     p->sfd = fd;
+    if (pair) {
+        /* Read at every poll (udp_poll); in the epoll set when another
+         * wire's sleep watches ours through it (udp_event_fd). */
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+        if (u->fd_in_epoll && epoll_ctl(u->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+            base_warn("udp", "epoll_ctl: %s", strerror(errno));
+        p->pair = 1;
+        u->pair_fd[u->npair] = fd;
+        u->pair_rank[u->npair++] = p->base.rank;
+    }
     __atomic_store_n(&u->nconnected, u->nconnected + 1, __ATOMIC_RELEASE);
 }
 
@@ -683,6 +736,7 @@ int udp_peer_open(int rank, udp_peer_t **p_out)
     p->rto = UDP_RTO_INIT_NS;
     connected_open(p);
     p->open = 1;
+    u->nopen++;
     wire_stats.connections++;
     /* Our segments first, in one datagram: the peer learns them before
      * any long frame. */
@@ -818,9 +872,15 @@ static int udp_sleep(uint64_t timeout_ns)
     int n = ppoll(u->conn_pfd, 2 + nconn, &ts, NULL);
     if (n < 0 && errno != EINTR)
         return base_err(SHOAL_ERR_SYSTEM, "ppoll: %s", strerror(errno));
-    if (n > (u->conn_pfd[0].revents != 0) + (u->conn_pfd[1].revents != 0) ||
-        (u->conn_pfd[1].revents & POLLERR))
-        saw |= UDP_SLEPT_ERR;
+    /* An error on any socket; and data on the data socket, which a poll
+     * with pair sockets reads only now and then unless told. */
+    for (uint32_t i = 1; n > 0 && i < 2 + nconn; i++) {
+        short rev = u->conn_pfd[i].revents;
+        if ((rev & POLLERR) || (rev != 0 && u->conn_pfd[i].events == 0))
+            saw |= UDP_SLEPT_ERR;
+        if (i == 1 && (rev & POLLIN))
+            saw |= UDP_SLEPT_WOKE;
+    }
     for (int i = 0; i < u->nwatch; i++)
         if (u->watch_drain[i])
             drain(u->watch[i]);
@@ -870,9 +930,30 @@ static int udp_event_fd(void)
             base_warn("udp", "epoll_ctl: %s", strerror(errno));
             return -1;
         }
+        for (int i = 0; i < u->npair; i++) {
+            ev.data.fd = u->pair_fd[i];
+            if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->pair_fd[i], &ev) != 0) {
+                base_warn("udp", "epoll_ctl: %s", strerror(errno));
+                return -1;
+            }
+        }
         u->fd_in_epoll = 1;
     }
     return u->epfd;
+}
+
+/* Pair sockets only for a rank with few peers on this wire: each is read
+ * at every poll. */
+static void udp_expect_peers(int n)
+{
+    udp_state_t *u = &udp_state;
+
+    if (n > (int)base_cfg.UDP_PAIRS) {
+        if (u->pairs_ok)
+            base_debug("udp", "no pair sockets: %d peers on this wire, "
+                       "SHOAL_UDP_PAIRS=%d", n, (int)base_cfg.UDP_PAIRS);
+        u->pairs_ok = 0;
+    }
 }
 
 static int udp_side(const char *label, uint8_t key[16],
@@ -958,6 +1039,7 @@ static void goodbye(void)
         struct pollfd pfd[2] = {{.fd = u->epfd, .events = POLLIN},
                                 {.fd = u->fd, .events = POLLIN}};
         struct timespec ts = {0, 1000000};
+        u->data_hot = UDP_DATA_HOT; /* read it at each of these polls */
         udp_poll(UDP_RX_BATCH);
         udp_timers(base_time_ns(), 1);
         udp_errqueue();
@@ -973,6 +1055,9 @@ static void udp_fini(void)
                (unsigned long long)wire_stats.dropped);
     if (udp_state.peers != NULL && udp_state.fd >= 0)
         goodbye();
+    if (udp_state.nopen > 0)
+        base_info("udp", "pair sockets: %d of the %d peers talked to",
+                  udp_state.npair, udp_state.nopen);
     state_free();
 }
 
@@ -1002,4 +1087,5 @@ const wire_ops_t wire_udp_ops = {
     .unwatch_fd = udp_unwatch_fd,
     .timer_ns = udp_timer_ns,
     .side = udp_side,
+    .expect_peers = udp_expect_peers,
 };

@@ -18,8 +18,10 @@
  *            an ordinary message in flight on MPI_COMM_WORLD is taken
  *   inflight: at each checkpoint the next iteration's halo values are
  *            sent first (eager), with two more messages of one tag (their
- *            order checked), a 200-byte one and one to itself on
- *            MPI_COMM_SELF: all in flight at the cut, received after it
+ *            order checked), a 200-byte one, one to itself on
+ *            MPI_COMM_SELF, and a rendezvous (BIG bytes, above
+ *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
+ *            the checkpoint: all in flight at the cut, received after it
  *            (or after a restart, from the image) and checked
  *   smaller: the cells' region registered 8 bytes short (a restart
  *            from a normal run's checkpoint must be refused)
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #define N 64 /* cells per rank */
+#define BIG (256 * 1024) /* inflight: the rendezvous's bytes */
 
 static void die(const char *what, int rc)
 {
@@ -62,6 +65,11 @@ static unsigned char pat(int it, int r, int i)
     return (unsigned char)(it * 31 + r * 7 + i);
 }
 
+/* inflight: the rendezvous, its request waited for after the
+ * checkpoint (the buffer is the sender's until then). */
+static unsigned char big[BIG];
+static MPI_Request big_req = MPI_REQUEST_NULL;
+
 /* inflight: the messages besides the halos, sent before the checkpoint
  * after iteration it to the right neighbour and to itself. */
 static void extras_out(int it, int rank, int right)
@@ -75,6 +83,10 @@ static void extras_out(int it, int rank, int right)
     check("send b", MPI_Send(b, 2, MPI_INT, right, 3, MPI_COMM_WORLD));
     check("send m", MPI_Send(m, 200, MPI_BYTE, right, 4, MPI_COMM_WORLD));
     check("send self", MPI_Send(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF));
+    for (int i = 0; i < BIG; i++)
+        big[i] = pat(it, rank, i * 3);
+    check("isend big", MPI_Isend(big, BIG, MPI_BYTE, right, 6,
+                                 MPI_COMM_WORLD, &big_req));
 }
 
 /* ... and their receipt, checked, at iteration it from the left one. */
@@ -91,6 +103,19 @@ static void extras_in(int it, int rank, int left)
     check("recv m", MPI_Recv(m, 200, MPI_BYTE, left, 4, MPI_COMM_WORLD, &st));
     check("recv self", MPI_Recv(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF,
                                 MPI_STATUS_IGNORE));
+    static unsigned char got[BIG];
+    MPI_Status bst;
+    int bn = 0;
+    check("recv big", MPI_Recv(got, BIG, MPI_BYTE, left, 6, MPI_COMM_WORLD,
+                               &bst));
+    if (left != MPI_PROC_NULL) {
+        MPI_Get_count(&bst, MPI_BYTE, &bn);
+        if (bn != BIG)
+            die("the rendezvous's length", MPI_ERR_OTHER);
+        for (int i = 0; i < BIG; i++)
+            if (got[i] != pat(it, left, i * 3))
+                die("the rendezvous's bytes", MPI_ERR_OTHER);
+    }
     if (left != MPI_PROC_NULL) {
         MPI_Get_count(&st, MPI_BYTE, &n);
         if (a[0] != it || a[1] != 1 || b[0] != it || b[1] != 2)
@@ -282,6 +307,7 @@ int main(int argc, char **argv)
                 ahead = 1;
             }
             check("checkpoint", MPIX_Checkpoint(MPI_COMM_WORLD));
+            check("wait big", MPI_Wait(&big_req, MPI_STATUS_IGNORE));
             if (strcmp(mode, "b2b") == 0)
                 check("checkpoint 2", MPIX_Checkpoint(MPI_COMM_WORLD));
         }

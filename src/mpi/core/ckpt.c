@@ -740,15 +740,16 @@ SHOAL_MPIX_WEAK(Checkpoint_restarted)
 
 /*
  * The messages in flight across the cut.  A message that had arrived here
- * unreceived goes into the image when the checkpoint can carry it: eager
- * (its bytes are here; its sender's call completed), not synchronous (its
- * sender waits for the match), on MPI_COMM_WORLD's or MPI_COMM_SELF's
- * point-to-point context (the only communicators certain to get the same
- * context id in the restarted job).  Anything else that crosses the cut
- * makes the checkpoint fail with MPI_ERR_PENDING: a posted receive or a
- * send still queued (their requests are the program's handles, which do
- * not survive a restart), a rendezvous, a synchronous send, a message on
- * another communicator or a collective's.
+ * unreceived goes into the image when the checkpoint can carry it: its
+ * bytes here (eager, or a rendezvous pull_rendezvous received), not
+ * synchronous (its sender waits for the match), on MPI_COMM_WORLD's or
+ * MPI_COMM_SELF's point-to-point context (the only communicators certain
+ * to get the same context id in the restarted job).  Anything else that
+ * crosses the cut makes the checkpoint fail with MPI_ERR_PENDING: a posted
+ * receive or a send still queued (their requests are the program's
+ * handles, which do not survive a restart), a synchronous send, a message
+ * on another communicator or a collective's (and a rendezvous beside
+ * any of those, which is then not received).
  */
 typedef struct ck_chan {
     uint8_t *buf; /* ck_msg_t records */
@@ -808,6 +809,126 @@ static void chan_gather(uint32_t ctx, ck_chan_t *k)
                 !base_list_empty(&mpi_pq.push) ||
                 !base_list_empty(&mpi_pq.poll);
     mpi_unlock();
+}
+
+/* One unexpected message of MPI_COMM_WORLD or MPI_COMM_SELF, as
+ * pull_rendezvous takes it out and puts it back. */
+typedef struct ck_pull {
+    uint32_t ctx;
+    int src, tag, src_world, rdv;
+    MPI_Count bytes;
+    void *data;
+} ck_pull_t;
+
+typedef struct ck_pulls {
+    ck_pull_t *m;
+    long n, cap, rdv;
+    int bad; /* a message the pull cannot take (no memory, a library tag) */
+} ck_pulls_t;
+
+static void pull_add(void *arg, const mpi_umsg_t *u)
+{
+    ck_pulls_t *l = arg;
+
+    if (u->ctx != MPI_COMM_WORLD->ctx && u->ctx != MPI_COMM_SELF->ctx)
+        return;
+    if (u->tag < 0 || (u->flags & MPI_MF_SYNC)) {
+        l->bad = 1;
+        return;
+    }
+    if (l->n == l->cap) {
+        long cap = l->cap ? 2 * l->cap : 64;
+        ck_pull_t *m = realloc(l->m, (size_t)cap * sizeof(*m));
+        if (m == NULL) {
+            l->bad = 1;
+            return;
+        }
+        l->m = m;
+        l->cap = cap;
+    }
+    l->m[l->n++] = (ck_pull_t){.ctx = u->ctx, .src = u->src, .tag = u->tag,
+                               .src_world = u->src_world, .rdv = u->rdv,
+                               .bytes = u->bytes};
+    l->rdv += u->rdv != 0;
+}
+
+/*
+ * A rendezvous that waits here unexpected at the cut (a message above
+ * SHOAL_MPI_EAGER whose receive is not posted) has its bytes at its
+ * sender, whose request the restarted job will not have.  So the cut
+ * receives it now into the library's memory (the sender's call completes,
+ * as it may once its bytes are buffered): every unexpected message of
+ * MPI_COMM_WORLD and MPI_COMM_SELF is taken out in its order of arrival
+ * (MPI_Improbe, MPI_Mrecv) and put back in the same order as one whose
+ * bytes are here, which the image carries like any eager message.  Done
+ * only when nothing else crosses the cut here (no receive posted, no
+ * synchronous send unmatched, no library message, no send queued):
+ * otherwise the checkpoint is refused anyway.  MPI_SUCCESS, or the error
+ * of a receive.
+ */
+static int pull_rendezvous(uint32_t ctx)
+{
+    ck_pulls_t l = {0};
+    long posted = 0;
+    int rc = MPI_SUCCESS;
+    long i;
+
+    mpi_lock();
+    mpi_p2p_pending(ctx, &posted, pull_add, &l);
+    int queued = !base_list_empty(&mpi_pq.deferred) ||
+                 !base_list_empty(&mpi_pq.push) ||
+                 !base_list_empty(&mpi_pq.poll);
+    mpi_unlock();
+    if (l.rdv == 0 || l.bad || posted != 0 || queued) {
+        free(l.m);
+        return MPI_SUCCESS;
+    }
+    /* Memory for all first: none is received that cannot be kept (with
+     * too little, the rendezvous stays and the checkpoint is refused). */
+    for (i = 0; i < l.n; i++) {
+        l.m[i].data = malloc(l.m[i].bytes > 0 ? (size_t)l.m[i].bytes : 1);
+        if (l.m[i].data == NULL) {
+            while (i-- > 0)
+                free(l.m[i].data);
+            free(l.m);
+            return MPI_SUCCESS;
+        }
+    }
+    for (i = 0; i < l.n; i++) {
+        ck_pull_t *m = &l.m[i];
+        MPI_Comm cm = m->ctx == MPI_COMM_WORLD->ctx ? MPI_COMM_WORLD
+                                                    : MPI_COMM_SELF;
+        MPI_Message msg = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        int flag = 0;
+        rc = PMPI_Improbe(m->src, m->tag, cm, &flag, &msg, &st);
+        if (rc == MPI_SUCCESS && !flag)
+            rc = MPI_ERR_INTERN; /* it was listed under the lock */
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Mrecv(m->data, m->bytes, MPI_BYTE, &msg, &st);
+        if (rc != MPI_SUCCESS)
+            break; /* those after stay where they are */
+    }
+    /* Back, in their order, those taken out (a failed receive's message
+     * is lost with its error). */
+    mpi_lock();
+    for (long j = 0; j < i; j++) {
+        ck_pull_t *m = &l.m[j];
+        mpi_in_t in = {
+            .ctx = m->ctx, .src = m->src, .tag = m->tag,
+            .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m->src_world,
+            .bytes = m->bytes, .data = m->data,
+        };
+        mpi_arrive(&in);
+    }
+    mpi_unlock();
+    if (rc == MPI_SUCCESS)
+        base_debug("ckpt", "rank %d: %ld rendezvous received at the cut, "
+                   "%ld messages put back", mpi.world_rank, l.rdv, l.n);
+    for (long j = 0; j < l.n; j++)
+        free(l.m[j].data);
+    free(l.m);
+    return rc;
 }
 
 /* Put the messages of a loaded image back where they were: unexpected,
@@ -931,6 +1052,13 @@ int PMPIX_Checkpoint(MPI_Comm comm)
             rc = PMPI_Waitall(nr, r, MPI_STATUSES_IGNORE);
         free(r);
     }
+    /* Rendezvous waiting here are received now, and every rank waits
+     * until all are: a sender's last bytes are then out of its queues
+     * when it looks at them. */
+    if (rc == MPI_SUCCESS)
+        rc = pull_rendezvous(c->ctx);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Barrier(c);
     if (rc == MPI_SUCCESS) {
         int was_queued = !ok;
         chan_gather(c->ctx, &k);
@@ -945,10 +1073,11 @@ int PMPIX_Checkpoint(MPI_Comm comm)
                                  "communication crosses the checkpoint: "
                                  "here %ld receives posted, %ld messages "
                                  "unreceived that it cannot carry "
-                                 "(rendezvous, synchronous, or on a "
-                                 "communicator other than MPI_COMM_WORLD "
-                                 "and MPI_COMM_SELF%s), %s; complete them "
-                                 "first", k.posted, k.unsaved,
+                                 "(synchronous, on a communicator other "
+                                 "than MPI_COMM_WORLD and MPI_COMM_SELF, "
+                                 "or a rendezvous beside those%s), %s; "
+                                 "complete them first", k.posted,
+                                 k.unsaved,
                                  k.nomem ? "; or no memory to copy them"
                                          : "",
                                  k.queued || was_queued ? "sends queued"

@@ -217,6 +217,13 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
 int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
                       void *buf, MPI_Count count, MPI_Datatype dt,
                       MPI_Count bytes, MPI_Request *request);
+/* The same through external32 (the view's representation converts):
+ * esz stream bytes per element of dt; a write's data converted at the
+ * call, a read's when its bytes are in. */
+int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
+                            MPI_Offset pos, void *buf, MPI_Count count,
+                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                            MPI_Request *request);
 /* Progress until fh has no such access left (io_check_file). */
 void io_twophase_drain(MPI_File fh);
 

@@ -345,16 +345,21 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
             (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
                 MPI_SUCCESS)
             return rc;
-        if (!a.convert) {
+        if (!a.convert || fh->view.rep->ext32) {
             if (where == IO_INDIV)
                 fh->pos = a.pos + a.bytes;
             if (wr && a.bytes > 0)
                 fh->dirty = 1;
+            if (a.convert)
+                return io_twophase_start_ext32(fh, fn, wr, a.pos, buf, count,
+                                               dt, a.bytes, a.esz, request);
             return io_twophase_start(fh, fn, wr, a.pos, buf, count, dt,
                                      a.bytes, request);
         }
-        /* Through another data representation: converted and moved at
-         * once, after the file's earlier accesses. */
+        /* Through a user's data representation: converted and moved at
+         * once, after the file's earlier accesses (its functions may
+         * call MPI, which the progress engine must not do under its
+         * lock). */
         io_twophase_drain(fh);
         io_async_drain(fh);
         rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);

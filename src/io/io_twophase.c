@@ -624,6 +624,11 @@ typedef struct io_tpnb {
     /* the IO thread's part of a round */
     io_job_t *job;
     int io_err, guard;
+    /* external32: esz stream bytes per element of dt (0: native), and a
+     * conversion that failed here (its class; this rank then moves
+     * nothing, as the blocking call does) */
+    MPI_Count esz;
+    int conv;
     /* outcome */
     int rc;
     MPI_Count done;
@@ -925,7 +930,8 @@ static void nb_finish(io_tpnb_t *o)
         return;
     }
     if (o->wr) {
-        o->done = o->bytes;
+        /* In the memory type's bytes: whole elements converted. */
+        o->done = o->esz > 0 ? o->bytes / o->esz * o->dt->size : o->bytes;
         return;
     }
     {
@@ -940,7 +946,15 @@ static void nb_finish(io_tpnb_t *o)
             if (have > o->bytes)
                 have = o->bytes;
         }
-        if (have > 0) {
+        if (o->esz > 0) {
+            /* external32: whole elements, decoded into the buffer. */
+            MPI_Count elems = have / o->esz;
+            int uret = 0;
+            if (elems > 0)
+                o->conv = io_rep_convert(o->fh->view.rep, 0, o->buf, elems,
+                                         o->dt, o->stream, o->esz, &uret);
+            have = elems * o->dt->size;
+        } else if (have > 0) {
             mpi_dt_cursor_t c;
             mpi_dt_cursor_init(&c, o->dt, o->count, o->buf, 0);
             mpi_dt_cursor_unpack(&c, o->stream, have);
@@ -1108,6 +1122,15 @@ static int nb_poll(MPI_Request r)
         return 0;
     if (!nb_step(o))
         return 0;
+    if (o->conv != MPI_SUCCESS && o->rc == MPI_SUCCESS) {
+        /* This rank's values did not convert (the others' access went
+         * on, as in the blocking call). */
+        o->rc = o->conv;
+        o->done = 0;
+        snprintf(o->why, sizeof(o->why),
+                 "a value of the datatype does not fit the size external32 "
+                 "gives it (a long beyond 32 bits?)");
+    }
     io_status_set(&r->status, o->rc == MPI_SUCCESS ? o->done : 0);
     r->status.MPI_ERROR = o->rc;
     /* Out of the file's list: the next access may go on, a drain ends. */
@@ -1180,9 +1203,9 @@ void io_twophase_drain(MPI_File fh)
         mpi_wait_until(nb_none, fh);
 }
 
-int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
-                      void *buf, MPI_Count count, MPI_Datatype dt,
-                      MPI_Count bytes, MPI_Request *request)
+static int tp_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+                    void *buf, MPI_Count count, MPI_Datatype dt,
+                    MPI_Count bytes, MPI_Count esz, MPI_Request *request)
 {
     io_tpnb_t *o = calloc(1, sizeof(*o));
     MPI_Request r;
@@ -1203,6 +1226,8 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     o->dt = dt;
     o->rc = MPI_SUCCESS;
     o->lc = MPI_SUCCESS;
+    o->esz = esz;
+    o->conv = MPI_SUCCESS;
     /* The aggregators, as io_twophase_rw picks them. */
     A = fh->cb_nodes > 0     ? fh->cb_nodes
         : fh->cb_stripes > 0 ? fh->cb_stripes
@@ -1246,7 +1271,8 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
      * the user's buffer at the call (the standard lets them be read any
      * time before completion). */
     o->mine = my_blocks(fh, pos, bytes, &o->nblk);
-    if (wr && bytes > 0 && mpi_dt_contig(dt) && dt->true_lb == 0) {
+    if (wr && bytes > 0 && esz == 0 && mpi_dt_contig(dt) &&
+        dt->true_lb == 0) {
         /* A contiguous write: the user's buffer is the stream. */
         o->stream = buf;
     } else {
@@ -1256,6 +1282,12 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     if (o->mine == NULL || o->stream == NULL || o->A == 0) {
         o->lc = MPI_ERR_NO_MEM;
         o->nblk = 0;
+    } else if (wr && bytes > 0 && esz > 0) {
+        int uret = 0;
+        o->conv = io_rep_convert(fh->view.rep, 1, buf, count, dt, o->stream,
+                                 esz, &uret);
+        if (o->conv != MPI_SUCCESS)
+            o->nblk = 0; /* takes part with nothing to move */
     } else if (wr && bytes > 0 && o->own_stream) {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, dt, count, buf, 0);
@@ -1285,4 +1317,19 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     mpi_unlock();
     *request = r;
     return MPI_SUCCESS;
+}
+
+int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
+                      void *buf, MPI_Count count, MPI_Datatype dt,
+                      MPI_Count bytes, MPI_Request *request)
+{
+    return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, 0, request);
+}
+
+int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
+                            MPI_Offset pos, void *buf, MPI_Count count,
+                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                            MPI_Request *request)
+{
+    return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, esz, request);
 }

@@ -24,6 +24,12 @@
  * - Draining: a blocking collective and close on a file with accesses
  *   outstanding finish them first (one completed after close, one whose
  *   request was freed), their bytes checked.
+ * - external32: a vector of ints through an "external32" view, written and
+ *   read back through the aggregators in the background (not done before
+ *   a peer has called, at 2 ranks and more), the file checked for
+ *   big-endian values; a rank whose longs do not fit external32's 4
+ *   bytes gets MPI_ERR_CONVERSION through its request while the others'
+ *   accesses complete.
  * - Errors: a write past RLIMIT_FSIZE fails on the aggregators; every
  *   rank's request fails with MPI_ERR_NO_SPACE (MPI_Wait, and MPI_Test)
  *   and the file's error handler is called; a nonblocking collective
@@ -322,6 +328,100 @@ static void early(const char *path)
     free(in);
 }
 
+/* external32 through the aggregators in the background (see the top). */
+#define NI 250 /* ints per rank */
+static void ext32(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    MPI_Datatype ft;
+    int out[NI], in[NI], c;
+    long big[4] = {1, 2, 3, 4};
+
+    for (int i = 0; i < NI; i++)
+        out[i] = (int)(0x01020304u * (unsigned)(rank + 1) + (unsigned)i * 977u);
+    fh = open_cb(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    /* rank r's ints: blocks of 10 ints, every nprocs-th block */
+    MT_OK(MPI_Type_vector(NI / 10, 10, 10 * nprocs, MPI_INT, &ft));
+    MT_OK(MPI_Type_commit(&ft));
+    MT_OK(MPI_File_set_view(fh, (MPI_Offset)rank * 10 * 4, MPI_INT, ft,
+                            "external32", MPI_INFO_NULL));
+    for (int wr = 1; wr >= 0; wr--) {
+        memset(in, 0, sizeof(in));
+        if (rank == 0 || nprocs == 1) {
+            if (wr)
+                MT_OK(MPI_File_iwrite_at_all(fh, 0, out, NI, MPI_INT, &r));
+            else
+                MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+            if (nprocs > 1) {
+                MT_CHECK(!tests_done(&r, 50, &st),
+                         "external32: %s completed before the other ranks "
+                         "called it (or the call waited for them)",
+                         wr ? "iwrite_at_all" : "iread_at_all");
+                for (int p = 1; p < nprocs; p++)
+                    MT_OK(MPI_Send(&wr, 1, MPI_INT, p, 50 + wr,
+                                   MPI_COMM_WORLD));
+            }
+        } else {
+            await_word(50 + wr);
+            if (wr)
+                MT_OK(MPI_File_iwrite_at_all(fh, 0, out, NI, MPI_INT, &r));
+            else
+                MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+        }
+        MT_OK(MPI_Wait(&r, &st));
+        MT_OK(MPI_Get_count(&st, MPI_INT, &c));
+        MT_CHECK(c == NI, "external32: count %d, not %d", c, NI);
+        if (wr) {
+            MT_OK(MPI_File_sync(fh));
+            MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+            MT_OK(MPI_File_sync(fh));
+        }
+    }
+    MT_CHECK(memcmp(in, out, sizeof(in)) == 0,
+             "external32: read back differs");
+    /* A long beyond 32 bits on rank 0 only: its request fails, the
+     * others' go through. */
+    if (rank == 0)
+        big[2] = 1L << 40;
+    MT_OK(MPI_File_set_view(fh, (MPI_Offset)nprocs * NI * 4, MPI_LONG,
+                            MPI_LONG, "external32", MPI_INFO_NULL));
+    MT_OK(MPI_File_iwrite_at_all(fh, (MPI_Offset)rank * 4, big, 4, MPI_LONG,
+                                 &r));
+    int rc = MPI_Wait(&r, &st), cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    if (rank == 0)
+        MT_CHECK(cls == MPI_ERR_CONVERSION,
+                 "external32: a long beyond 32 bits gave class %d, not "
+                 "MPI_ERR_CONVERSION", cls);
+    else
+        MT_CHECK(rc == MPI_SUCCESS, "external32: rank %d's longs failed",
+                 rank);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&ft));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        /* the ints, big-endian, where the vector view put them */
+        size_t n = 0;
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(f != NULL, "external32: cannot read the file back");
+        for (int r2 = 0; r2 < nprocs; r2++)
+            for (int i = 0; i < NI; i++) {
+                unsigned v = 0x01020304u * (unsigned)(r2 + 1) + (unsigned)i * 977u;
+                size_t at = ((size_t)(i / 10) * nprocs * 10 + (size_t)r2 * 10 +
+                             (size_t)(i % 10)) * 4;
+                MT_CHECK(at + 4 <= n && f[at] == (unsigned char)(v >> 24) &&
+                             f[at + 1] == (unsigned char)(v >> 16) &&
+                             f[at + 2] == (unsigned char)(v >> 8) &&
+                             f[at + 3] == (unsigned char)v,
+                         "external32: rank %d's int %d is not big-endian "
+                         "in the file", r2, i);
+            }
+        free(f);
+    }
+}
+
 /* A child holding an exclusive lock over [off, off + len) of path until
  * a byte comes on *release (or hold_ms pass); its pid once locked. */
 static pid_t locker(const char *path, off_t off, off_t len, int *release,
@@ -576,6 +676,8 @@ int main(int argc, char **argv)
         io_path(a, sizeof(a), "early.dat");
         early(a);
     }
+    io_path(a, sizeof(a), "ext32.dat");
+    ext32(a);
     io_path(a, sizeof(a), "drain.dat");
     drain(a);
     io_path(a, sizeof(a), "held.dat");

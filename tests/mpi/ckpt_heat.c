@@ -14,7 +14,9 @@
  *   pending: first check that a checkpoint is refused on every rank with
  *            MPI_ERR_PENDING while communication it cannot carry crosses
  *            it: a message on a duplicate of MPI_COMM_WORLD, a
- *            synchronous send, a posted receive; and then that one with
+ *            synchronous send, a posted receive, an MPI_Ibarrier on the
+ *            duplicate that rank 0 starts before it and the others after
+ *            it; and then that one with
  *            an ordinary message in flight on MPI_COMM_WORLD is taken
  *   inflight: at each checkpoint the next iteration's halo values are
  *            sent first (eager), with two more messages of one tag (their
@@ -22,7 +24,10 @@
  *            MPI_COMM_SELF, and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
  *            the checkpoint: all in flight at the cut, received after it
- *            (or after a restart, from the image) and checked
+ *            (or after a restart, from the image) and checked; and an
+ *            MPI_Iallreduce on MPI_COMM_WORLD started before the
+ *            checkpoint and waited for after it, its result (in a
+ *            registered region) checked at the next iteration
  *   smaller: the cells' region registered 8 bytes short (a restart
  *            from a normal run's checkpoint must be refused)
  *   poll:    MPIX_Checkpoint_if_requested after every iteration (the
@@ -69,6 +74,9 @@ static unsigned char pat(int it, int r, int i)
  * checkpoint (the buffer is the sender's until then). */
 static unsigned char big[BIG];
 static MPI_Request big_req = MPI_REQUEST_NULL;
+/* inflight: the Iallreduce's result (registered) and request. */
+static double ared;
+static MPI_Request ared_req = MPI_REQUEST_NULL;
 
 /* inflight: the messages besides the halos, sent before the checkpoint
  * after iteration it to the right neighbour and to itself. */
@@ -87,6 +95,10 @@ static void extras_out(int it, int rank, int right)
         big[i] = pat(it, rank, i * 3);
     check("isend big", MPI_Isend(big, BIG, MPI_BYTE, right, 6,
                                  MPI_COMM_WORLD, &big_req));
+    static double mine;
+    mine = it * 1000.0 + rank;
+    check("iallreduce", MPI_Iallreduce(&mine, &ared, 1, MPI_DOUBLE, MPI_SUM,
+                                       MPI_COMM_WORLD, &ared_req));
 }
 
 /* ... and their receipt, checked, at iteration it from the left one. */
@@ -129,6 +141,10 @@ static void extras_in(int it, int rank, int left)
     }
     if (me[0] != it || me[1] != rank)
         die("the message to itself", MPI_ERR_OTHER);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (ared != size * (it * 1000.0) + size * (size - 1) / 2.0)
+        die("the Iallreduce started before the checkpoint", MPI_ERR_OTHER);
 }
 
 int main(int argc, char **argv)
@@ -183,6 +199,7 @@ int main(int argc, char **argv)
           MPIX_Checkpoint_register(u, sizeof(u) - (strcmp(mode, "smaller")
                                                    ? 0 : 8)));
     check("register ahead", MPIX_Checkpoint_register(&ahead, sizeof(ahead)));
+    check("register ared", MPIX_Checkpoint_register(&ared, sizeof(ared)));
     check("restarted", MPIX_Checkpoint_restarted(&flag));
     if (flag) {
         if (rank == 0)
@@ -237,6 +254,20 @@ int main(int argc, char **argv)
             check("cancel", MPI_Cancel(&r));
             check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         }
+        /* a nonblocking collective of another communicator, which the
+         * other ranks start only after the checkpoint (legal: it is not
+         * MPI_COMM_WORLD's): refused, and the checkpoint must not wait
+         * for it (it would wait for ever) */
+        if (rank == 0)
+            check("ibarrier", MPI_Ibarrier(dup, &r));
+        rc = MPIX_Checkpoint(MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_PENDING)
+            die("a checkpoint with an MPI_Ibarrier of a duplicate running "
+                "is not refused", rc);
+        if (rank != 0)
+            check("ibarrier", MPI_Ibarrier(dup, &r));
+        check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         /* an ordinary message in flight on MPI_COMM_WORLD: carried */
         y = 0;
         if (rank == 0)
@@ -308,6 +339,7 @@ int main(int argc, char **argv)
             }
             check("checkpoint", MPIX_Checkpoint(MPI_COMM_WORLD));
             check("wait big", MPI_Wait(&big_req, MPI_STATUS_IGNORE));
+            check("wait iallreduce", MPI_Wait(&ared_req, MPI_STATUS_IGNORE));
             if (strcmp(mode, "b2b") == 0)
                 check("checkpoint 2", MPIX_Checkpoint(MPI_COMM_WORLD));
         }

@@ -811,6 +811,38 @@ static void chan_gather(uint32_t ctx, ck_chan_t *k)
     mpi_unlock();
 }
 
+/* No nonblocking collective of MPI_COMM_WORLD is still running here
+ * (called with the engine lock held, by mpi_wait_until). */
+static int world_colls_done(void *arg)
+{
+    (void)arg;
+    for (const base_list_t *e = mpi_pq.poll.next; e != &mpi_pq.poll;
+         e = e->next) {
+        const struct shoal_mpi_request *r =
+            BASE_CONTAINER_OF(e, struct shoal_mpi_request, poll_link);
+        if (r->kind == MPI_REQ_COLL && r->comm == MPI_COMM_WORLD)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * A nonblocking collective of MPI_COMM_WORLD started before the
+ * checkpoint (MPI_Ibcast, MPI_Iallreduce, a started persistent one, ...)
+ * runs to its end at the cut: every rank started it before its own
+ * MPIX_Checkpoint, since a communicator's collectives are called in one
+ * order by all its ranks and the checkpoint is one of MPI_COMM_WORLD's.
+ * Its request completes (the program's MPI_Wait after the checkpoint
+ * returns at once) and its results are in the program's buffers, and so
+ * in the image when registered.  Those of other communicators may have
+ * been started after the checkpoint elsewhere, so waiting for them could
+ * deadlock: they still make the checkpoint fail (MPI_ERR_PENDING).
+ */
+static int finish_world_colls(void)
+{
+    return mpi_wait_until(world_colls_done, NULL);
+}
+
 /* One unexpected message of MPI_COMM_WORLD or MPI_COMM_SELF, as
  * pull_rendezvous takes it out and puts it back. */
 typedef struct ck_pull {
@@ -1022,6 +1054,11 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "a rank died or MPI_COMM_WORLD was "
                          "revoked");
+    rc = finish_world_colls();
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn, "a nonblocking collective of "
+                         "MPI_COMM_WORLD started before the checkpoint "
+                         "failed");
     rc = private_comm(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "cannot duplicate MPI_COMM_WORLD");
@@ -1080,8 +1117,11 @@ int PMPIX_Checkpoint(MPI_Comm comm)
                                  k.unsaved,
                                  k.nomem ? "; or no memory to copy them"
                                          : "",
-                                 k.queued || was_queued ? "sends queued"
-                                                        : "no send queued");
+                                 k.queued || was_queued
+                                     ? "requests running (sends queued, "
+                                       "nonblocking collectives of other "
+                                       "communicators, file accesses)"
+                                     : "no request running");
             return mpi_error(comm, MPI_ERR_PENDING, fn,
                              "communication crosses the checkpoint on "
                              "another rank; complete it first");

@@ -87,6 +87,16 @@
  *           MiB of eager ones, wait unreceived: rank 2's requests must end
  *           with MPIX_ERR_REVOKED (not hang), and the eager credits must
  *           come back (2 MiB more to rank 3 on MPI_COMM_WORLD goes)
+ *   revoke_many [N]
+ *           no victim: N times (default 5000, more than there are
+ *           context ids), as ulfm-testing's benchrevoke does: dup
+ *           MPI_COMM_WORLD, an allreduce on it, rank 0 sends rank 1 a
+ *           message on it that nobody receives (and a word on
+ *           MPI_COMM_WORLD after it), the last rank revokes it, an
+ *           allreduce ends with MPIX_ERR_REVOKED, and it is freed: the
+ *           context ids of revoked communicators must come back, and
+ *           the unreceived message, which arrives before the word, must
+ *           not show on the next communicator made with its id
  *   finalize
  *           the victim dies 100 ms after the others start MPI_Finalize
  *           (having sent rank 0 a message), while rank 0 still computes
@@ -684,6 +694,43 @@ static void mode_revoke_loop(void)
     MT_OK(MPI_Comm_free(&c));
 }
 
+static void mode_revoke_many(int n)
+{
+    int one = 1, sum = 0, rc;
+
+    for (int it = 0; it < n; it++) {
+        MPI_Comm c;
+        int flag = 1, x = it;
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        MT_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+        if (me == 1) {
+            /* the last iteration's stale message came before its word */
+            MT_OK(MPI_Iprobe(0, 5, c, &flag, MPI_STATUS_IGNORE));
+            MT_CHECK(!flag, "iteration %d: a message sent on a revoked "
+                     "communicator showed on a new one", it);
+        }
+        MT_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+        MT_CHECK(sum == np, "allreduce gave %d", sum);
+        if (me == 0) {
+            MT_OK(MPI_Send(&x, 1, MPI_INT, 1, 5, c)); /* never received */
+            MT_OK(MPI_Send(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD));
+        } else if (me == 1) {
+            MT_OK(MPI_Recv(&x, 1, MPI_INT, 0, 6, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+        }
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (me == np - 1)
+            MT_OK(MPIX_Comm_revoke(c));
+        rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+        MT_CHECK(ft_cls(rc) == MPIX_ERR_REVOKED,
+                 "iteration %d: allreduce on the revoked communicator: "
+                 "class %d", it, ft_cls(rc));
+        MT_OK(MPI_Comm_free(&c));
+    }
+    if (me == 0)
+        printf("revoke_many: %d communicators revoked and freed\n", n);
+}
+
 /* A byte of the pattern of revoke_inflight at offset i. */
 static unsigned char inflight_byte(size_t i)
 {
@@ -909,6 +956,8 @@ int main(int argc, char **argv)
         mode_attr(victim); /* WANT is the second argument */
     else if (strcmp(mode, "revoke_early") == 0)
         mode_revoke_early();
+    else if (strcmp(mode, "revoke_many") == 0)
+        mode_revoke_many(argc > 2 ? atoi(argv[2]) : 5000);
     else if (strcmp(mode, "revoke_loop") == 0)
         mode_revoke_loop();
     else if (strcmp(mode, "finalize") == 0)

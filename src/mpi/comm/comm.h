@@ -130,7 +130,7 @@ typedef struct mpi_ctx_mask {
     uint64_t free[MPI_CTX_WORDS];
     uint64_t busy;  /* some member had another agreement in flight */
     uint64_t wide;  /* some member's half is full: offer every slot */
-    uint64_t epoch; /* the member's epoch clock (ORed: see mpi_ctx_epoch) */
+    uint64_t epoch; /* the member's epoch clock (the largest: see mpi_ctx_epoch) */
 } mpi_ctx_mask_t;
 
 typedef struct mpi_ctx_try {

@@ -149,7 +149,11 @@ void mpi_ctx_combine(void *acc, const void *in, size_t len)
         a->free[i] &= b->free[i];
     a->busy |= b->busy;
     a->wide |= b->wide;
-    a->epoch |= b->epoch; /* >= every member's: what the epoch needs */
+    /* >= every member's: what the epoch needs.  The largest, so epochs
+     * grow by one a communicator (an OR, which a shrink's agreement
+     * takes, may double them). */
+    if (b->epoch > a->epoch)
+        a->epoch = b->epoch;
 }
 
 int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,

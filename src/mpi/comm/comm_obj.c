@@ -92,20 +92,18 @@ int mpi_comm_build(MPI_Comm parent, MPI_Group group, MPI_Group remote_group,
 
 static void comm_teardown(MPI_Comm c)
 {
-    int retire = 0;
-
     mpi_comm_destroy_hook(c);
     if (BASE_UNLIKELY(mpi_ft.on)) {
         mpi_lock();
         /* What a failure or a revocation left unreceived is no news.
          * Some of it may still be on its way (the messages of a
-         * collective that gave up, of a send nobody will receive): the
-         * context id is retired, not freed, so that no later
-         * communicator made with it here takes those for its own. */
+         * collective that gave up, of a send nobody will receive): they
+         * carry this communicator's epoch, so a later one made with the
+         * same context id drops them (p2p_engine.c, mpi_arrive and
+         * mpi_matchq_get), and the id is free again at once. */
         if (c->mq != NULL && mpi_ft_comm_broken(c) != MPI_SUCCESS) {
             c->mq->quiet = 1;
             c->cq->quiet = 1;
-            retire = 1;
         }
         mpi_ft_comm_unregister(c);
         mpi_unlock();
@@ -117,7 +115,7 @@ static void comm_teardown(MPI_Comm c)
     mpi_matchq_put(c->cq);
     mpi_unlock();
     c->mq = c->cq = NULL;
-    if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF && !retire)
+    if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF)
         mpi_ctx_free(c->ctx);
     if (c->remote_group != NULL && c->remote_group != c->group)
         mpi_group_release(c->remote_group);

@@ -947,7 +947,8 @@ static int pull_rendezvous(uint32_t ctx)
     for (long j = 0; j < i; j++) {
         ck_pull_t *m = &l.m[j];
         mpi_in_t in = {
-            .ctx = m->ctx, .src = m->src, .tag = m->tag,
+            .ctx = m->ctx, .ep = mpi_ep_of(m->ctx), .src = m->src,
+            .tag = m->tag,
             .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m->src_world,
             .bytes = m->bytes, .data = m->data,
         };
@@ -994,7 +995,8 @@ static int chan_restore(const uint8_t *p, uint64_t len, char *why,
         ck_msg_t m;
         memcpy(&m, p + off, sizeof(m));
         mpi_in_t in = {
-            .ctx = m.ctx, .src = m.src, .tag = m.tag,
+            .ctx = m.ctx, .ep = mpi_ep_of(m.ctx), .src = m.src,
+            .tag = m.tag,
             .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m.src_world,
             .bytes = (MPI_Count)m.bytes, .data = p + off + sizeof(m),
         };

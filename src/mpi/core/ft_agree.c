@@ -715,7 +715,8 @@ static void shrink_vals(shrink_t *s, uint64_t *vals)
     for (int k = 0; k < FT_NV; k++)
         vals[k] = ~(uint64_t)0;
     /* The epoch clock, inverted: the AND of the inverses is the inverse
-     * of the OR the context-id agreements take (mpi_ctx_epoch). */
+     * of the OR, at least the largest, which is what the epoch needs
+     * (mpi_ctx_epoch; other agreements take the largest itself). */
     vals[0] = ~s->t.mask.epoch;
     memcpy(vals + 1, s->t.mask.free, sizeof(s->t.mask.free));
     vals[FT_NV - 1] = s->t.mask.busy ? 0 : ~(uint64_t)0;

@@ -116,6 +116,33 @@ static inline uint32_t req_ctx(MPI_Request r)
 
 /* ---- match queues ---------------------------------------------------------- */
 
+static void drop_revoked(const mpi_in_t *in);
+
+/* A new communicator takes ctx, of epoch ep: what q holds for earlier
+ * ones that had it (late messages of a revoked or failed one, whose
+ * context id was freed) goes, answered as a revoked communicator's
+ * (drop_revoked); what came early for this one stays. */
+static void matchq_renew(mpi_matchq_t *q, uint16_t ep)
+{
+    base_list_t *l = q->unexp.next;
+
+    while (l != &q->unexp) {
+        mpi_umsg_t *u = BASE_CONTAINER_OF(l, mpi_umsg_t, qlink);
+        l = l->next;
+        if (u->ep != ep) {
+            mpi_in_t in;
+            base_list_remove(&u->hlink);
+            base_list_remove(&u->qlink);
+            mpi_in_of_umsg(&in, u);
+            drop_revoked(&in);
+            mpi_umsg_free(u);
+        }
+    }
+    q->revoked = 0;
+    q->quiet = 0;
+    q->ep = ep;
+}
+
 mpi_matchq_t *mpi_matchq_get(uint32_t ctx)
 {
     mpi_matchq_t *q;
@@ -128,11 +155,12 @@ mpi_matchq_t *mpi_matchq_get(uint32_t ctx)
         if (q == NULL)
             return NULL;
         q->ctx = ctx;
+        q->ep = mpi_ep_of(ctx);
         base_list_init(&q->posted_wild);
         base_list_init(&q->unexp);
         mq_table[ctx] = q;
     } else if (q->refs == 0) {
-        q->revoked = 0; /* a new communicator has the context id */
+        matchq_renew(q, mpi_ep_of(ctx)); /* a new communicator has it */
     }
     q->refs++;
     return q;
@@ -541,6 +569,7 @@ mpi_umsg_t *mpi_umsg_from_in(const mpi_in_t *in)
                    carried, in->src_world);
     }
     u->ctx = in->ctx;
+    u->ep = in->ep;
     u->src = in->src;
     u->tag = in->tag;
     u->flags = in->flags;
@@ -558,7 +587,8 @@ mpi_umsg_t *mpi_umsg_from_in(const mpi_in_t *in)
 void mpi_in_of_umsg(mpi_in_t *in, const mpi_umsg_t *u)
 {
     *in = (mpi_in_t){
-        .ctx = u->ctx, .src = u->src, .tag = u->tag, .flags = u->flags,
+        .ctx = u->ctx, .ep = u->ep, .src = u->src, .tag = u->tag,
+        .flags = u->flags,
         .rdv = u->rdv, .src_world = u->src_world, .sreq = u->sreq,
         .saddr = u->saddr, .bytes = u->bytes, .data = u->data, .token = NULL,
     };
@@ -617,6 +647,17 @@ void mpi_arrive(const mpi_in_t *in)
                    in->src_world, in->ctx);
         return;
     }
+    if (BASE_UNLIKELY(in->ep != q->ep)) {
+        /* While a communicator has ctx here, one of another epoch is for
+         * an earlier one that had it (a late message of one revoked or
+         * failed, then freed): nobody's.  With none, it may be for the
+         * next one, not built here yet: kept (mpi_matchq_get sorts). */
+        if (q->refs > 0) {
+            drop_revoked(in);
+            return;
+        }
+        goto unexpected;
+    }
     if (BASE_UNLIKELY(q->revoked)) {
         drop_revoked(in);
         return;
@@ -625,6 +666,7 @@ void mpi_arrive(const mpi_in_t *in)
         deliver(req, in);
         return;
     }
+unexpected:
     u = mpi_umsg_from_in(in);
     base_list_push_back(&unexp_hash[bucket_of(in->ctx, in->src, in->tag)],
                         &u->hlink);
@@ -742,7 +784,8 @@ int mpi_posted_cancel(MPI_Request req)
 static inline void header_in(mpi_in_t *in, shoal_token_t *t,
                              const uint64_t *a)
 {
-    in->ctx = (uint32_t)(a[0] >> 32);
+    in->ctx = (uint32_t)(a[0] >> 32) & (MPI_CTX_MAX - 1);
+    in->ep = (uint16_t)(a[0] >> (32 + MPI_CTX_BITS));
     in->tag = (int)(uint32_t)a[0];
     in->src = (int)(a[1] & 0xffffff);
     in->flags = (unsigned)(a[1] >> 24) & 0xffu;
@@ -918,7 +961,8 @@ static void h_data(shoal_token_t *t, const uint64_t *a, unsigned n,
 
 static inline uint64_t header_a0(uint32_t ctx, int tag)
 {
-    return (uint64_t)ctx << 32 | (uint32_t)tag;
+    return ((uint64_t)mpi_ep_of(ctx) << MPI_CTX_BITS | ctx) << 32 |
+           (uint32_t)tag;
 }
 
 /* The bytes of an eager send, packed if needed (into staging, or a
@@ -946,7 +990,7 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
 {
     void *tofree;
     mpi_in_t in = {
-        .ctx = ctx, .src = rank, .tag = req->tag,
+        .ctx = ctx, .ep = mpi_ep_of(ctx), .src = rank, .tag = req->tag,
         .flags = req->mode == MPI_P2P_SYNC ? MPI_MF_SYNC : 0u,
         .rdv = 0, .src_world = mpi.world_rank,
         .sreq = (uint64_t)(uintptr_t)req, .saddr = 0, .bytes = bytes,

@@ -14,6 +14,7 @@
 #ifndef SHOAL_MPI_P2P_H
 #define SHOAL_MPI_P2P_H
 
+#include "mpi/comm/comm.h"
 #include "mpi/core/ft.h"
 #include "mpi/mpi_impl.h"
 
@@ -46,12 +47,27 @@
 #define MPI_MF_HELP 0x2u
 
 #define MPI_CTX_MAX 65536u /* context ids: [0, MPI_CTX_MAX) */
+/* Header word a0: ctx in bits 32..47, a 16-bit digest of the
+ * communicator's epoch in 48..63, the tag below. */
+#define MPI_CTX_BITS 16
+
+/* The epoch digest an arrival of ours on ctx carries: the 64-bit epoch
+ * folded, so that epochs apart by less than 2^16 always differ, and
+ * others (after a shrink's agreement, which ORs the clocks) almost
+ * always. */
+static inline uint16_t mpi_ep_of(uint32_t ctx)
+{
+    uint64_t e = mpi_ctx_epoch(ctx);
+
+    return (uint16_t)(e ^ e >> 16 ^ e >> 32 ^ e >> 48);
+}
 
 /* An arrived message nobody has asked for yet. */
 typedef struct mpi_umsg {
     base_list_t hlink; /* hash bucket, arrival order */
     base_list_t qlink; /* its match queue, arrival order */
     uint32_t ctx;
+    uint16_t ep;   /* mpi_in_t.ep */
     int src, tag;
     unsigned flags;
     int rdv;       /* 1: a rendezvous request, data still at the sender */
@@ -71,6 +87,11 @@ struct mpi_matchq {
     base_list_t posted_wild; /* requests (link2), post order */
     base_list_t unexp;       /* mpi_umsg_t (qlink), arrival order */
     int quiet; /* SHOAL_FT: revoked or failed; leftovers are expected */
+    /* The epoch digest (mpi_ep_of) of the communicator it serves: while
+     * one does, an arrival of another is for an earlier one that had ctx
+     * (dropped); with none, arrivals wait, and the next communicator
+     * keeps those of its epoch and drops the rest (mpi_matchq_get). */
+    uint16_t ep;
     /* SHOAL_FT: the communicator was revoked here; what arrives is
      * dropped and answered, and the queue outlives the communicator (its
      * context id is retired) so that late arrivals are answered too. */
@@ -80,6 +101,8 @@ struct mpi_matchq {
 /* An arriving message, as the match code sees it. */
 typedef struct mpi_in {
     uint32_t ctx;
+    uint16_t ep; /* the communicator's epoch digest (mpi_ep_of): which
+                    incarnation of ctx the sender meant */
     int src, tag;
     unsigned flags;
     int rdv;

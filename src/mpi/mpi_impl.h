@@ -260,6 +260,8 @@ struct shoal_mpi_comm {
     void *coll; /* the collective layer's state for this comm */
     uint32_t next_child; /* collective calls that create comms, counted */
     uint32_t tol_seq;    /* tolerant barriers started on this communicator */
+    uint16_t ep; /* digest of the epoch agreed with ctx (mpi_ep_of), which
+                    every message on it carries: computed once, here */
     struct mpi_ft_comm *ft; /* agreement state (core/ft_agree.c), or NULL */
     char name[MPI_MAX_OBJECT_NAME];
 };
@@ -587,6 +589,8 @@ void mpi_progress(void);
 int mpi_p2p_init(void);
 void mpi_p2p_fini(void);
 mpi_matchq_t *mpi_matchq_get(uint32_t ctx); /* created on first use */
+/* The epoch digest of the communicator q serves (mpi_ep_of). */
+uint16_t mpi_matchq_ep(const mpi_matchq_t *q);
 void mpi_matchq_put(mpi_matchq_t *q);
 
 /* ---- collectives (coll_transport.c) ------------------------------------------------ */

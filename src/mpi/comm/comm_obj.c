@@ -63,6 +63,7 @@ static int comm_setup(MPI_Comm c, MPI_Comm parent, MPI_Group group,
     c->cq = mpi_matchq_get(ctx + 1);
     if (c->mq == NULL || c->cq == NULL)
         return MPI_ERR_INTERN;
+    c->ep = mpi_matchq_ep(c->mq);
     c->errh = parent != NULL && parent->errh != NULL ? parent->errh
                                                      : MPI_ERRORS_ARE_FATAL;
     __atomic_add_fetch(&c->errh->refs, 1, __ATOMIC_RELAXED);

@@ -166,6 +166,11 @@ mpi_matchq_t *mpi_matchq_get(uint32_t ctx)
     return q;
 }
 
+uint16_t mpi_matchq_ep(const mpi_matchq_t *q)
+{
+    return q->ep;
+}
+
 static void umsg_unlink(mpi_umsg_t *u)
 {
     base_list_remove(&u->hlink);
@@ -959,10 +964,9 @@ static void h_data(shoal_token_t *t, const uint64_t *a, unsigned n,
 
 /* ---- sending ------------------------------------------------------------------------ */
 
-static inline uint64_t header_a0(uint32_t ctx, int tag)
+static inline uint64_t header_a0(uint32_t ctx, uint16_t ep, int tag)
 {
-    return ((uint64_t)mpi_ep_of(ctx) << MPI_CTX_BITS | ctx) << 32 |
-           (uint32_t)tag;
+    return ((uint64_t)ep << MPI_CTX_BITS | ctx) << 32 | (uint32_t)tag;
 }
 
 /* The bytes of an eager send, packed if needed (into staging, or a
@@ -990,7 +994,7 @@ static int send_self(MPI_Request req, MPI_Count bytes, uint32_t ctx, int rank)
 {
     void *tofree;
     mpi_in_t in = {
-        .ctx = ctx, .ep = mpi_ep_of(ctx), .src = rank, .tag = req->tag,
+        .ctx = ctx, .ep = req->comm->ep, .src = rank, .tag = req->tag,
         .flags = req->mode == MPI_P2P_SYNC ? MPI_MF_SYNC : 0u,
         .rdv = 0, .src_world = mpi.world_rank,
         .sreq = (uint64_t)(uintptr_t)req, .saddr = 0, .bytes = bytes,
@@ -1121,7 +1125,7 @@ static int send_first(MPI_Request req, int world, int may_wait)
     int rank = comm->is_inter ? comm->group->rank : comm->rank;
     int status;
 
-    uint64_t args[5] = {header_a0(ctx, req->tag),
+    uint64_t args[5] = {header_a0(ctx, comm->ep, req->tag),
                         header_a1(world, (sync ? MPI_MF_SYNC : 0u) |
                                              (req->blocking ? MPI_MF_HELP : 0u),
                                   rank),
@@ -1421,7 +1425,8 @@ int mpi_send_eager_fast(const void *buf, MPI_Count count, MPI_Datatype dt,
           world != mpi.world_rank && deferred_to[world] == 0 &&
           ecred_used[world] + cost <= mpi_p2p_cfg.eager_window))
         return 0;
-    uint64_t args[2] = {header_a0(comm->ctx, tag), header_a1(world, 0, rank)};
+    uint64_t args[2] = {header_a0(comm->ctx, comm->ep, tag),
+                        header_a1(world, 0, rank)};
     /* Arguments were checked by the caller and bytes <= eager_max, which
      * never exceeds the medium limit: skip the active-message checks. */
     int status = am_request_medium_unchecked(

@@ -84,8 +84,8 @@ BASE_CONFIG_VAR(AM_MEDIUM_MAX, SIZE, "64k", "64:256m", "library",
                 "Largest medium payload; at most half of SHOAL_SHM_BULK")
 BASE_CONFIG_VAR(AM_WINDOW, INT, "64", "1:65536", "library",
                 "Requests a rank may have outstanding to one peer before it must wait for credits")
-BASE_CONFIG_VAR(WIRES, STRING, "shm,tcp", "", "library",
-                "Wires in order of preference, a comma-separated list of shm, udp and tcp: each peer goes to the first listed wire that is up and reaches it (shm: ranks of this host); e.g. tcp sends to every other rank over TCP (a test of TCP on one host), shm never leaves the host")
+BASE_CONFIG_VAR(WIRES, STRING, "shm,udp,tcp", "", "library",
+                "Wires in order of preference, a comma-separated list of shm, udp and tcp: each peer goes to the first listed wire that is up and reaches it (shm: ranks of this host); the default takes the datagram wire between hosts and TCP to a host whose UDP is blocked or down; tcp sends to every other rank over TCP (a test of TCP on one host), shm never leaves the host")
 BASE_CONFIG_VAR(WIRES_FAKE_HOSTS, INT, "0", "0:65536", "library",
                 "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over the network wires, as across real hosts; 0 uses the real placement")
 BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",

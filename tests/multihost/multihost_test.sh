@@ -38,18 +38,20 @@ trap cleanup EXIT
 
 # ---- the network wire ----------------------------------------------------------
 
-# MH_WIRE (tcp, the default, or udp): the wire between hosts of the cases
-# that run AM and MPI traffic.  udp: the ranks get SHOAL_WIRES=shm,udp
-# (shoalrun passes its environment to remote ranks), so every byte between
-# hosts goes over the datagram wire, with no TCP to fall back on.  The
-# udp_* cases are the datagram wire's own.
+# MH_WIRE (tcp, the default here, or udp): the wire between hosts of the
+# cases that run AM and MPI traffic.  The ranks get SHOAL_WIRES=shm,tcp or
+# shm,udp (shoalrun passes its environment to remote ranks), so every byte
+# between hosts goes over that wire, with nothing to fall back on.  The
+# udp_* cases are the datagram wire's own; default_wires leaves
+# SHOAL_WIRES unset (the library's default, shm,udp,tcp).
 case $case_name in udp_*) MH_WIRE=udp ;; esac
 wire=${MH_WIRE:-tcp}
 case $wire in
-tcp) ;;
+tcp) export SHOAL_WIRES=shm,tcp ;;
 udp) export SHOAL_WIRES=shm,udp ;;
 *) echo "FAIL ($case_name): MH_WIRE=$wire: want tcp or udp"; exit 1 ;;
 esac
+[ "$case_name" = default_wires ] && unset SHOAL_WIRES
 
 # am_traffic random counts for the udp cases that need traffic lasting
 # seconds (udp_link_cut: past a 1 s cut; udp_strangers: while they send).
@@ -1481,6 +1483,33 @@ udp_pairs)
     SHOAL_UDP_PAIRS=1 job "long_offsets (mixed)" "$MH_AM/am_traffic" long_offsets
     SHOAL_UDP_PAIRS=1 job "p2p_basic (mixed)" "$MH_MPIBIN/mpi_p2p_basic"
     SHOAL_UDP_PAIRS=1 job "coll_basic (mixed)" "$MH_MPIBIN/mpi_coll_basic"
+    ;;
+default_wires)
+    # SHOAL_WIRES unset: the library's default (shm,udp,tcp) takes the
+    # datagram wire between hosts, with TCP brought up behind it; each
+    # rank's log says which wires came up and how many peers it talked
+    # to over datagrams (the 2 ranks of the other host).  Then UDP
+    # dropped by a firewall on one host: the default still runs the job,
+    # over TCP for the pairs across it, and says why.
+    need_wire
+    layout mixed
+    SHOAL_LOG=info job default.am "$MH_AM/am_traffic" all_to_all 300
+    [ "$(grep -c -E "wires shm\+udp\+tcp\b" "$tmp/err")" -eq 4 ] ||
+        fail "not every rank brought up shm+udp+tcp by default: $(grep -E ' wires ' "$tmp/err" | tr '\n' ' ')"
+    [ "$(grep -c -E "udp: pair sockets: [0-9]+ of the 2 peers talked to" "$tmp/err")" -eq 4 ] ||
+        fail "not every rank talked to its 2 peers across over datagrams: $(grep -E 'pair sockets' "$tmp/err" | tr '\n' ' ')"
+    job default.mpi "$MH_MPIBIN/mpi_p2p_basic"
+    job default.coll "$MH_MPIBIN/mpi_coll_basic"
+    if command -v iptables >/dev/null; then
+        in_ns "$P-h1" iptables -A INPUT -p udp -j DROP
+        SHOAL_UDP_PROBE_TIMEOUT=1s JOB_TIMEOUT=60 job default.blocked \
+            "$MH_AM/am_traffic" random 1000
+        expect_err "UDP may be blocked between the hosts \(a firewall\); its ranks are reached by the next wire in SHOAL_WIRES=shm,udp,tcp"
+        in_ns "$P-h1" iptables -F INPUT
+    else
+        echo "  default.blocked: skipped (no iptables command)"
+    fi
+    nothing_left
     ;;
 udp_blocked)
     # A host drops every UDP datagram while TCP passes (a firewall), and

@@ -14,7 +14,8 @@
 #   - hello from every rank, each on the right host (boot layer, PMI);
 #   - a daemon tree over ssh (fan-out 1: the first daemon starts the
 #     second through ssh itself);
-#   - MPI across the hosts over the TCP wire (skipped without one);
+#   - MPI across the hosts over the default wires (datagrams, TCP behind;
+#     skipped without a TCP wire);
 #   - a remote rank gets the launcher's environment and directory;
 #   - ssh refused (a key the host does not know): the host is lost at once;
 #   - exit status: a rank exiting 3 makes shoalrun exit 3, naming it;

@@ -73,6 +73,10 @@ static struct {
     size_t capw;
     uint32_t *worker_of; /* by rank */
     uint64_t *last_seen;
+    /* by rank: the silence after which it is taken for silent (0: the
+     * base, SHOAL_TASK_SUSPECT), doubled each time it speaks again after
+     * that, halved after a calm stretch (patience_of, calm) */
+    uint64_t *patience, *calm_since, *gap_max;
     uint8_t *lost, *suspected;
     uint8_t *bye; /* by rank: said goodbye after the run (TM_BYE) */
     int done, status, any_lost;
@@ -696,6 +700,46 @@ static int send_forget(void)
     return s;
 }
 
+/* A worker that was taken for silent and then spoke again was alive,
+ * only starved of a CPU (stopped, or on a host overloaded by others):
+ * taken for silent again at the same bound it would flap, losing its jobs
+ * and rejoining over and over while it still runs them.  So each time it
+ * comes back its bound doubles, up to TASK_PATIENCE_MAX times the base,
+ * and halves again after a stretch of TASK_PATIENCE_CALM times the bound
+ * in which it never kept silent for half the base (gap_max): a worker
+ * still starved keeps its patience.  A dead worker is found by the
+ * wires, not by this. */
+#define TASK_PATIENCE_MAX 16
+#define TASK_PATIENCE_CALM 8
+
+static uint64_t patience_of(int r)
+{
+    return co.patience[r] != 0 ? co.patience[r] : task_rt.suspect_ns;
+}
+
+static void calm(int r, uint64_t now)
+{
+    uint64_t p = co.patience[r];
+
+    if (p <= task_rt.suspect_ns ||
+        now - co.calm_since[r] < TASK_PATIENCE_CALM * p)
+        return;
+    if (2 * co.gap_max[r] <= task_rt.suspect_ns)
+        co.patience[r] = p / 2 > task_rt.suspect_ns ? p / 2 : 0;
+    co.calm_since[r] = now;
+    co.gap_max[r] = 0;
+}
+
+static void lapsed(int r, uint64_t now)
+{
+    uint64_t p = 2 * patience_of(r);
+    uint64_t max = TASK_PATIENCE_MAX * task_rt.suspect_ns;
+
+    co.patience[r] = p < max ? p : max;
+    co.calm_since[r] = now;
+    co.gap_max[r] = 0;
+}
+
 int task_coord_tick(int *done_p, int *status_p)
 {
     uint64_t now = base_time_ns();
@@ -721,16 +765,20 @@ int task_coord_tick(int *done_p, int *status_p)
             if (!co.suspected[r])
                 s = task_sched_worker_lost(co.s, w);
         } else if (!co.suspected[r] &&
-                   now - co.last_seen[r] > task_rt.suspect_ns) {
+                   now - co.last_seen[r] > patience_of(r)) {
             co.suspected[r] = 1;
             co.any_lost = 1;
             co.n_suspected++;
-            base_info("task", "worker %d is silent: its jobs run elsewhere",
-                      r);
+            base_info("task", "worker %d is silent (%llu ms): its jobs run "
+                      "elsewhere", r,
+                      (unsigned long long)(patience_of(r) / 1000000));
             forget_copies(r);
             s = task_sched_worker_suspect(co.s, w);
-        } else
+        } else {
+            if (!co.suspected[r])
+                calm(r, now);
             continue;
+        }
         if (s == SHOAL_OK)
             s = pump();
     }
@@ -1374,10 +1422,16 @@ static int handle(int src, const uint8_t *msg, size_t len)
     }
     if (co.done)
         return SHOAL_OK;
-    co.last_seen[src] = base_time_ns();
+    uint64_t now = base_time_ns();
+    if (co.last_seen[src] != 0 && now - co.last_seen[src] > co.gap_max[src])
+        co.gap_max[src] = now - co.last_seen[src];
+    co.last_seen[src] = now;
     if (co.suspected[src] && !co.lost[src]) {
         co.suspected[src] = 0;
-        base_info("task", "worker %d speaks again: it joins anew", src);
+        lapsed(src, co.last_seen[src]);
+        base_info("task", "worker %d speaks again: it joins anew, taken "
+                  "for silent next after %llu ms", src,
+                  (unsigned long long)(patience_of(src) / 1000000));
         int s = join(src);
         if (s != SHOAL_OK)
             return s;
@@ -1421,10 +1475,15 @@ int task_coord_init(void)
     memset(&co, 0, sizeof(co));
     co.worker_of = malloc(n * sizeof(*co.worker_of));
     co.last_seen = calloc(n, sizeof(*co.last_seen));
+    co.patience = calloc(n, sizeof(*co.patience));
+    co.calm_since = calloc(n, sizeof(*co.calm_since));
+    co.gap_max = calloc(n, sizeof(*co.gap_max));
     co.lost = calloc(n, 1);
     co.suspected = calloc(n, 1);
     co.bye = calloc(n, 1);
-    if (co.worker_of == NULL || co.last_seen == NULL || co.lost == NULL ||
+    if (co.worker_of == NULL || co.last_seen == NULL ||
+        co.patience == NULL || co.calm_since == NULL ||
+        co.gap_max == NULL || co.lost == NULL ||
         co.suspected == NULL || co.bye == NULL)
         return base_err(SHOAL_ERR_NOMEM, "task: coordinator");
     for (size_t r = 0; r < n; r++)
@@ -1499,6 +1558,9 @@ void task_coord_fini(void)
     free(co.rank_of);
     free(co.worker_of);
     free(co.last_seen);
+    free(co.patience);
+    free(co.calm_since);
+    free(co.gap_max);
     free(co.lost);
     free(co.suspected);
     free(co.bye);

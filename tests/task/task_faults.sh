@@ -45,6 +45,15 @@
 #                   whatever came after (the end of the run, a page,
 #                   a grant) waited behind it
 #         stop      SIGSTOP one worker for 2 s, then SIGCONT
+#         stoptwice SIGSTOP one worker for TASK_TEST_STOP1 ms (default 1100,
+#                   past SHOAL_TASK_SUSPECT=700ms: taken for silent), then,
+#                   once the coordinator says it speaks again, for
+#                   TASK_TEST_STOP2 ms (default 850: past the base bound,
+#                   within the doubled one); SHOAL_LOG=info.  It must be
+#                   taken for silent once, not twice: a worker that came
+#                   back gets twice the patience (task_coord.c), so a
+#                   starved one does not flap.  A run that ended before
+#                   the second stop runs again (3 runs at most)
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
 #                   cpu.max, or v1 cpu.cfs_quota_us) when the harness is
@@ -109,6 +118,15 @@ pick() {
 
 nap() { sleep "$(awk -v ms="$1" 'BEGIN {printf "%.3f", ms / 1000}')"; }
 
+# stop_for VICTIM MS [NOTE]: SIGSTOP the rank of VICTIM ("rank pid") for
+# MS ms, noted in the log; fails (nothing noted) when it is gone.
+stop_for() {
+    kill -STOP "${1#* }" 2>/dev/null || return 1
+    echo "fault: stopped rank ${1% *}${3:-}" >>"$log"
+    nap "$2"
+    kill -CONT "${1#* }"
+}
+
 # A directory where a new cgroup gets a CPU limit ("v2 DIR" or "v1 DIR"),
 # or nothing when this shell cannot make one (not root, no cpu controller).
 cpu_cgroup() {
@@ -148,7 +166,7 @@ into_cgroup() {
 }
 
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
-case $mode in coordkeep2 | coordsbusy) export SHOAL_LOG=info ;; esac
+case $mode in coordkeep2 | coordsbusy | stoptwice) export SHOAL_LOG=info ;; esac
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -223,11 +241,19 @@ killall)
 stop)
     nap $((200 + RANDOM % 600))
     victim=$(ranks | awk '$1 != 0' | head -n 1)
-    if [ -n "$victim" ]; then
-        kill -STOP "${victim#* }"
-        echo "fault: stopped rank ${victim% *}" >>"$log"
-        sleep 2
-        kill -CONT "${victim#* }"
+    [ -n "$victim" ] && stop_for "$victim" 2000
+    ;;
+stoptwice)
+    nap $((200 + RANDOM % 300))
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    if [ -n "$victim" ] && stop_for "$victim" "${TASK_TEST_STOP1:-1100}"; then
+        for _ in $(seq 250); do # 5 s
+            kill -0 "$run" 2>/dev/null || break
+            grep -q "worker ${victim% *} speaks again" "$out" && break
+            nap 20
+        done
+        grep -q "worker ${victim% *} speaks again" "$out" &&
+            stop_for "$victim" "${TASK_TEST_STOP2:-850}" " again"
     fi
     ;;
 slow)
@@ -335,6 +361,17 @@ else
                 "$np" "$mode" "$expect" "$@"
         fi
         ;;
+    stoptwice)
+        # The run ended before the second stop: it tested nothing.
+        if [ "$tries" -lt 3 ] && ! grep -q "stopped rank [0-9]* again" "$log"; then
+            echo "fault seed $seed: the run ended before the second stop;" \
+                "again with another schedule"
+            cat "$log"
+            rm -rf "$dir"
+            TASK_FAULT_TRIES=$((tries + 1)) exec bash "$0" "$shoalrun" \
+                "$np" "$mode" "$expect" "$@"
+        fi
+        ;;
     coordkeep2)
         # Rank 1 killed once its run had printed the result (the second
         # kill came too late: rank 2 ran the program again after its end)
@@ -375,6 +412,15 @@ if [ "$mode" = coordsbusy ]; then
             "reach it"
     n=$(grep -Ec "$expect" "$out")
     [ "$n" -eq 1 ] || fail "$n result lines: the program ran again"
+fi
+if [ "$mode" = stoptwice ]; then
+    v=$(sed -n 's/^fault: stopped rank \([0-9]*\) again$/\1/p' "$log")
+    [ -n "$v" ] || fail "the run ended before the second stop, 3 times"
+    n=$(grep -c "worker $v is silent" "$out")
+    [ "$n" -eq 1 ] || fail "worker $v taken for silent $n times, not once:" \
+        "a worker that came back was not given more patience"
+    grep -q "worker $v speaks again: it joins anew, taken for silent next after 1400 ms" "$out" ||
+        fail "no doubled bound for worker $v"
 fi
 if [ "$mode" = coordkeep ]; then
     lockjobs=$(sed -n 's/^ok.* lockjobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)

@@ -208,3 +208,16 @@ endfunction()
 shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart inflight pending onfail trigger)
 shoal_ckpt_variant(udp SHOAL_WIRES=udp inflight)
 shoal_ckpt_variant(thread SHOAL_PROGRESS=thread restart inflight trigger)
+
+# A blocking collective that gave up with sends under way keeps its
+# schedule only until they end (docs/FT.md): 20 broadcasts given up (most
+# with sends under way: the children may drop theirs first), none held at
+# MPI_Finalize (rank 0's log line says how many it held).
+add_test(NAME mp.mpi.ft_coll_reap.np4
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_COLL_BCAST=binomial SHOAL_LOG=info
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_log.sh
+                 "SHOAL_FT: ([1-9][0-9]*) collective schedules given up with messages under way, \\1 of them freed before MPI_Finalize, 0 at it"
+                 $<TARGET_FILE:shoalrun> --ft -n 4 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> coll_reap 20)
+set_tests_properties(mp.mpi.ft_coll_reap.np4 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)

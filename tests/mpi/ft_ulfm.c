@@ -97,6 +97,17 @@
  *           context ids of revoked communicators must come back, and
  *           the unreceived message, which arrives before the word, must
  *           not show on the next communicator made with its id
+ *   coll_reap [N]
+ *           no victim (run with SHOAL_COLL_BCAST=binomial and
+ *           SHOAL_LOG=info): N times (default 20), rank 0 starts a 4 MiB
+ *           MPI_Bcast on a dup of MPI_COMM_WORLD, whose requests to send
+ *           reach its children, which never enter the call: rank 3
+ *           revokes the dup, rank 0's call ends with MPIX_ERR_REVOKED
+ *           and gives up a schedule whose sends are still under way
+ *           (they end when the children drop them); the dup is freed.
+ *           The schedules must be freed once their sends end, not kept
+ *           to MPI_Finalize: rank 0's log line at finalize says how many
+ *           it held there (tests/mpi/run_expect_log.sh checks it is 0)
  *   finalize
  *           the victim dies 100 ms after the others start MPI_Finalize
  *           (having sent rank 0 a message), while rank 0 still computes
@@ -878,6 +889,36 @@ static void mode_finalize(void)
     MT_OK(MPI_Group_free(&world));
 }
 
+static void mode_coll_reap(int n)
+{
+    static char big[4 << 20];
+
+    for (int it = 0; it < n; it++) {
+        MPI_Comm c;
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        if (me == 0) {
+            memset(big, it, sizeof(big));
+            EXPECT(MPIX_ERR_REVOKED,
+                   MPI_Bcast(big, sizeof(big), MPI_CHAR, 0, c));
+        } else {
+            usleep(20000); /* rank 0's requests to send have arrived */
+            if (me == 3)
+                MT_OK(MPIX_Comm_revoke(c));
+        }
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_Comm_free(&c));
+    }
+    /* The children drop what the revoked dups held and tell rank 0,
+     * whose sends then end; a communicator freed after that frees the
+     * schedules given up. */
+    for (int it = 0; it < 3; it++) {
+        MPI_Comm d;
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        MT_OK(MPI_Comm_free(&d));
+    }
+}
+
 static void mode_attr(int want)
 {
     int *val = NULL, flag = 0;
@@ -962,6 +1003,8 @@ int main(int argc, char **argv)
         mode_revoke_loop();
     else if (strcmp(mode, "finalize") == 0)
         mode_finalize();
+    else if (strcmp(mode, "coll_reap") == 0)
+        mode_coll_reap(argc > 2 ? atoi(argv[2]) : 20);
     else if (strcmp(mode, "revoke_inflight") == 0)
         mode_revoke_inflight();
     else if (strcmp(mode, "p2p") == 0)

@@ -50,10 +50,13 @@ static ft_stash_t *stash;
 static int nstash;
 #define FT_STASH_MAX 4096
 
-/* Schedules given up while some of their messages still ran: freed at
- * MPI_Finalize (mpi_ft_fini), never while a message may land in them. */
+/* Schedules given up while some of their messages still ran, each
+ * holding those requests (s->reqs): freed once every one of them is done
+ * (reap_abandoned), never while a message may land in them. */
 static struct coll_sched **abandoned;
 static int nabandoned, abandoned_cap;
+static uint64_t n_abandoned, n_reaped;
+static void reap_abandoned(void);
 
 int mpi_ft_init(void)
 {
@@ -80,8 +83,16 @@ void mpi_ft_fini(void)
         free(s);
     }
     nstash = 0;
+    if (n_abandoned > 0)
+        base_info("mpi", "SHOAL_FT: %llu collective schedules given up with "
+                  "messages under way, %llu of them freed before "
+                  "MPI_Finalize, %d at it",
+                  (unsigned long long)n_abandoned,
+                  (unsigned long long)n_reaped, nabandoned);
+    /* Their requests went to the engine in mpi_ft_abandoned_finalize. */
     for (int i = 0; i < nabandoned; i++)
         coll_sched_free(abandoned[i]);
+    n_abandoned = n_reaped = 0;
     free(abandoned);
     abandoned = NULL;
     nabandoned = abandoned_cap = 0;
@@ -464,21 +475,72 @@ void mpi_ft_comm_unregister(MPI_Comm c)
         mpi_ft.by_ctx[c->ctx] == c)
         mpi_ft.by_ctx[c->ctx] = NULL;
     ft_comm_free(c);
+    reap_abandoned();
 }
 
 /* ---- collectives that gave up ----------------------------------------------------- */
+
+/* Frees the given-up schedules whose messages have all ended (each
+ * request done: the library will not touch the schedule's buffers again).
+ * Called when another is given up, when a communicator is freed (a
+ * program recovering frees the broken one) and at MPI_Finalize. */
+static void reap_abandoned(void)
+{
+    static int reaping; /* a request freed here may free its communicator,
+                           whose teardown calls this again */
+    int kept = 0;
+
+    if (reaping)
+        return;
+    reaping = 1;
+    for (int i = 0; i < nabandoned; i++) {
+        struct coll_sched *s = abandoned[i];
+        int done = 1;
+        for (int j = 0; j < s->nreq && done; j++)
+            done = mpi_req_is_done(s->reqs[j]);
+        if (!done) {
+            abandoned[kept++] = s;
+            continue;
+        }
+        for (int j = 0; j < s->nreq; j++)
+            mpi_req_free(s->reqs[j]);
+        s->nreq = 0;
+        coll_sched_free(s);
+        n_reaped++;
+    }
+    nabandoned = kept;
+    reaping = 0;
+}
+
+/* MPI_Finalize, before the engine goes down: what is done is freed, the
+ * requests still under way go to the engine to free when done, and their
+ * schedules' memory stays until mpi_ft_fini, after the engine. */
+void mpi_ft_abandoned_finalize(void)
+{
+    reap_abandoned();
+    for (int i = 0; i < nabandoned; i++) {
+        struct coll_sched *s = abandoned[i];
+        for (int j = 0; j < s->nreq; j++) {
+            MPI_Request r = s->reqs[j];
+            r->user_freed = 1;
+            mpi_req_free_later(r);
+        }
+        s->nreq = 0;
+    }
+}
 
 /*
  * A blocking collective found a member dead or the communicator revoked
  * while it waited.  Its receives that have not matched are taken back
  * (their buffers are the caller's or the schedule's); whatever matched
- * finishes on its own, and the schedule's memory is kept for it until
- * MPI_Finalize.
+ * finishes on its own, and the schedule keeps those requests and its
+ * memory until they have (reap_abandoned).
  */
 void mpi_ft_abandon_sched(struct coll_sched *s)
 {
     int running = 0;
 
+    reap_abandoned();
     for (int i = 0; i < s->nreq; i++) {
         MPI_Request r = s->reqs[i];
         if (r == NULL)
@@ -494,24 +556,33 @@ void mpi_ft_abandon_sched(struct coll_sched *s)
             mpi_req_free(r);
             continue;
         }
-        r->user_freed = 1;
-        mpi_req_free_later(r);
-        running = 1;
+        s->reqs[running++] = r; /* kept, in order, until done */
     }
-    s->nreq = 0;
+    s->nreq = running;
     if (running && nabandoned == abandoned_cap) {
         int cap = abandoned_cap ? 2 * abandoned_cap : 8;
         struct coll_sched **grown =
             realloc(abandoned, (size_t)cap * sizeof(*grown));
-        if (grown == NULL)
-            return; /* kept for good: never freed under a message */
+        if (grown == NULL) {
+            /* Kept for good, never freed under a message: its requests
+             * are freed by the engine when done. */
+            for (int i = 0; i < running; i++) {
+                MPI_Request r = s->reqs[i];
+                r->user_freed = 1;
+                mpi_req_free_later(r);
+            }
+            s->nreq = 0;
+            return;
+        }
         abandoned = grown;
         abandoned_cap = cap;
     }
-    if (running)
+    if (running) {
         abandoned[nabandoned++] = s;
-    else
+        n_abandoned++;
+    } else {
         coll_sched_free(s);
+    }
 }
 
 void mpi_ft_abandon_req(MPI_Request r)

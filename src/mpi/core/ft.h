@@ -59,6 +59,8 @@ int mpi_ft_unacked(MPI_Comm comm);
 /* A collective gave up (FT): abandon what it still had posted. */
 struct coll_sched;
 void mpi_ft_abandon_sched(struct coll_sched *s);
+/* MPI_Finalize, before the engine goes down (ft.c). */
+void mpi_ft_abandoned_finalize(void);
 
 /* A request whose wait gave up (FT): taken back if it has not matched,
  * else freed when it completes. */

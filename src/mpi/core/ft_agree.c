@@ -948,4 +948,5 @@ void mpi_ft_finalize(void)
     if (agree_blocking(MPI_COMM_WORLD, vals, &d) != MPI_SUCCESS)
         base_warn("mpi", "MPI_Finalize: the survivors' agreement failed: %s",
                   shoal_error_detail());
+    mpi_ft_abandoned_finalize();
 }

@@ -345,7 +345,11 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
             (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
                 MPI_SUCCESS)
             return rc;
-        if (!a.convert || fh->view.rep->ext32) {
+        /* A read through a user's representation decodes when its
+         * bytes are in, in the progress engine, where its functions
+         * (which may call MPI) must not run: below.  A write's values
+         * are converted here, at the call, in the caller's thread. */
+        if (!a.convert || fh->view.rep->ext32 || wr) {
             if (where == IO_INDIV)
                 fh->pos = a.pos + a.bytes;
             if (wr && a.bytes > 0)
@@ -356,10 +360,8 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
             return io_twophase_start(fh, fn, wr, a.pos, buf, count, dt,
                                      a.bytes, request);
         }
-        /* Through a user's data representation: converted and moved at
-         * once, after the file's earlier accesses (its functions may
-         * call MPI, which the progress engine must not do under its
-         * lock). */
+        /* A read through a user's data representation: moved and
+         * converted at once, after the file's earlier accesses. */
         io_twophase_drain(fh);
         io_async_drain(fh);
         rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);

@@ -330,6 +330,36 @@ static void early(const char *path)
 
 /* external32 through the aggregators in the background (see the top). */
 #define NI 250 /* ints per rank */
+/* Rank r's int i, mul * (r + 1) + i * step, in the file as 4 bytes
+ * big-endian xor x where ext32() and userrep()'s vector view put it
+ * (blocks of 10 ints, every nprocs-th block). */
+static unsigned int_of(unsigned mul, unsigned step, int r, int i)
+{
+    return mul * (unsigned)(r + 1) + (unsigned)i * step;
+}
+
+static void check_be_ints(const char *what, const char *path, unsigned mul,
+                          unsigned step, unsigned x)
+{
+    size_t n = 0;
+    unsigned char *f = io_slurp(path, &n);
+
+    MT_CHECK(f != NULL, "%s: cannot read the file back", what);
+    for (int r2 = 0; r2 < nprocs; r2++)
+        for (int i = 0; i < NI; i++) {
+            unsigned v = int_of(mul, step, r2, i) ^ x;
+            size_t at = ((size_t)(i / 10) * nprocs * 10 + (size_t)r2 * 10 +
+                         (size_t)(i % 10)) * 4;
+            MT_CHECK(at + 4 <= n && f[at] == (unsigned char)(v >> 24) &&
+                         f[at + 1] == (unsigned char)(v >> 16) &&
+                         f[at + 2] == (unsigned char)(v >> 8) &&
+                         f[at + 3] == (unsigned char)v,
+                     "%s: rank %d's int %d is not as converted in the file",
+                     what, r2, i);
+        }
+    free(f);
+}
+
 static void ext32(const char *path)
 {
     MPI_File fh;
@@ -340,7 +370,7 @@ static void ext32(const char *path)
     long big[4] = {1, 2, 3, 4};
 
     for (int i = 0; i < NI; i++)
-        out[i] = (int)(0x01020304u * (unsigned)(rank + 1) + (unsigned)i * 977u);
+        out[i] = (int)int_of(0x01020304u, 977u, rank, i);
     fh = open_cb(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
     /* rank r's ints: blocks of 10 ints, every nprocs-th block */
     MT_OK(MPI_Type_vector(NI / 10, 10, 10 * nprocs, MPI_INT, &ft));
@@ -401,29 +431,123 @@ static void ext32(const char *path)
     MT_OK(MPI_File_close(&fh));
     MT_OK(MPI_Type_free(&ft));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rank == 0) {
-        /* the ints, big-endian, where the vector view put them */
-        size_t n = 0;
-        unsigned char *f = io_slurp(path, &n);
-        MT_CHECK(f != NULL, "external32: cannot read the file back");
-        for (int r2 = 0; r2 < nprocs; r2++)
-            for (int i = 0; i < NI; i++) {
-                unsigned v = 0x01020304u * (unsigned)(r2 + 1) + (unsigned)i * 977u;
-                size_t at = ((size_t)(i / 10) * nprocs * 10 + (size_t)r2 * 10 +
-                             (size_t)(i % 10)) * 4;
-                MT_CHECK(at + 4 <= n && f[at] == (unsigned char)(v >> 24) &&
-                             f[at + 1] == (unsigned char)(v >> 16) &&
-                             f[at + 2] == (unsigned char)(v >> 8) &&
-                             f[at + 3] == (unsigned char)v,
-                         "external32: rank %d's int %d is not big-endian "
-                         "in the file", r2, i);
-            }
-        free(f);
-    }
+    if (rank == 0) /* the ints, big-endian */
+        check_be_ints("external32", path, 0x01020304u, 977u, 0);
 }
 
 /* A child holding an exclusive lock over [off, off + len) of path until
  * a byte comes on *release (or hold_ms pass); its pid once locked. */
+/* A user representation: an int is 4 bytes, big-endian, xor USER_XOR. */
+#define USER_XOR 0x5a3c96e1u
+static int user_writes; /* calls of the write conversion on this rank */
+
+static int xor_write(void *user, MPI_Datatype dt, int count, void *file,
+                     MPI_Offset position, void *extra)
+{
+    const int *u = (const int *)user + position;
+    unsigned char *f = file;
+
+    (void)extra;
+    if (dt != MPI_INT)
+        return MPI_ERR_TYPE;
+    user_writes++;
+    for (int i = 0; i < count; i++) {
+        unsigned v = (unsigned)u[i] ^ USER_XOR;
+        for (int b = 0; b < 4; b++)
+            f[4 * i + b] = (unsigned char)(v >> (24 - 8 * b));
+    }
+    return MPI_SUCCESS;
+}
+
+static int xor_read(void *user, MPI_Datatype dt, int count, void *file,
+                    MPI_Offset position, void *extra)
+{
+    int *u = (int *)user + position;
+    const unsigned char *f = file;
+
+    (void)extra;
+    if (dt != MPI_INT)
+        return MPI_ERR_TYPE;
+    for (int i = 0; i < count; i++) {
+        unsigned v = 0;
+        for (int b = 0; b < 4; b++)
+            v = v << 8 | f[4 * i + b];
+        u[i] = (int)(v ^ USER_XOR);
+    }
+    return MPI_SUCCESS;
+}
+
+static int xor_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
+{
+    int size;
+
+    (void)extra;
+    MPI_Type_size(dt, &size);
+    *ext = size;
+    return MPI_SUCCESS;
+}
+
+/*
+ * A nonblocking collective write through the aggregators in a user
+ * representation runs in the background as external32's does: its values
+ * converted at the call (the write conversion called there, in the
+ * caller's thread), the exchange and IO after it, so rank 0's request is
+ * not done before the others call.  Read back (in the call, still) and
+ * the file's bytes checked.
+ */
+static void userrep(const char *path)
+{
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    MPI_Datatype ft;
+    int out[NI], in[NI], c;
+
+    MT_OK(MPI_Register_datarep("shoal-nbcb-xor", xor_read, xor_write,
+                               xor_extent, NULL));
+    for (int i = 0; i < NI; i++)
+        out[i] = (int)int_of(0x0a0b0c0du, 131u, rank, i);
+    fh = open_cb(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MT_OK(MPI_Type_vector(NI / 10, 10, 10 * nprocs, MPI_INT, &ft));
+    MT_OK(MPI_Type_commit(&ft));
+    MT_OK(MPI_File_set_view(fh, (MPI_Offset)rank * 10 * 4, MPI_INT, ft,
+                            "shoal-nbcb-xor", MPI_INFO_NULL));
+    if (rank == 0 || nprocs == 1) {
+        MT_OK(MPI_File_iwrite_at_all(fh, 0, out, NI, MPI_INT, &r));
+        MT_CHECK(user_writes > 0, "user representation: the write "
+                 "conversion was not called at the call");
+        if (nprocs > 1) {
+            MT_CHECK(!tests_done(&r, 50, &st),
+                     "user representation: iwrite_at_all completed before "
+                     "the other ranks called it (or the call waited for "
+                     "them)");
+            int w = 1;
+            for (int p = 1; p < nprocs; p++)
+                MT_OK(MPI_Send(&w, 1, MPI_INT, p, 60, MPI_COMM_WORLD));
+        }
+    } else {
+        await_word(60);
+        MT_OK(MPI_File_iwrite_at_all(fh, 0, out, NI, MPI_INT, &r));
+    }
+    MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_INT, &c));
+    MT_CHECK(c == NI, "user representation: count %d, not %d", c, NI);
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    memset(in, 0, sizeof(in));
+    MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+    MT_OK(MPI_Wait(&r, &st));
+    MT_CHECK(memcmp(in, out, sizeof(in)) == 0,
+             "user representation: read back differs");
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Type_free(&ft));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        check_be_ints("user representation", path, 0x0a0b0c0du, 131u,
+                      USER_XOR);
+}
+
 static pid_t locker(const char *path, off_t off, off_t len, int *release,
                     int hold_ms)
 {
@@ -678,6 +802,8 @@ int main(int argc, char **argv)
     }
     io_path(a, sizeof(a), "ext32.dat");
     ext32(a);
+    io_path(a, sizeof(a), "userrep.dat");
+    userrep(a);
     io_path(a, sizeof(a), "drain.dat");
     drain(a);
     io_path(a, sizeof(a), "held.dat");

@@ -98,6 +98,10 @@ static struct {
         int rank; /* the worker that keeps it */
     } *kept;
     size_t nkept, capkept;
+    /* kept's index by path: open addressing, linear probing, entries
+     * kept index + 1 (0 empty), at most half full (kept_index) */
+    uint32_t *kidx;
+    size_t kcap;
     /* Runs that take a kept result instead of running (send_run), done
      * once the orders at hand are carried out (pump); kill: the copy runs
      * on its worker and must be ended. */
@@ -153,17 +157,50 @@ static int send_to(int rank, task_buf_t *b)
 
 /* ---- results kept from before a failover --------------------------------- */
 
-/* The kept result of the job at path, not taken yet, or TASK_NONE.  (A
- * scan: there are none but after a failover, and then as many as the
- * workers kept, each taken once.) */
+/* The kept result of the job at path, not taken yet, or TASK_NONE: by
+ * the index, since a failover may bring the results of many thousands of
+ * jobs, each looked up as its job comes up again.  Two workers may keep
+ * the same job's result: the first not taken is found. */
 static uint32_t kept_find(const task_path_t *path)
 {
-    for (size_t i = 0; i < co.nkept; i++)
-        if (co.kept[i].res != NULL && co.kept[i].pathlen == path->len &&
-            (path->len == 0 ||
-             memcmp(co.kept[i].path, path->bytes, path->len) == 0))
-            return (uint32_t)i;
-    return TASK_NONE;
+    if (co.kcap == 0)
+        return TASK_NONE;
+    size_t mask = co.kcap - 1;
+    for (size_t h = base_hash64(path->bytes, path->len) & mask;;
+         h = (h + 1) & mask) {
+        uint32_t e = co.kidx[h];
+        if (e == 0)
+            return TASK_NONE;
+        const struct c_kept *k = &co.kept[e - 1];
+        if (k->res != NULL && k->pathlen == path->len &&
+            (path->len == 0 || memcmp(k->path, path->bytes, path->len) == 0))
+            return e - 1;
+    }
+}
+
+/* Enters kept[i] in the index, growing it to keep it at most half full. */
+static int kept_index(size_t i)
+{
+    if (2 * (co.nkept + 1) > co.kcap) {
+        size_t cap = co.kcap ? 2 * co.kcap : 64;
+        while (2 * (co.nkept + 1) > cap)
+            cap *= 2;
+        uint32_t *t = calloc(cap, sizeof(*t));
+        if (t == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: kept results' index");
+        free(co.kidx);
+        co.kidx = t;
+        co.kcap = cap;
+        for (size_t k = 0; k < i; k++) /* all but i, then i below */
+            if (kept_index(k) != SHOAL_OK)
+                return SHOAL_ERR_NOMEM;
+    }
+    size_t mask = co.kcap - 1;
+    size_t h = base_hash64(co.kept[i].path, co.kept[i].pathlen) & mask;
+    while (co.kidx[h] != 0)
+        h = (h + 1) & mask;
+    co.kidx[h] = (uint32_t)i + 1;
+    return SHOAL_OK;
 }
 
 static int instant_add(uint32_t copy, uint32_t kept, int kill)
@@ -1210,7 +1247,10 @@ static int on_kept(int src, task_rd_t *rd)
             free(e.res);
             return base_err(SHOAL_ERR_NOMEM, "task: kept results");
         }
-        co.kept[co.nkept++] = e;
+        co.kept[co.nkept] = e;
+        if ((s = kept_index(co.nkept)) != SHOAL_OK)
+            return s;
+        co.nkept++;
         co.n_kept++;
     }
     if (rd->err)
@@ -1544,6 +1584,7 @@ void task_coord_fini(void)
         free(co.kept[k].res);
     }
     free(co.kept);
+    free(co.kidx);
     free(co.instant);
     for (size_t r = 0; co.recs != NULL && r < (size_t)task_rt.size; r++)
         free(co.recs[r].p);

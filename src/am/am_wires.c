@@ -279,11 +279,15 @@ static void net_watch(void)
 }
 
 /* Tell each network wire how many ranks it is the first listed wire for
- * (paths still unprobed counted as passing): the most it will carry. */
+ * (paths still unprobed counted as passing): the most it will carry; and
+ * how many other ranks shared memory reaches. */
 static void net_expect(void)
 {
     const boot_info_t *job = am.job;
+    int nshm = 0;
 
+    for (int r = 0; am.shm_listed && r < job->size; r++)
+        nshm += r != job->rank && shm_reaches(r);
     for (int i = 0; i < am.nnet; i++) {
         const wire_ops_t *w = am.net[i].ops;
         int n = 0;
@@ -301,7 +305,7 @@ static void net_expect(void)
             }
             n += first == w;
         }
-        w->expect_peers(n);
+        w->expect_peers(n, nshm);
     }
 }
 

@@ -199,9 +199,10 @@ typedef struct wire_ops {
     int (*side)(const char *label, uint8_t key[16],
                 struct sockaddr_storage *addr);
     /* Optional, after init: the most peers the layer above will reach
-     * through this wire (those it is the first listed wire for), so that
-     * it can choose a shape that suits few or many. */
-    void (*expect_peers)(int n);
+     * through this wire (those it is the first listed wire for), and how
+     * many it reaches through shared memory (whose rings progress polls
+     * too), so that it can choose a shape that suits few or many. */
+    void (*expect_peers)(int n, int nshm);
 } wire_ops_t;
 
 extern const wire_ops_t wire_shm_ops;

@@ -1456,12 +1456,13 @@ udp_pairs)
     # Pair sockets (SHOAL_UDP_PAIRS): a rank with at most that many peers
     # on the datagram wire gives each a socket of its own.  4 hosts x 1
     # rank, 3 peers each: with 3 every rank has 3, with 2 none.  Then 2
-    # ranks on one host and 1 on the other under shm,udp with 1: the two
-    # have one peer on the wire and a pair socket for it, the third has
-    # two and none, so the shapes mix (one side receiving on a pair
-    # socket, the other sending from its shared port and receiving on the
-    # data socket).  Every byte is checked each time, and each rank's log
-    # says how many it had.
+    # ranks on one host and 1 on the other under shm,udp with 2: the one
+    # alone has two peers on the wire and a pair socket for each, the two
+    # have one each but a shared-memory peer too, so none (their poll
+    # stays one system call), and the shapes mix (one side receiving on a
+    # pair socket, the other sending from its shared port and receiving
+    # on the data socket).  Every byte is checked each time, and each
+    # rank's log says how many it had.
     need_wire
     layout h4x1
     for n in 3 2; do
@@ -1475,14 +1476,14 @@ udp_pairs)
         SHOAL_UDP_PAIRS=$n job "p2p_basic (pairs $n)" "$MH_MPIBIN/mpi_p2p_basic"
     done
     hosts="$(host 0 2),$(host 1 1)"
-    SHOAL_UDP_PAIRS=1 SHOAL_LOG=info job "all_to_all (mixed)" \
+    SHOAL_UDP_PAIRS=2 SHOAL_LOG=info job "all_to_all (mixed)" \
         "$MH_AM/am_traffic" all_to_all 300
-    [ "$(grep -c -E "udp: pair sockets: 1 of the 1 peers talked to" "$tmp/err")" -eq 2 ] &&
-        [ "$(grep -c -E "udp: pair sockets: 0 of the 2 peers talked to" "$tmp/err")" -eq 1 ] ||
-        fail "not 1 pair socket on each rank of host 0 and none on host 1: $(grep -E 'pair sockets' "$tmp/err" | tr '\n' ' ')"
-    SHOAL_UDP_PAIRS=1 job "long_offsets (mixed)" "$MH_AM/am_traffic" long_offsets
-    SHOAL_UDP_PAIRS=1 job "p2p_basic (mixed)" "$MH_MPIBIN/mpi_p2p_basic"
-    SHOAL_UDP_PAIRS=1 job "coll_basic (mixed)" "$MH_MPIBIN/mpi_coll_basic"
+    [ "$(grep -c -E "udp: pair sockets: 0 of the 1 peers talked to" "$tmp/err")" -eq 2 ] &&
+        [ "$(grep -c -E "udp: pair sockets: 2 of the 2 peers talked to" "$tmp/err")" -eq 1 ] ||
+        fail "not 2 pair sockets on host 1's rank and none on host 0's: $(grep -E 'pair sockets' "$tmp/err" | tr '\n' ' ')"
+    SHOAL_UDP_PAIRS=2 job "long_offsets (mixed)" "$MH_AM/am_traffic" long_offsets
+    SHOAL_UDP_PAIRS=2 job "p2p_basic (mixed)" "$MH_MPIBIN/mpi_p2p_basic"
+    SHOAL_UDP_PAIRS=2 job "coll_basic (mixed)" "$MH_MPIBIN/mpi_coll_basic"
     ;;
 default_wires)
     # SHOAL_WIRES unset: the library's default (shm,udp,tcp) takes the

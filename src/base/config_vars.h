@@ -65,7 +65,7 @@ BASE_CONFIG_VAR(UDP_WINDOW, INT, "256", "8:32768", "library",
 BASE_CONFIG_VAR(UDP_GSO, ENUM, "on", "off|on", "library",
                 "Segmentation offload on the datagram wire: a window of datagrams leaves in one sendmsg (UDP_SEGMENT) and arrives coalesced where the kernel can (UDP_GRO)")
 BASE_CONFIG_VAR(UDP_PAIRS, INT, "2", "0:64", "library",
-                "A rank with at most this many peers on the datagram wire gives each a socket of its own, bound to the data port and connected to the peer's, which both sends and receives (the kernel's connected fast path on both sides; each is read at every poll, so for a few peers only); with more, all share the data socket; 0: never")
+                "A rank with at most this many peers on the datagram wire and none in shared memory gives each a socket of its own, bound to the data port and connected to the peer's, which both sends and receives (the kernel's connected fast path on both sides; each is read at every poll, so for a few peers only); with more, all share the data socket; 0: never")
 BASE_CONFIG_VAR(UDP_XDP, ENUM, "off", "off|auto|on", "library",
                 "Kernel bypass for the datagram wire: the same datagrams through an AF_XDP socket on the bound interface (needs libxdp at build and run time, root or CAP_NET_ADMIN+CAP_NET_RAW+CAP_BPF, one rank per interface); auto uses it where it works, on also warns where it does not; the UDP socket path runs otherwise")
 BASE_CONFIG_VAR(UDP_RTO_MIN, DURATION, "2ms", "100us:10s", "library",

@@ -176,7 +176,7 @@ BASE_CONFIG_VAR(PROGRESS, ENUM, "none", "none|thread", "library",
 BASE_CONFIG_VAR(TASK_COPIES, INT, "2", "1:64", "library",
                 "Task runtime: copies of one job that may run at once (the extra ones on idle workers, the first to finish wins); 1 turns redundancy off")
 BASE_CONFIG_VAR(TASK_SUSPECT, DURATION, "2s", "10ms:1000000s", "library",
-                "Task runtime: how long a worker may stay silent (stopped, cut off) before its jobs run elsewhere; doubled for a worker each time it speaks again (up to 16 times), halved after a calm stretch")
+                "Task runtime: how long a worker may stay silent (stopped, cut off) before its jobs run elsewhere; doubled for a worker each time it speaks again (up to 16 times), halved after a stretch without a long silence")
 BASE_CONFIG_VAR(TASK_HEARTBEAT, DURATION, "200ms", "1ms:1000s", "library",
                 "Task runtime: how often a worker tells the coordinator it is alive")
 BASE_CONFIG_VAR(TASK_CRASHES, INT, "3", "1:1000", "library",

@@ -178,28 +178,32 @@ static uint32_t kept_find(const task_path_t *path)
     }
 }
 
-/* Enters kept[i] in the index, growing it to keep it at most half full. */
+static void kept_put(size_t i)
+{
+    size_t mask = co.kcap - 1;
+    size_t h = base_hash64(co.kept[i].path, co.kept[i].pathlen) & mask;
+
+    while (co.kidx[h] != 0)
+        h = (h + 1) & mask;
+    co.kidx[h] = (uint32_t)i + 1;
+}
+
+/* Enters kept[i] (i == co.nkept, the newest) in the index, doubling it
+ * first when it would be more than half full. */
 static int kept_index(size_t i)
 {
-    if (2 * (co.nkept + 1) > co.kcap) {
+    if (2 * (i + 1) > co.kcap) {
         size_t cap = co.kcap ? 2 * co.kcap : 64;
-        while (2 * (co.nkept + 1) > cap)
-            cap *= 2;
         uint32_t *t = calloc(cap, sizeof(*t));
         if (t == NULL)
             return base_err(SHOAL_ERR_NOMEM, "task: kept results' index");
         free(co.kidx);
         co.kidx = t;
         co.kcap = cap;
-        for (size_t k = 0; k < i; k++) /* all but i, then i below */
-            if (kept_index(k) != SHOAL_OK)
-                return SHOAL_ERR_NOMEM;
+        for (size_t k = 0; k < i; k++)
+            kept_put(k);
     }
-    size_t mask = co.kcap - 1;
-    size_t h = base_hash64(co.kept[i].path, co.kept[i].pathlen) & mask;
-    while (co.kidx[h] != 0)
-        h = (h + 1) & mask;
-    co.kidx[h] = (uint32_t)i + 1;
+    kept_put(i);
     return SHOAL_OK;
 }
 

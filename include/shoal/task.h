@@ -114,10 +114,14 @@ extern "C" {
 /*
  * Allocates size bytes (rounded up to 16) of the shared heap into *ptr_p,
  * zeroed.  The heap is SHOAL_TASK_HEAP bytes at one fixed address in every
- * worker; memory is never freed.  Allocation is shared memory like any
- * other: siblings that both allocate write the heap's top with different
- * values, a conflict at SHOAL_PAREND, so allocate before a block (in the
- * parent) and hand the pointers down.  SHOAL_ERR_NOMEM with the heap's use
+ * worker; memory is never freed.  Any job may allocate, siblings too: each
+ * gets a range of its own, and every run of a job gets the same addresses,
+ * so a job may build a structure in the heap and leave its pointers in
+ * shared memory for its parent.  The heap's top is kept like a lock's
+ * variable: a job takes a chunk of the heap (a round trip to the
+ * coordinator, like an uncontended lock) and serves its next allocations
+ * from it; the chunks grow with what the job allocated, so at most half
+ * of a job's last chunk stays unused.  SHOAL_ERR_NOMEM with the heap's use
  * in the detail when it is exhausted; SHOAL_ERR_NOT_INIT outside a job.
  *
  *     double *v;

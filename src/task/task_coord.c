@@ -110,6 +110,12 @@ static struct {
         int kill;
     } *instant;
     size_t ninstant, capinstant;
+    /* Copies resumed with a TM_BLOCK that came while they were suspended
+     * (c_copy_t.pending): taken once the orders at hand are carried out
+     * (pump), never in the middle of them, whose later orders were
+     * decided before the block's. */
+    uint32_t *resumed;
+    size_t nresumed, capresumed;
     uint64_t n_kept, n_kept_used;
     /* After a failover in a program with locks: the run waits until
      * every worker alive sent its kept results and lock record (TM_KEPT)
@@ -464,15 +470,19 @@ static int sched_order(const task_order_t *o)
         }
         task_lock_copy_resumed(co.m, o->copy);
         int s = send_simple(TM_CONT, o->copy);
+        task_copy_info_t info;
         /* Still waiting for a lock (the wait came while it was
          * suspended): its worker is free again at once. */
-        if (s == SHOAL_OK && c->lock_wait)
+        if (s == SHOAL_OK && c->lock_wait &&
+            task_sched_copy_info(co.s, o->copy, &info) == SHOAL_OK &&
+            info.state == TASK_COPY_RUNNING)
             s = task_sched_copy_blocks(co.s, o->copy);
         if (s == SHOAL_OK && c->pending != NULL) {
-            uint8_t *p = c->pending;
-            c->pending = NULL;
-            s = handle(c->rank, p, c->pendlen);
-            free(p);
+            s = task_grow((void **)&co.resumed, &co.capresumed,
+                          co.nresumed + 1, sizeof(*co.resumed),
+                          "task: resumed runs");
+            if (s == SHOAL_OK)
+                co.resumed[co.nresumed++] = o->copy;
         }
         return s;
     }
@@ -638,6 +648,17 @@ static int pump(void)
             continue;
         }
         const task_order_t *so = task_sched_orders(co.s, &n);
+        if (n == 0 && co.nresumed > 0 && !co.done) {
+            c_copy_t *c = &co.copies[co.resumed[--co.nresumed]];
+            uint8_t *p = c->pending;
+            c->pending = NULL;
+            int s = p != NULL && !c->gone ? handle(c->rank, p, c->pendlen)
+                                          : SHOAL_OK;
+            free(p);
+            if (s != SHOAL_OK)
+                return s;
+            continue;
+        }
         if (n == 0 && co.ninstant > 0 && !co.done) {
             struct c_instant in = co.instant[--co.ninstant];
             int s = kept_done(in.copy, in.kept, in.kill);
@@ -1121,7 +1142,7 @@ static int rebuild_locks(void)
         return base_err(SHOAL_ERR_NOMEM, "task: lock records");
     }
     for (size_t i = 0; i < nl; i++) {
-        const shoal_task_lock_t *l = &task_rt.prog->locks_begin[i];
+        const shoal_task_lock_t *l = &task_rt.locks[i];
         v0[i] = (task_lock_version_t){(uint32_t)i, 0, l->addr, l->len};
     }
     recs[n++] = (task_lock_record_t){co.worker_of[task_rt.rank], NULL, 0,
@@ -1539,7 +1560,7 @@ int task_coord_init(void)
         s = task_lock_create(task_rt.nlocks ? task_rt.nlocks : 1,
                              task_rt.suspect_locks, &co.m);
     for (uint32_t i = 0; s == SHOAL_OK && i < task_rt.nlocks; i++) {
-        const shoal_task_lock_t *l = &task_rt.prog->locks_begin[i];
+        const shoal_task_lock_t *l = &task_rt.locks[i];
         /* The worker's memory is pristine: version 0 of the variables. */
         s = task_lock_set_initial(co.m, i, l->addr, l->len);
     }
@@ -1590,6 +1611,7 @@ void task_coord_fini(void)
     free(co.kept);
     free(co.kidx);
     free(co.instant);
+    free(co.resumed);
     for (size_t r = 0; co.recs != NULL && r < (size_t)task_rt.size; r++)
         free(co.recs[r].p);
     free(co.recs);

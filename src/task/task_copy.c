@@ -42,6 +42,9 @@ static struct {
     uint32_t nroutines;
     uint64_t njobs;
     uint32_t *held; /* per lock: request + 1 while held */
+    /* The shared heap's chunk this run allocates from (offsets in the
+     * heap), and the bytes of all its chunks. */
+    uint64_t chunk_next, chunk_left, alloc_total;
     uint32_t flags;   /* TM_RUN's */
     uint32_t waiting; /* block + 1 while it waits at it (serves pages) */
     size_t outlen;    /* the output the last run left in the memfd */
@@ -118,6 +121,32 @@ static int outside(const char *fn)
 
 /* ---- shared heap --------------------------------------------------------- */
 
+/*
+ * The heap's top is the variable of a lock of its own (task_rt.heap_lock):
+ * a job takes a range of the heap in a critical section, so siblings get
+ * disjoint ranges, and every run of the job is granted the same top (a
+ * replay) and so gets the same addresses.  To make that one round trip
+ * for many allocations, a job takes a chunk: the first exactly what was
+ * asked, each later one as large as the job's chunks so far (at most
+ * TASK_HEAP_CHUNK_MAX), and serves allocations from it until it is used
+ * up; the rest of a job's last chunk stays unused (at most half of what
+ * it allocated).  The chunk's sizes depend only on the job's own calls,
+ * so they are the same in every run.
+ */
+static void lock_request(uint32_t id);
+static void unlock_request(uint32_t id);
+
+#define TASK_HEAP_CHUNK_MAX ((uint64_t)1 << 20)
+#define TASK_HEAP_START 64 /* the heap's first bytes are not handed out */
+
+static int heap_full(size_t size, uint64_t used, size_t heap)
+{
+    return base_err(SHOAL_ERR_NOMEM,
+                    "shoal_task_alloc: %zu bytes do not fit in the shared "
+                    "heap (%llu of %zu bytes in use; SHOAL_TASK_HEAP)",
+                    size, (unsigned long long)used, heap);
+}
+
 int shoal_task_alloc(size_t size, void **ptr_p)
 {
     task_area_t *h = &task_rt.region.area[1];
@@ -126,17 +155,36 @@ int shoal_task_alloc(size_t size, void **ptr_p)
         return outside("shoal_task_alloc");
     if (ptr_p == NULL)
         return base_err(SHOAL_ERR_INVALID, "shoal_task_alloc: ptr_p is NULL");
-    uint64_t *top = (uint64_t *)(void *)h->base;
-    uint64_t used = h->size == 0 ? 0 : (*top == 0 ? 64 : *top);
     uint64_t want = ((uint64_t)size + 15) & ~(uint64_t)15;
-    if (h->size == 0 || want < size || want > h->size - used)
-        return base_err(SHOAL_ERR_NOMEM,
-                        "shoal_task_alloc: %zu bytes do not fit in the "
-                        "shared heap (%llu of %zu bytes in use; "
-                        "SHOAL_TASK_HEAP)",
-                        size, (unsigned long long)used, h->size);
+    if (h->size <= TASK_HEAP_START || want < size ||
+        want > h->size - TASK_HEAP_START)
+        return heap_full(size, h->size == 0 ? 0 : TASK_HEAP_START, h->size);
+    if (want <= cp.chunk_left) {
+        *ptr_p = h->base + cp.chunk_next;
+        cp.chunk_next += want;
+        cp.chunk_left -= want;
+        return SHOAL_OK;
+    }
+    uint32_t id = task_rt.heap_lock;
+    lock_request(id);
+    uint64_t used = task_rt.heap_top < TASK_HEAP_START ? TASK_HEAP_START
+                                                       : task_rt.heap_top;
+    uint64_t room = used <= h->size ? h->size - used : 0;
+    uint64_t chunk = cp.alloc_total < TASK_HEAP_CHUNK_MAX
+                         ? cp.alloc_total
+                         : TASK_HEAP_CHUNK_MAX;
+    if (chunk < want || chunk > room)
+        chunk = want;
+    if (want > room) {
+        unlock_request(id); /* the top unchanged */
+        return heap_full(size, used, h->size);
+    }
+    task_rt.heap_top = used + chunk;
+    unlock_request(id);
     *ptr_p = h->base + used;
-    *top = used + want;
+    cp.chunk_next = used + want;
+    cp.chunk_left = chunk - want;
+    cp.alloc_total += chunk;
     return SHOAL_OK;
 }
 
@@ -146,7 +194,7 @@ static const char *held_lock(void)
 {
     for (uint32_t i = 0; i < task_rt.nlocks; i++)
         if (cp.held[i])
-            return task_rt.prog->locks_begin[i].name;
+            return task_rt.locks[i].name;
     return NULL;
 }
 
@@ -327,19 +375,15 @@ static uint32_t lock_id(shoal_task_lock_t *lock, const char *fn)
     return (uint32_t)(lock - p->locks_begin);
 }
 
-int shoal_task_lock(shoal_task_lock_t *lock)
+/* The job's next lock request, for lock id: waits for the grant, whose
+ * bytes become the lock's variables. */
+static void lock_request(uint32_t id)
 {
+    const shoal_task_lock_t *l = &task_rt.locks[id];
     task_buf_t b = {0};
     uint8_t *msg;
     task_rd_t rd;
 
-    if (!cp.active)
-        return outside("shoal_task_lock");
-    uint32_t id = lock_id(lock, "shoal_task_lock");
-    if (cp.held[id])
-        fail(SHOAL_ERR_INVALID, "shoal_task_lock: lock %s is held by this "
-                                "job already (locks are not recursive)",
-             lock->name);
     task_msg_start(&b, TM_LOCK, cp.copy);
     task_buf_u32(&b, cp.nreq);
     task_buf_u32(&b, id);
@@ -348,19 +392,43 @@ int shoal_task_lock(shoal_task_lock_t *lock)
     (void)task_rd_u32(&rd); /* released: the unlock is sent anyway */
     size_t n;
     const uint8_t *data = task_rd_bytes(&rd, &n);
-    if (rd.err || n != lock->len)
+    if (rd.err || n != l->len)
         fail(SHOAL_ERR_PROTOCOL, "a grant of lock %s with %zu bytes",
-             lock->name, n);
-    memcpy(lock->addr, data, n);
+             l->name, n);
+    memcpy(l->addr, data, n);
     free(msg);
     cp.held[id] = ++cp.nreq;
+}
+
+/* Leaves the critical section of lock id, sending its variables. */
+static void unlock_request(uint32_t id)
+{
+    const shoal_task_lock_t *l = &task_rt.locks[id];
+    task_buf_t b = {0};
+
+    task_msg_start(&b, TM_UNLOCK, cp.copy);
+    task_buf_u32(&b, cp.held[id] - 1);
+    task_buf_u32(&b, id);
+    task_buf_bytes(&b, l->addr, l->len);
+    send_msg(&b);
+    cp.held[id] = 0;
+}
+
+int shoal_task_lock(shoal_task_lock_t *lock)
+{
+    if (!cp.active)
+        return outside("shoal_task_lock");
+    uint32_t id = lock_id(lock, "shoal_task_lock");
+    if (cp.held[id])
+        fail(SHOAL_ERR_INVALID, "shoal_task_lock: lock %s is held by this "
+                                "job already (locks are not recursive)",
+             lock->name);
+    lock_request(id);
     return SHOAL_OK;
 }
 
 int shoal_task_unlock(shoal_task_lock_t *lock)
 {
-    task_buf_t b = {0};
-
     if (!cp.active)
         return outside("shoal_task_unlock");
     uint32_t id = lock_id(lock, "shoal_task_unlock");
@@ -368,12 +436,7 @@ int shoal_task_unlock(shoal_task_lock_t *lock)
         fail(SHOAL_ERR_INVALID, "shoal_task_unlock: lock %s is not held by "
                                 "this job",
              lock->name);
-    task_msg_start(&b, TM_UNLOCK, cp.copy);
-    task_buf_u32(&b, cp.held[id] - 1);
-    task_buf_u32(&b, id);
-    task_buf_bytes(&b, lock->addr, lock->len);
-    send_msg(&b);
-    cp.held[id] = 0;
+    unlock_request(id);
     return SHOAL_OK;
 }
 
@@ -387,6 +450,7 @@ static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
     cp.flags = flags;
     task_rt.my_news = task_rt.news ? &task_rt.news[copy % TASK_NEWS] : NULL;
     cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = cp.subreq = 0;
+    cp.chunk_next = cp.chunk_left = cp.alloc_total = 0;
     cp.open = 0;
     cp.njobs = 0;
     cp.desc.len = 0;

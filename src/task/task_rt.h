@@ -118,7 +118,12 @@ typedef struct task_rt {
      * rank still alive (task_run.c, failover). */
     int coord;
     task_region_t region;
-    uint32_t nlocks;
+    /* Every lock: the program's (SHOAL_TASK_LOCK), then the shared heap's
+     * (heap_lock), whose variable is the heap's top, kept in heap_top of
+     * each process (private: it travels only in grants and unlocks). */
+    shoal_task_lock_t *locks;
+    uint32_t nlocks, heap_lock;
+    uint64_t heap_top;
     uint64_t seed;
     uint32_t max_copies, max_crashes, suspect_locks;
     uint64_t suspect_ns, beat_ns;

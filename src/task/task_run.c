@@ -110,13 +110,30 @@ static int setup(int argc, char **argv, const shoal_task_program_t *prog)
     if (s == SHOAL_OK)
         s = task_region_init(&task_rt.region, begin, end,
                              (size_t)base_cfg.TASK_HEAP);
+    uint32_t nuser = 0;
     if (prog->locks_begin != NULL && prog->locks_end > prog->locks_begin)
-        task_rt.nlocks = (uint32_t)(prog->locks_end - prog->locks_begin);
-    for (uint32_t i = 0; s == SHOAL_OK && i < task_rt.nlocks; i++) {
+        nuser = (uint32_t)(prog->locks_end - prog->locks_begin);
+    for (uint32_t i = 0; s == SHOAL_OK && i < nuser; i++) {
         const shoal_task_lock_t *l = &prog->locks_begin[i];
         s = task_region_exclude(&task_rt.region, l->addr, l->len);
         if (s != SHOAL_OK)
             s = base_err(s, "lock %s: %s", l->name, shoal_error_detail());
+    }
+    /* The shared heap's top is a lock's variable: shoal_task_alloc takes
+     * it, so sibling jobs allocate disjoint ranges and every run of a job
+     * gets the same addresses (task_copy.c). */
+    if (s == SHOAL_OK &&
+        (task_rt.locks = calloc(nuser + 1, sizeof(*task_rt.locks))) == NULL)
+        s = base_err(SHOAL_ERR_NOMEM, "task: locks");
+    if (s == SHOAL_OK) {
+        if (nuser > 0)
+            memcpy(task_rt.locks, prog->locks_begin,
+                   nuser * sizeof(*task_rt.locks));
+        task_rt.heap_lock = nuser;
+        task_rt.heap_top = 0;
+        task_rt.locks[nuser] = (shoal_task_lock_t){
+            &task_rt.heap_top, sizeof(task_rt.heap_top), "the shared heap"};
+        task_rt.nlocks = nuser + 1;
     }
     /* A worker shares its CPU with its copies, which are what it mostly
      * waits for: a wait must give the CPU away at once, never spin
@@ -340,6 +357,8 @@ int shoal_task_run(int argc, char **argv, const shoal_task_program_t *prog)
     early_kept = NULL;
     task_msg_fini();
     task_region_fini(&task_rt.region);
+    free(task_rt.locks);
+    task_rt.locks = NULL;
     fflush(stdout);
     if (exit == 1)
         shoal_finalize();

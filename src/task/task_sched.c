@@ -17,6 +17,7 @@ typedef struct job {
     uint32_t blocks_done; /* blocks 0 .. blocks_done-1 are done */
     uint8_t done;
     uint8_t waiting; /* block blocks_done is pending */
+    uint8_t in_open, in_idle; /* in open_jobs, in the idle heap */
 } job_t;
 
 typedef struct copy {
@@ -48,12 +49,17 @@ struct task_sched {
     uint64_t maxkey; /* worst key handed out, for penalties */
     cand_t *cands;
     size_t cap_cands;
-    /* Jobs not known done and copies not known gone, in no order: gather
-     * scans these alone and drops what it finds done or gone (neither is
-     * ever a candidate again), so an event costs what is open, not the
-     * whole run (thousands of jobs, and the root never done). */
-    uint32_t *open_jobs, *open_copies;
-    size_t nopen_jobs, nopen_copies, cap_open_jobs, cap_open_copies;
+    /* Jobs with live copies and copies not known gone, in no order:
+     * gather scans these alone and drops what it finds done or gone, so
+     * an event costs what runs, not the whole run (thousands of jobs, and
+     * the root never done).  Jobs with no live copy are all candidates of
+     * key 1 and differ only by id, so they wait in a min-heap of ids
+     * (idle) and only the smallest is a candidate: a block of 100 000
+     * jobs costs an event a heap operation, not a scan of the block.
+     * Both are cleaned lazily: an entry is dropped when found stale. */
+    uint32_t *open_jobs, *open_copies, *idle;
+    size_t nopen_jobs, nopen_copies, nidle;
+    size_t cap_open_jobs, cap_open_copies, cap_idle;
 };
 
 #define GROW(s, arr, cap, need)                                              \
@@ -83,6 +89,7 @@ void task_sched_destroy(task_sched_t *s)
     free(s->cands);
     free(s->open_jobs);
     free(s->open_copies);
+    free(s->idle);
     free(s);
 }
 
@@ -101,12 +108,69 @@ static int reserve(task_sched_t *s)
 {
     size_t need = s->norders + 2 * (s->ncopies + s->nworkers) + 4;
 
+    /* and for the jobs whose live copies may all end */
+    if (GROW(s, idle, cap_idle, s->nidle + s->nopen_copies + 1) != SHOAL_OK)
+        return SHOAL_ERR_NOMEM;
     return GROW(s, orders, cap_orders, need);
 }
 
 static uint64_t key_of(const copy_t *c)
 {
     return (uint64_t)c->ordinal + c->penalty;
+}
+
+/* ---- jobs with no live copy (a min-heap of ids) ------------------------- */
+
+static void idle_sift_down(task_sched_t *s, size_t i)
+{
+    uint32_t *h = s->idle;
+
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < s->nidle && h[l] < h[m])
+            m = l;
+        if (l + 1 < s->nidle && h[l + 1] < h[m])
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Job j has no live copy now (room was made: idle_room). */
+static void idle_push(task_sched_t *s, uint32_t j)
+{
+    if (s->jobs[j].in_idle)
+        return; /* still in the heap, stale until now */
+    s->jobs[j].in_idle = 1;
+    size_t i = s->nidle++;
+    while (i > 0 && s->idle[(i - 1) / 2] > j) {
+        s->idle[i] = s->idle[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->idle[i] = j;
+}
+
+static int idle_room(task_sched_t *s, size_t more)
+{
+    return GROW(s, idle, cap_idle, s->nidle + more);
+}
+
+/* The smallest job with no live copy that is not done, or TASK_NONE. */
+static uint32_t idle_top(task_sched_t *s)
+{
+    while (s->nidle > 0) {
+        job_t *j = &s->jobs[s->idle[0]];
+        if (!j->done && j->nlive == 0)
+            return s->idle[0];
+        j->in_idle = 0;
+        s->idle[0] = s->idle[--s->nidle];
+        idle_sift_down(s, 0);
+    }
+    return TASK_NONE;
 }
 
 /* ---- copies -------------------------------------------------------------- */
@@ -119,7 +183,8 @@ static void unlink_copy(task_sched_t *s, uint32_t c)
     while (*p != c)
         p = &s->copies[*p].next_in_job;
     *p = s->copies[c].next_in_job;
-    j->nlive--;
+    if (--j->nlive == 0 && !j->done)
+        idle_push(s, s->copies[c].job);
 }
 
 /* The copy ends; its worker, if it ran there, is free. */
@@ -206,7 +271,8 @@ static int gather(task_sched_t *s, size_t *n)
     }
     for (size_t i = 0; i < s->nopen_jobs;) {
         uint32_t j = s->open_jobs[i];
-        if (s->jobs[j].done) {
+        if (s->jobs[j].done || s->jobs[j].nlive == 0) {
+            s->jobs[j].in_open = 0; /* done, or in the idle heap */
             s->open_jobs[i] = s->open_jobs[--s->nopen_jobs];
             continue;
         }
@@ -215,6 +281,11 @@ static int gather(task_sched_t *s, size_t *n)
                                      TASK_NONE};
         i++;
     }
+    /* Every job with no live copy is a fresh candidate of key 1 that any
+     * worker may take: the smallest id stands for them all. */
+    uint32_t top = idle_top(s);
+    if (top != TASK_NONE)
+        s->cands[k++] = (cand_t){1, 1, top, TASK_NONE};
     for (size_t i = 1; i < k; i++)
         if (by_rank(&s->cands[i], &s->cands[best]) < 0)
             best = i;
@@ -293,6 +364,12 @@ static int new_copy(task_sched_t *s, uint32_t j, uint32_t w, uint64_t key)
     uint32_t c = (uint32_t)s->ncopies++;
     s->open_copies[s->nopen_copies++] = c;
     job_t *jb = &s->jobs[j];
+    if (!jb->in_open) {
+        if (GROW(s, open_jobs, cap_open_jobs, s->nopen_jobs + 1) != SHOAL_OK)
+            return SHOAL_ERR_NOMEM;
+        jb->in_open = 1;
+        s->open_jobs[s->nopen_jobs++] = j;
+    }
     s->copies[c] = (copy_t){.job = j, .worker = w, .ordinal = (uint32_t)key,
                             .next_in_job = jb->first_copy,
                             .state = TASK_COPY_SUSPENDED};
@@ -434,15 +511,14 @@ int task_sched_add_jobs(task_sched_t *s, uint32_t parent, uint32_t n,
         return base_err(SHOAL_ERR_NOT_FOUND, "task scheduler: no job %u",
                         parent);
     if (GROW(s, jobs, cap_jobs, s->njobs + n) != SHOAL_OK ||
-        GROW(s, open_jobs, cap_open_jobs, s->nopen_jobs + n) != SHOAL_OK ||
-        reserve(s) != SHOAL_OK)
+        idle_room(s, n) != SHOAL_OK || reserve(s) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     *first = (uint32_t)s->njobs;
     for (uint32_t i = 0; i < n; i++) {
-        s->open_jobs[s->nopen_jobs++] = (uint32_t)s->njobs;
-        s->jobs[s->njobs++] = (job_t){.parent = parent,
-                                      .hint = i == 0 ? hint : TASK_NONE,
-                                      .first_copy = TASK_NONE};
+        s->jobs[s->njobs] = (job_t){.parent = parent,
+                                    .hint = i == 0 ? hint : TASK_NONE,
+                                    .first_copy = TASK_NONE};
+        idle_push(s, (uint32_t)s->njobs++);
     }
     return schedule(s);
 }
@@ -499,8 +575,8 @@ int task_sched_copy_done(task_sched_t *s, uint32_t copy)
     if (reserve(s) != SHOAL_OK)
         return SHOAL_ERR_NOMEM;
     job_t *j = &s->jobs[s->copies[copy].job];
-    end_copy(s, copy, 0);
     j->done = 1;
+    end_copy(s, copy, 0);
     while (j->first_copy != TASK_NONE)
         end_copy(s, j->first_copy, 1);
     int r = schedule(s);

@@ -521,8 +521,39 @@ static void test_lock_blocked(void)
     task_sched_destroy(s);
 }
 
+/* One block of 300 000 jobs on 2 workers, run to the end in id order: an
+ * event must cost what runs, not the block (a scan of every open job at
+ * each placement made this about 10^11 steps: the test's timeout). */
+static void test_wide_block(void)
+{
+    enum { N = 300000 };
+    uint32_t w[2], first;
+
+    T_OK(task_sched_create(2, &s));
+    T_OK(task_sched_worker_join(s, &w[0]));
+    T_OK(task_sched_worker_join(s, &w[1]));
+    T_OK(task_sched_add_jobs(s, TASK_NONE, N, w[0], &first));
+    T_EQ(first, 0u);
+    /* Jobs 0 and 1 run; each one done gives its worker the next id. */
+    for (uint32_t done = 0; done < N; done++) {
+        task_sched_orders_clear(s);
+        uint32_t c = task_sched_running(s, w[done % 2]);
+        task_copy_info_t info;
+        T_ASSERT(c != TASK_NONE);
+        T_OK(task_sched_copy_info(s, c, &info));
+        T_EQ(info.job, done);
+        T_EQ(task_sched_copy_done(s, c), 1);
+    }
+    task_sched_orders_clear(s);
+    T_EQ(task_sched_running(s, w[0]), TASK_NONE);
+    T_EQ(task_sched_running(s, w[1]), TASK_NONE);
+    task_sched_destroy(s);
+    s = NULL;
+}
+
 int main(void)
 {
+    test_wide_block();
     test_thesis_example();
     test_victim_ties();
     test_lost_worker();

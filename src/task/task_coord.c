@@ -34,6 +34,9 @@ typedef struct c_block {
     size_t desclen, statelen;
     uint32_t first, n, finished;
     uint32_t src; /* a copy of the parent waiting at it: serves pages */
+    /* state's skip tables (TASK_AREAS), made at its first page served
+     * without its source (page_coord) */
+    task_diff_skip_t *skip;
 } c_block_t;
 
 typedef struct c_job {
@@ -89,7 +92,8 @@ static struct {
     uint64_t n_pages;
     const uint8_t **chain;
     size_t *chainlen;
-    size_t capchain, capchainlen;
+    const task_diff_skip_t **chainskip;
+    size_t capchain, capchainlen, capchainskip;
     /* Results workers kept from before a failover (TM_KEPT), by path;
      * res NULL once taken. */
     struct c_kept {
@@ -1012,7 +1016,7 @@ static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
         c_block_t *blk = &j->blocks[j->nblocks++];
         *blk = (c_block_t){dup_bytes(rd->p + dstart, dlen),
                            dup_bytes(state, slen), dlen, slen, 0,
-                           (uint32_t)njobs, 0, TASK_NONE};
+                           (uint32_t)njobs, 0, TASK_NONE, NULL};
         if (blk->desc == NULL || blk->state == NULL)
             return base_err(SHOAL_ERR_NOMEM, "task: a block's state");
         s = task_sched_add_jobs(co.s, c->job, (uint32_t)njobs,
@@ -1038,6 +1042,33 @@ static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
 }
 
 /* A job finished: its children's results are not needed any more. */
+static void block_state_free(c_block_t *blk)
+{
+    free(blk->state);
+    blk->state = NULL;
+    for (int i = 0; blk->skip != NULL && i < TASK_AREAS; i++)
+        task_diff_skip_free(&blk->skip[i]);
+    free(blk->skip);
+    blk->skip = NULL;
+}
+
+/* The skip tables of blk's state, made once (NULL: none, read it all). */
+static const task_diff_skip_t *block_skips(c_block_t *blk)
+{
+    if (blk->skip == NULL && blk->state != NULL &&
+        blk->statelen > 64 * TASK_DIFF_SKIP_RUNS) {
+        task_diff_skip_t *sk = calloc(TASK_AREAS, sizeof(*sk));
+        if (sk != NULL && task_region_blob_skips(&task_rt.region, blk->state,
+                                                 blk->statelen,
+                                                 sk) != SHOAL_OK) {
+            free(sk);
+            sk = NULL;
+        }
+        blk->skip = sk;
+    }
+    return blk->skip;
+}
+
 static void drop_children(c_job_t *j)
 {
     for (size_t b = 0; b < j->nblocks; b++) {
@@ -1047,8 +1078,7 @@ static void drop_children(c_job_t *j)
             free(co.jobs[k].out);
             co.jobs[k].diff = co.jobs[k].out = NULL;
         }
-        free(blk->state);
-        blk->state = NULL;
+        block_state_free(blk);
     }
 }
 
@@ -1093,8 +1123,7 @@ static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
     }
     c_block_t *blk = &co.jobs[j->parent].blocks[j->block];
     if (++blk->finished == blk->n) {
-        free(blk->state);
-        blk->state = NULL;
+        block_state_free(blk);
         int s = task_sched_block_done(co.s, j->parent, j->block);
         if (s != SHOAL_OK)
             return s;
@@ -1402,7 +1431,7 @@ static int page_coord(uint32_t copy, task_rd_t *rd)
         return rd->err;
     for (uint32_t k = co.copies[copy].job; co.jobs[k].parent != TASK_NONE;
          k = co.jobs[k].parent) {
-        const c_block_t *blk = &co.jobs[co.jobs[k].parent].blocks[
+        c_block_t *blk = &co.jobs[co.jobs[k].parent].blocks[
             co.jobs[k].block];
         if (blk->state == NULL)
             return SHOAL_OK; /* the block is done: the copy is killed */
@@ -1411,18 +1440,25 @@ static int page_coord(uint32_t copy, task_rd_t *rd)
         if (s == SHOAL_OK)
             s = task_grow((void **)&co.chainlen, &co.capchainlen, n + 1,
                           sizeof(*co.chainlen), "task: pages");
+        if (s == SHOAL_OK)
+            s = task_grow((void **)&co.chainskip, &co.capchainskip, n + 1,
+                          sizeof(*co.chainskip), "task: pages");
         if (s != SHOAL_OK)
             return s;
         co.chain[n] = blk->state;
+        co.chainskip[n] = block_skips(blk);
         co.chainlen[n++] = blk->statelen;
     }
     for (size_t i = 0; i < n / 2; i++) { /* the root's first */
         const uint8_t *p = co.chain[i];
         size_t l = co.chainlen[i];
+        const task_diff_skip_t *sk = co.chainskip[i];
         co.chain[i] = co.chain[n - 1 - i];
         co.chainlen[i] = co.chainlen[n - 1 - i];
+        co.chainskip[i] = co.chainskip[n - 1 - i];
         co.chain[n - 1 - i] = p;
         co.chainlen[n - 1 - i] = l;
+        co.chainskip[n - 1 - i] = sk;
     }
     uint8_t *msg = malloc(TASK_PAGE_HDR + psize);
     if (msg == NULL)
@@ -1433,7 +1469,7 @@ static int page_coord(uint32_t copy, task_rd_t *rd)
     task_buf_u32(&b, area);
     task_buf_u64(&b, page);
     int s = task_region_page_from(&task_rt.region, (int)area, (size_t)page,
-                                  co.chain, co.chainlen, n,
+                                  co.chain, co.chainlen, co.chainskip, n,
                                   msg + TASK_PAGE_HDR);
     if (s != SHOAL_OK) {
         free(msg);
@@ -1594,7 +1630,7 @@ void task_coord_fini(void)
         c_job_t *j = &co.jobs[k];
         for (size_t b = 0; b < j->nblocks; b++) {
             free(j->blocks[b].desc);
-            free(j->blocks[b].state);
+            block_state_free(&j->blocks[b]);
         }
         free(j->blocks);
         free(j->arg);
@@ -1622,6 +1658,7 @@ void task_coord_fini(void)
     free(co.copies);
     free(co.chain);
     free(co.chainlen);
+    free(co.chainskip);
     free(co.rank_of);
     free(co.worker_of);
     free(co.last_seen);

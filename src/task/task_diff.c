@@ -222,6 +222,56 @@ int task_diff_iter_next(task_diff_iter_t *it, task_diff_run_t *run)
     return 1;
 }
 
+int task_diff_skip_build(const uint8_t *diff, size_t len, uint64_t limit,
+                         task_diff_skip_t *sk)
+{
+    task_diff_iter_t it;
+    task_diff_run_t run;
+    size_t cap = 0, k = 0;
+    int r = task_diff_iter_init(&it, diff, len, limit);
+
+    sk->at = NULL;
+    sk->n = 0;
+    if (r == SHOAL_OK) {
+        cap = it.left / TASK_DIFF_SKIP_RUNS;
+        if (cap > 0 && (sk->at = malloc(cap * sizeof(*sk->at))) == NULL)
+            return base_err(SHOAL_ERR_NOMEM, "task: a diff's skip table");
+    }
+    while (r == SHOAL_OK && (r = task_diff_iter_next(&it, &run)) == 1) {
+        r = SHOAL_OK;
+        if (++k % TASK_DIFF_SKIP_RUNS == 0 && sk->n < cap)
+            sk->at[sk->n++] = it;
+    }
+    if (r < 0) {
+        task_diff_skip_free(sk);
+        return r;
+    }
+    return SHOAL_OK;
+}
+
+void task_diff_skip_free(task_diff_skip_t *sk)
+{
+    free(sk->at);
+    sk->at = NULL;
+    sk->n = 0;
+}
+
+void task_diff_skip_seek(const task_diff_skip_t *sk, uint64_t off,
+                         task_diff_iter_t *it)
+{
+    size_t lo = 0, hi = sk->n; /* the answer is in [lo, hi): at[lo-1] */
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sk->at[mid].end <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && sk->at[lo - 1].pos > it->pos)
+        *it = sk->at[lo - 1];
+}
+
 int task_diff_check(const uint8_t *diff, size_t len, uint64_t limit,
                     uint32_t *nruns, uint64_t *nbytes)
 {

@@ -94,6 +94,31 @@ int task_diff_iter_init(task_diff_iter_t *it, const uint8_t *diff,
 /* 1 and the next run, 0 at a well-formed end, SHOAL_ERR_PROTOCOL. */
 int task_diff_iter_next(task_diff_iter_t *it, task_diff_run_t *run);
 
+/*
+ * Where to start reading a diff for one offset: the iterator's state
+ * after every TASK_DIFF_SKIP_RUNS runs, so that a reader of one page of a
+ * diff with many runs (a matrix of doubles against zeros is a run every 8
+ * bytes) reads at most that many runs before the page instead of every
+ * run of the region before it.  Built once (a checked pass), read by
+ * binary search.
+ */
+#define TASK_DIFF_SKIP_RUNS 64
+typedef struct task_diff_skip {
+    task_diff_iter_t *at; /* at[k]: before run (k+1) * SKIP_RUNS */
+    size_t n;
+} task_diff_skip_t;
+
+/* Builds the skip table of a diff (an empty one for a short diff);
+ * SHOAL_ERR_PROTOCOL when the diff is malformed. */
+int task_diff_skip_build(const uint8_t *diff, size_t len, uint64_t limit,
+                         task_diff_skip_t *sk);
+void task_diff_skip_free(task_diff_skip_t *sk);
+/* Moves it (initialized on the same diff) to the last point where the
+ * runs read so far end at or before off: its next runs are the first
+ * that may reach off.  Never backwards. */
+void task_diff_skip_seek(const task_diff_skip_t *sk, uint64_t off,
+                         task_diff_iter_t *it);
+
 /* Checks a whole diff; counts its runs and changed bytes (either may be
  * NULL). */
 int task_diff_check(const uint8_t *diff, size_t len, uint64_t limit,

@@ -273,9 +273,33 @@ int task_region_page_of(const task_region_t *r, pid_t pid, int area,
     return 1;
 }
 
+int task_region_blob_skips(const task_region_t *r, const uint8_t *blob,
+                           size_t len, task_diff_skip_t *sk)
+{
+    task_rd_t rd;
+    int s = SHOAL_OK;
+
+    task_rd_init(&rd, blob, len);
+    for (int i = 0; i < TASK_AREAS; i++)
+        sk[i] = (task_diff_skip_t){NULL, 0};
+    for (int i = 0; i < TASK_AREAS && s == SHOAL_OK; i++) {
+        size_t dlen = 0;
+        const uint8_t *d = task_rd_bytes(&rd, &dlen);
+        if (rd.err)
+            s = rd.err;
+        else if (dlen > 0)
+            s = task_diff_skip_build(d, dlen, r->area[i].size, &sk[i]);
+    }
+    if (s != SHOAL_OK)
+        for (int i = 0; i < TASK_AREAS; i++)
+            task_diff_skip_free(&sk[i]);
+    return s;
+}
+
 int task_region_page_from(const task_region_t *r, int area, size_t page,
                           const uint8_t *const *blobs, const size_t *lens,
-                          size_t n, void *out)
+                          const task_diff_skip_t *const *skips, size_t n,
+                          void *out)
 {
     const task_area_t *a = &r->area[area];
     uint64_t lo = (uint64_t)page * r->page, hi = lo + r->page;
@@ -301,6 +325,8 @@ int task_region_page_from(const task_region_t *r, int area, size_t page,
         task_diff_iter_t it;
         task_diff_run_t run;
         int s = task_diff_iter_init(&it, d, dlen, a->size);
+        if (s == SHOAL_OK && skips != NULL && skips[k] != NULL)
+            task_diff_skip_seek(&skips[k][area], lo, &it);
         while (s == SHOAL_OK && (s = task_diff_iter_next(&it, &run)) == 1) {
             s = SHOAL_OK;
             if (run.off >= hi)

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "task/task_buf.h"
+#include "task/task_diff.h"
 #include "task/task_path.h"
 #include "task/task_track.h"
 
@@ -87,10 +88,17 @@ int task_region_page_of(const task_region_t *r, pid_t pid, int area,
 int task_region_page(const task_region_t *r, int area, size_t page,
                      void *out);
 /* Without the copy: page of area as pristine with blobs[0..n) (states or
- * diffs, task_region.h's blobs) applied in order. */
+ * diffs, task_region.h's blobs) applied in order.  skips: NULL, or for
+ * each blob NULL or its areas' skip tables (task_region_blob_skips), so
+ * that the page costs a few runs of each blob, not every run before it. */
 int task_region_page_from(const task_region_t *r, int area, size_t page,
                           const uint8_t *const *blobs, const size_t *lens,
-                          size_t n, void *out);
+                          const task_diff_skip_t *const *skips, size_t n,
+                          void *out);
+/* The skip tables of a blob's areas (sk[TASK_AREAS]; free each with
+ * task_diff_skip_free). */
+int task_region_blob_skips(const task_region_t *r, const uint8_t *blob,
+                           size_t len, task_diff_skip_t *sk);
 
 /* Appends the copy's whole state (against pristine) to out. */
 int task_region_state(task_region_t *r, task_buf_t *out);

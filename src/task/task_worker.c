@@ -674,8 +674,12 @@ static int page_timeouts(uint64_t now)
 
     for (size_t i = 0; i < wk.n; i++) {
         w_copy_t *c = &wk.c[i];
+        /* (A request made after the caller read the clock is not late:
+         * without the first test, now - pend_since wrapped around and
+         * every page asked for in the turn went to the coordinator.) */
+        int late = now > c->pend_since && now - c->pend_since >= wait;
         if (!c->pend || c->pend_coord || c->killed ||
-            (now - c->pend_since < wait &&
+            (!late &&
              (c->src_copy == NO_COPY || !task_msg_dead((int)c->src_rank))))
             continue;
         c->pend_coord = 1;

@@ -59,10 +59,13 @@ shoal_mpi_test(io_uring SOURCES io_uring.c NP 1 2 4)
 # Data sieving of writes: all ranks write interleaved views at once, with
 # romio_ds_write automatic, enable and disable; every byte checked.
 shoal_mpi_test(io_dswrite SOURCES io_dswrite.c NP 2 4 8)
-# external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
+# external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes,
+# also through filetypes made by the large-count constructors with arguments
+# beyond int (sparse files reaching 36 GB).
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
 # MPI_Register_datarep: a big-endian, biased representation in which shorts
-# grow to 4 bytes; file bytes checked with POSIX reads; bad input.
+# grow to 4 bytes; file bytes checked with POSIX reads; bad input; filetypes
+# made with large counts beyond int.
 shoal_mpi_test(io_datarep SOURCES io_datarep.c NP 1 2 4)
 # bench/io/btio.c, the BT-IO-like checkpoint of bench/io/run, as a test:
 # subarray views over a 5-double etype, a halo'd memory subarray, dumps

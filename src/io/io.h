@@ -217,13 +217,16 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
 int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
                       void *buf, MPI_Count count, MPI_Datatype dt,
                       MPI_Count bytes, MPI_Request *request);
-/* The same through external32 (the view's representation converts):
- * esz stream bytes per element of dt; a write's data converted at the
- * call, a read's when its bytes are in. */
-int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
-                            MPI_Offset pos, void *buf, MPI_Count count,
-                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
-                            MPI_Request *request);
+/* The same through a representation that converts (external32 or a
+ * user's): esz stream bytes per element of dt; a write's data converted
+ * at the call, in the caller's thread; a read's once its bytes are in,
+ * by the progress engine for external32 and by the IO thread for a
+ * user's read function (which may call MPI: never under the engine's
+ * lock). */
+int io_twophase_start_conv(MPI_File fh, const char *fn, int wr,
+                           MPI_Offset pos, void *buf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                           MPI_Request *request);
 /* Progress until fh has no such access left (io_check_file). */
 void io_twophase_drain(MPI_File fh);
 

@@ -539,6 +539,8 @@ enum {
     NB_BACK,   /* reads: send the data back; wait for the round's sends */
     NB_END,    /* post the outcome exchange */
     NB_ENDW,   /* wait for it; finish */
+    NB_DECODE, /* reads in a user's representation: wait for the IO
+                  thread's call of the read conversion */
     NB_DONE
 };
 
@@ -624,11 +626,14 @@ typedef struct io_tpnb {
     /* the IO thread's part of a round */
     io_job_t *job;
     int io_err, guard;
-    /* external32: esz stream bytes per element of dt (0: native), and a
-     * conversion that failed here (its class; this rank then moves
-     * nothing, as the blocking call does) */
-    MPI_Count esz;
+    /* A representation that converts: esz stream bytes per element of dt
+     * (0: native), and a conversion that failed here (its class; this
+     * rank then moves nothing, as the blocking call does; why says why).
+     * A read in a user's representation decodes its delems whole
+     * elements in the IO thread (dec, NB_DECODE). */
+    MPI_Count esz, delems;
     int conv;
+    io_job_t *dec;
     /* outcome */
     int rc;
     MPI_Count done;
@@ -947,12 +952,16 @@ static void nb_finish(io_tpnb_t *o)
                 have = o->bytes;
         }
         if (o->esz > 0) {
-            /* external32: whole elements, decoded into the buffer. */
+            /* Whole elements, decoded into the buffer: external32's here
+             * (the datatype engine's code), a user's read function by the
+             * IO thread (nb_step). */
             MPI_Count elems = have / o->esz;
             int uret = 0;
-            if (elems > 0)
+            if (elems > 0 && o->fh->view.rep->ext32)
                 o->conv = io_rep_convert(o->fh->view.rep, 0, o->buf, elems,
                                          o->dt, o->stream, o->esz, &uret);
+            else
+                o->delems = elems;
             have = elems * o->dt->size;
         } else if (have > 0) {
             mpi_dt_cursor_t c;
@@ -961,6 +970,22 @@ static void nb_finish(io_tpnb_t *o)
         }
         o->done = have;
     }
+}
+
+/* The IO thread's part of a read in a user's representation: the user's
+ * read conversion, outside the progress engine (it may call MPI). */
+static void nb_decode(void *arg)
+{
+    io_tpnb_t *o = arg;
+    int uret = 0;
+
+    o->conv = io_rep_convert(o->fh->view.rep, 0, o->buf, o->delems, o->dt,
+                             o->stream, o->esz, &uret);
+    if (o->conv != MPI_SUCCESS)
+        snprintf(o->why, sizeof(o->why),
+                 "the read conversion function of data representation "
+                 "\"%s\" returned %d",
+                 o->fh->view.rep->name, uret);
 }
 
 /* Advance as far as possible: 1 when finished. */
@@ -1104,6 +1129,27 @@ static int nb_step(io_tpnb_t *o)
                 !nb_all_done(o, o->sends, &o->nsends))
                 return 0;
             nb_finish(o);
+            if (o->rc == MPI_SUCCESS && o->delems > 0) {
+                int e;
+                /* In the file's queue, after this access's rounds. */
+                o->dec = io_async_call(o->fh, nb_decode, o, &e);
+                if (o->dec != NULL) {
+                    o->state = NB_DECODE;
+                    break;
+                }
+                o->conv = MPI_ERR_OTHER;
+                snprintf(o->why, sizeof(o->why),
+                         "cannot start the IO thread to call the read "
+                         "conversion function: %s",
+                         strerror(e));
+            }
+            o->state = NB_DONE;
+            return 1;
+        case NB_DECODE:
+            if (!io_async_call_done(o->dec))
+                return 0;
+            io_async_call_free(o->dec);
+            o->dec = NULL;
             o->state = NB_DONE;
             return 1;
         default:
@@ -1124,12 +1170,9 @@ static int nb_poll(MPI_Request r)
         return 0;
     if (o->conv != MPI_SUCCESS && o->rc == MPI_SUCCESS) {
         /* This rank's values did not convert (the others' access went
-         * on, as in the blocking call). */
+         * on, as in the blocking call); o->why says why. */
         o->rc = o->conv;
         o->done = 0;
-        snprintf(o->why, sizeof(o->why),
-                 "a value of the datatype does not fit the size external32 "
-                 "gives it (a long beyond 32 bits?)");
     }
     io_status_set(&r->status, o->rc == MPI_SUCCESS ? o->done : 0);
     r->status.MPI_ERROR = o->rc;
@@ -1286,8 +1329,18 @@ static int tp_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
         int uret = 0;
         o->conv = io_rep_convert(fh->view.rep, 1, buf, count, dt, o->stream,
                                  esz, &uret);
-        if (o->conv != MPI_SUCCESS)
+        if (o->conv != MPI_SUCCESS) {
             o->nblk = 0; /* takes part with nothing to move */
+            if (fh->view.rep->ext32)
+                snprintf(o->why, sizeof(o->why),
+                         "a value of the datatype does not fit the size "
+                         "external32 gives it (a long beyond 32 bits?)");
+            else
+                snprintf(o->why, sizeof(o->why),
+                         "the write conversion function of data "
+                         "representation \"%s\" returned %d",
+                         fh->view.rep->name, uret);
+        }
     } else if (wr && bytes > 0 && o->own_stream) {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, dt, count, buf, 0);
@@ -1326,10 +1379,10 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, 0, request);
 }
 
-int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
-                            MPI_Offset pos, void *buf, MPI_Count count,
-                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
-                            MPI_Request *request)
+int io_twophase_start_conv(MPI_File fh, const char *fn, int wr,
+                           MPI_Offset pos, void *buf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                           MPI_Request *request)
 {
     return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, esz, request);
 }

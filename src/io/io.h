@@ -109,6 +109,9 @@ struct shoal_mpi_file {
                               is not given (0: not given) */
     MPI_Offset cb_bufsize; /* bytes of file per round (cb_buffer_size) */
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
+    int cb_double; /* shoal_cb_double_buffer: 0 disable, 1 enable, 2
+                      automatic (= enable): the blocking calls' rounds
+                      (io_twophase.c) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
@@ -456,6 +459,8 @@ typedef struct io_job io_job_t;
 io_job_t *io_async_call(MPI_File fh, void (*call)(void *arg), void *arg,
                         int *err_p);
 int io_async_call_done(io_job_t *j);
+/* Sleep until call returned (the caller holds no lock the call needs). */
+void io_async_call_wait(io_job_t *j);
 void io_async_call_free(io_job_t *j);
 
 /* ---- shared pointer (io_shared.c)

@@ -17,6 +17,9 @@
  *   it the IO runs in the call, which returns while the child still holds
  *   the lock (the child is then told to let go).  A test that passes for
  *   both values cannot tell them apart: it would fail one of the two runs.
+ * - Errors: a write past RLIMIT_FSIZE fails in a later round on the
+ *   aggregator; every rank gets MPI_ERR_NO_SPACE, none hangs, and the
+ *   handle writes every byte once the limit is back.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "io_test.h"
@@ -219,6 +223,46 @@ static void where(const char *path, const char *lockpath)
     free(b);
 }
 
+/* A write past RLIMIT_FSIZE fails on the aggregator in a later round:
+ * every rank gets MPI_ERR_NO_SPACE, nothing hangs; within the limit again
+ * the same handle writes every byte. */
+static void errors(const char *path)
+{
+    MPI_File fh = open_cb(path);
+    MPI_Status st;
+    struct rlimit old, lim;
+    unsigned char *b = malloc(N);
+    int rc, cls;
+
+    MT_CHECK(b != NULL, "malloc");
+    for (int i = 0; i < N; i++)
+        b[i] = val(rank, i, 5);
+    set_view(fh);
+    MT_CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0, "getrlimit");
+    lim = old;
+    lim.rlim_cur = 500; /* rounds 5 and on fail */
+    signal(SIGXFSZ, SIG_IGN);
+    MT_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+    rc = MPI_File_write_at_all(fh, 0, b, N, MPI_BYTE, &st);
+    MPI_Error_class(rc, &cls);
+    MT_CHECK(cls == MPI_ERR_NO_SPACE,
+             "%s: a write past RLIMIT_FSIZE gave class %d, not "
+             "MPI_ERR_NO_SPACE",
+             mode, cls);
+    MT_CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    signal(SIGXFSZ, SIG_DFL);
+    MT_OK(MPI_File_write_at_all(fh, 0, b, N, MPI_BYTE, &st));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    check_file(path, 1, 5);
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     char a[512], l[512];
@@ -234,6 +278,7 @@ int main(int argc, char **argv)
     data(a);
     io_path(l, sizeof(l), "lock.dat");
     where(a, l);
+    errors(a);
     io_dir_remove();
     if (rank == 0)
         printf("io_cbdouble (%s) at %d ranks: ok\n", mode, nprocs);

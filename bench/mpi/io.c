@@ -43,7 +43,8 @@
  * timing (the bytes reach the device, as dd conv=fsync).
  * IOBENCH_CB=enable|disable sets romio_cb_read and romio_cb_write,
  * IOBENCH_DS=enable|disable romio_ds_read, IOBENCH_DSW romio_ds_write,
- * IOBENCH_CB_NODES cb_nodes, IOBENCH_URING=enable|disable shoal_io_uring
+ * IOBENCH_CB_NODES cb_nodes, IOBENCH_URING=enable|disable shoal_io_uring,
+ * IOBENCH_CBDB=enable|disable shoal_cb_double_buffer
  * (Shoal's io_uring list IO; other libraries ignore it).
  * Output: "# library: ...", then "<size> <MB/s>" lines, MB/s of the bytes
  * every rank moved.
@@ -228,6 +229,7 @@ int main(int argc, char **argv)
     const char *dsw = getenv("IOBENCH_DSW"), *file = NULL;
     const char *cbn = getenv("IOBENCH_CB_NODES");
     const char *ur = getenv("IOBENCH_URING");
+    const char *cbdb = getenv("IOBENCH_CBDB");
     char path[512], lib[MPI_MAX_LIBRARY_VERSION_STRING], *list, *s;
     int iters = 20, len, sync = 0, span = 0;
     MPI_Info info = MPI_INFO_NULL;
@@ -255,10 +257,13 @@ int main(int argc, char **argv)
     }
     if (iters < 1)
         iters = 1;
-    if (cb != NULL || ds != NULL || dsw != NULL || cbn != NULL || ur != NULL)
+    if (cb != NULL || ds != NULL || dsw != NULL || cbn != NULL ||
+        ur != NULL || cbdb != NULL)
         MPI_Info_create(&info);
     if (ur != NULL)
         MPI_Info_set(info, "shoal_io_uring", ur);
+    if (cbdb != NULL)
+        MPI_Info_set(info, "shoal_cb_double_buffer", cbdb);
     if (cb != NULL) {
         MPI_Info_set(info, "romio_cb_read", cb);
         MPI_Info_set(info, "romio_cb_write", cb);

@@ -109,6 +109,9 @@ struct shoal_mpi_file {
                               is not given (0: not given) */
     MPI_Offset cb_bufsize; /* bytes of file per round (cb_buffer_size) */
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
+    int cb_double; /* shoal_cb_double_buffer: 0 disable, 1 enable, 2
+                      automatic (= enable): the blocking calls' rounds
+                      (io_twophase.c) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
@@ -217,13 +220,16 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
 int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
                       void *buf, MPI_Count count, MPI_Datatype dt,
                       MPI_Count bytes, MPI_Request *request);
-/* The same through external32 (the view's representation converts):
- * esz stream bytes per element of dt; a write's data converted at the
- * call, a read's when its bytes are in. */
-int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
-                            MPI_Offset pos, void *buf, MPI_Count count,
-                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
-                            MPI_Request *request);
+/* The same through a representation that converts (external32 or a
+ * user's): esz stream bytes per element of dt; a write's data converted
+ * at the call, in the caller's thread; a read's once its bytes are in,
+ * by the progress engine for external32 and by the IO thread for a
+ * user's read function (which may call MPI: never under the engine's
+ * lock). */
+int io_twophase_start_conv(MPI_File fh, const char *fn, int wr,
+                           MPI_Offset pos, void *buf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                           MPI_Request *request);
 /* Progress until fh has no such access left (io_check_file). */
 void io_twophase_drain(MPI_File fh);
 
@@ -453,6 +459,8 @@ typedef struct io_job io_job_t;
 io_job_t *io_async_call(MPI_File fh, void (*call)(void *arg), void *arg,
                         int *err_p);
 int io_async_call_done(io_job_t *j);
+/* Sleep until call returned (the caller holds no lock the call needs). */
+void io_async_call_wait(io_job_t *j);
 void io_async_call_free(io_job_t *j);
 
 /* ---- shared pointer (io_shared.c)

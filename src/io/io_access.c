@@ -345,29 +345,19 @@ int io_nonblocking(MPI_File fh, const char *fn, int wr, int where, int coll,
             (rc = access_begin(fh, fn, wr, where, offset, count, dt, &a)) !=
                 MPI_SUCCESS)
             return rc;
-        /* A read through a user's representation decodes when its
-         * bytes are in, in the progress engine, where its functions
-         * (which may call MPI) must not run: below.  A write's values
-         * are converted here, at the call, in the caller's thread. */
-        if (!a.convert || fh->view.rep->ext32 || wr) {
-            if (where == IO_INDIV)
-                fh->pos = a.pos + a.bytes;
-            if (wr && a.bytes > 0)
-                fh->dirty = 1;
-            if (a.convert)
-                return io_twophase_start_ext32(fh, fn, wr, a.pos, buf, count,
-                                               dt, a.bytes, a.esz, request);
-            return io_twophase_start(fh, fn, wr, a.pos, buf, count, dt,
-                                     a.bytes, request);
-        }
-        /* A read through a user's data representation: moved and
-         * converted at once, after the file's earlier accesses. */
-        io_twophase_drain(fh);
-        io_async_drain(fh);
-        rc = access_move(fh, fn, wr, where, coll, buf, count, dt, &a, &bytes);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        return io_request_done(fh, fn, bytes, request);
+        /* A write's values are converted here, at the call, in the
+         * caller's thread; a read's once its bytes are in (a user's read
+         * function, which may call MPI, in the IO thread, never in the
+         * progress engine). */
+        if (where == IO_INDIV)
+            fh->pos = a.pos + a.bytes;
+        if (wr && a.bytes > 0)
+            fh->dirty = 1;
+        if (a.convert)
+            return io_twophase_start_conv(fh, fn, wr, a.pos, buf, count, dt,
+                                          a.bytes, a.esz, request);
+        return io_twophase_start(fh, fn, wr, a.pos, buf, count, dt, a.bytes,
+                                 request);
     }
     /* A collective access without collective buffering is each rank's
      * own list IO (no communication) and goes to the background like an

@@ -337,6 +337,15 @@ int io_async_call_done(io_job_t *j)
     return __atomic_load_n(&j->finished, __ATOMIC_SEQ_CST);
 }
 
+void io_async_call_wait(io_job_t *j)
+{
+    /* job_over marks it finished and broadcasts idle under the lock. */
+    pthread_mutex_lock(&q.lock);
+    while (!__atomic_load_n(&j->finished, __ATOMIC_SEQ_CST))
+        pthread_cond_wait(&q.idle, &q.lock);
+    pthread_mutex_unlock(&q.lock);
+}
+
 void io_async_call_free(io_job_t *j)
 {
     free(j);

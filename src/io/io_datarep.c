@@ -106,6 +106,105 @@ int io_rep_differs(const io_rep_t *rep, MPI_Datatype dt, int *differs)
     return MPI_SUCCESS;
 }
 
+/* ---- a constructor's arguments -------------------------------------------
+ */
+
+/*
+ * The integer and address arguments of a derived type's constructor in the
+ * order the int constructors give them to MPI_Type_get_contents, whichever
+ * form the datatype engine kept them in: ints and addresses, or, for a
+ * type made by a _c constructor with a value an int cannot hold, every one
+ * as a large count (the integers first, then what the int form gives as
+ * addresses).  Array types keep their other arguments as ints and only the
+ * size arrays as large counts: array_args widens them.
+ */
+typedef struct targs {
+    const int *ints;
+    const MPI_Aint *addrs;
+    const MPI_Count *big; /* the large form, or NULL */
+    MPI_Count nbig, ni;   /* ni: the integers before the addresses in big */
+} targs_t;
+
+static void targs_init(targs_t *t, MPI_Datatype dt)
+{
+    t->ints = dt->ints;
+    t->addrs = dt->addrs;
+    t->big = mpi_dt_large_counts(dt, &t->nbig);
+    t->ni = 0;
+}
+
+/* Integer argument k. */
+static MPI_Count ti(const targs_t *t, MPI_Count k)
+{
+    return t->big != NULL ? t->big[k] : t->ints[k];
+}
+
+/* Address argument k. */
+static MPI_Aint ta(const targs_t *t, MPI_Count k)
+{
+    return t->big != NULL ? (MPI_Aint)t->big[t->ni + k] : t->addrs[k];
+}
+
+/*
+ * The arguments of dt (not an array type) into t, and its count of blocks
+ * (the first integer) into *n: MPI_SUCCESS; MPI_ERR_UNSUPPORTED_DATAREP
+ * for a combiner without a known layout; MPI_ERR_INTERN when the recorded
+ * arguments are short of what the combiner has.
+ */
+static int targs_get(MPI_Datatype dt, targs_t *t, MPI_Count *n)
+{
+    MPI_Count ni, na, have_i;
+
+    targs_init(t, dt);
+    have_i = t->big != NULL ? t->nbig : dt->nints;
+    *n = have_i > 0 ? ti(t, 0) : 0;
+    if (*n < 0)
+        return MPI_ERR_INTERN;
+    switch (dt->combiner) {
+    case MPI_COMBINER_DUP:
+        ni = 0, na = 0;
+        break;
+    case MPI_COMBINER_RESIZED:
+        ni = 0, na = 2;
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        ni = 1, na = 0;
+        break;
+    case MPI_COMBINER_VECTOR:
+        ni = 3, na = 0;
+        break;
+    case MPI_COMBINER_HVECTOR:
+        ni = 2, na = 1;
+        break;
+    case MPI_COMBINER_INDEXED:
+        ni = 1 + 2 * *n, na = 0;
+        break;
+    case MPI_COMBINER_HINDEXED:
+        ni = 1 + *n, na = *n;
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        ni = 2 + *n, na = 0;
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        ni = 2, na = *n;
+        break;
+    case MPI_COMBINER_STRUCT:
+        ni = 1 + *n, na = *n;
+        if (dt->ntypes < *n)
+            return MPI_ERR_INTERN;
+        break;
+    default: /* F90 types (Shoal makes none), or something new */
+        return MPI_ERR_UNSUPPORTED_DATAREP;
+    }
+    if (dt->combiner != MPI_COMBINER_RESIZED && dt->ntypes < 1)
+        return MPI_ERR_INTERN;
+    if (t->big != NULL) {
+        t->ni = ni;
+        return t->nbig >= ni + na ? MPI_SUCCESS : MPI_ERR_INTERN;
+    }
+    return dt->nints >= ni && dt->naddrs >= na ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
 int io_rep_size(const io_rep_t *rep, MPI_Datatype dt, MPI_Count *size)
 {
     int rc, differs;
@@ -124,12 +223,16 @@ int io_rep_size(const io_rep_t *rep, MPI_Datatype dt, MPI_Count *size)
         return rc;
     }
     if (dt->combiner == MPI_COMBINER_STRUCT) {
-        if (dt->nints < 1 + dt->ntypes)
-            return MPI_ERR_UNSUPPORTED_DATAREP; /* large counts */
-        for (int i = 0; i < dt->ntypes; i++) {
+        targs_t t;
+        MPI_Count n;
+        if ((rc = targs_get(dt, &t, &n)) != MPI_SUCCESS)
+            return rc;
+        for (MPI_Count i = 0; i < n; i++) {
             if ((rc = io_rep_size(rep, dt->types[i], &cs)) != MPI_SUCCESS)
                 return rc;
-            s += (MPI_Count)dt->ints[1 + i] * cs;
+            if (__builtin_mul_overflow(ti(&t, 1 + i), cs, &cs) ||
+                __builtin_add_overflow(s, cs, &s))
+                return MPI_ERR_TYPE;
         }
         *size = s;
         return MPI_SUCCESS;
@@ -139,7 +242,8 @@ int io_rep_size(const io_rep_t *rep, MPI_Datatype dt, MPI_Count *size)
         return MPI_ERR_UNSUPPORTED_DATAREP;
     if ((rc = io_rep_size(rep, dt->types[0], &cs)) != MPI_SUCCESS)
         return rc;
-    *size = dt->size / dt->types[0]->size * cs;
+    if (__builtin_mul_overflow(dt->size / dt->types[0]->size, cs, size))
+        return MPI_ERR_TYPE;
     return MPI_SUCCESS;
 }
 
@@ -162,8 +266,9 @@ static int add_seg(io_layout_t *l, MPI_Aint disp, MPI_Count len)
     } else {
         if (l->n == l->cap) {
             MPI_Count cap = l->cap ? 2 * l->cap : 16;
-            mpi_dt_seg_t *s = realloc(l->segs, (size_t)cap * sizeof(*s));
-            if (s == NULL)
+            mpi_dt_seg_t *s;
+            if ((size_t)cap > SIZE_MAX / sizeof(*s) ||
+                (s = realloc(l->segs, (size_t)cap * sizeof(*s))) == NULL)
                 return MPI_ERR_NO_MEM;
             l->segs = s;
             l->cap = cap;
@@ -176,148 +281,234 @@ static int add_seg(io_layout_t *l, MPI_Aint disp, MPI_Count len)
     return MPI_SUCCESS;
 }
 
+/* a * b + c, or a set *ovf. */
+static MPI_Aint muladd(MPI_Aint a, MPI_Aint b, MPI_Aint c, int *ovf)
+{
+    MPI_Aint r;
+
+    if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r)) {
+        *ovf = 1;
+        return 0;
+    }
+    return r;
+}
+
 /* count copies of c at disp, disp + stride, ... */
 static int place(io_layout_t *l, const io_layout_t *c, MPI_Aint disp,
                  MPI_Count count, MPI_Aint stride)
 {
-    int rc;
+    MPI_Aint last, lo, hi, len;
+    int rc, ovf = 0;
 
     if (count <= 0)
         return MPI_SUCCESS;
-    for (MPI_Count i = 0; i < count; i++) {
-        MPI_Aint at = disp + (MPI_Aint)i * stride;
-        for (MPI_Count k = 0; k < c->n; k++)
-            if ((rc = add_seg(l, at + c->segs[k].disp, c->segs[k].len)) !=
-                MPI_SUCCESS)
-                return rc;
+    last = muladd((MPI_Aint)(count - 1), stride, disp, &ovf);
+    lo = muladd(1, last < disp ? last : disp, c->lb, &ovf);
+    hi = muladd(1, last > disp ? last : disp, c->ub, &ovf);
+    if (ovf)
+        return MPI_ERR_TYPE;
+    if (c->n == 1 && stride > 0 && (MPI_Aint)c->segs[0].len == stride) {
+        /* Copies of one block as long as the stride touch: one block (so
+         * a count beyond int of a leaf costs one step, as in the
+         * datatype engine). */
+        len = muladd((MPI_Aint)count, stride, 0, &ovf);
+        if (ovf || __builtin_add_overflow(disp, c->segs[0].disp, &lo))
+            return MPI_ERR_TYPE;
+        if ((rc = add_seg(l, lo, (MPI_Count)len)) != MPI_SUCCESS)
+            return rc;
+        lo = muladd(1, last < disp ? last : disp, c->lb, &ovf);
+    } else if (c->n > 0) {
+        for (MPI_Count i = 0; i < count; i++) {
+            MPI_Aint at = disp + (MPI_Aint)i * stride;
+            for (MPI_Count k = 0; k < c->n; k++)
+                if ((rc = add_seg(l, at + c->segs[k].disp, c->segs[k].len)) !=
+                    MPI_SUCCESS)
+                    return rc;
+        }
     }
-    {
-        MPI_Aint last = disp + (MPI_Aint)(count - 1) * stride;
-        MPI_Aint lo = (last < disp ? last : disp) + c->lb;
-        MPI_Aint hi = (last > disp ? last : disp) + c->ub;
-        if (!l->placed || lo < l->lb)
-            l->lb = lo;
-        if (!l->placed || hi > l->ub)
-            l->ub = hi;
-        l->placed = 1;
-    }
+    if (!l->placed || lo < l->lb)
+        l->lb = lo;
+    if (!l->placed || hi > l->ub)
+        l->ub = hi;
+    l->placed = 1;
     return MPI_SUCCESS;
 }
 
 /*
- * An array type (subarray, darray): the copies of old at the index tuples
- * the process owns, idx[d][0..cnt[d]) in dimension d (increasing), in
- * typemap order: the last dimension fastest in C order, the first in
- * Fortran order.  Its extent is the whole array's, from 0.
+ * Array types (subarray, darray): the copies of old at the index tuples
+ * the process owns, given per dimension as intervals of indices
+ * (increasing), in typemap order: the last dimension fastest in C order,
+ * the first in Fortran order.  The intervals of the fastest dimension are
+ * placed whole, so a long one costs one step.  The extent is the whole
+ * array's, from 0.
  */
-static int grid(io_layout_t *l, const io_layout_t *c, int nd, const int *sizes,
-                int *const *idx, const int *cnt, int order)
+typedef struct io_iv {
+    MPI_Count start, len;
+} io_iv_t;
+
+static int grid(io_layout_t *l, const io_layout_t *c, int nd,
+                const MPI_Count *sizes, io_iv_t *const *ivs, const int *niv,
+                int order)
 {
     MPI_Aint stride[32], total = c->ub - c->lb;
-    int at[32], rc, empty = 0;
+    int iv[32] = {0}, fast = order == MPI_ORDER_C ? nd - 1 : 0, rc, ovf = 0;
+    MPI_Count off[32] = {0};
 
     for (int k = 0; k < nd; k++) {
         int d = order == MPI_ORDER_C ? nd - 1 - k : k; /* fastest first */
         stride[d] = total;
-        total *= sizes[d];
-        empty |= cnt[d] <= 0;
-        at[d] = 0;
+        total = muladd(total, (MPI_Aint)sizes[d], 0, &ovf);
     }
-    while (!empty) {
-        MPI_Aint disp = 0;
+    if (ovf)
+        return MPI_ERR_TYPE;
+    for (int d = 0; d < nd; d++)
+        if (niv[d] <= 0)
+            goto bounds; /* nothing selected */
+    for (;;) {
+        MPI_Aint base = 0;
         int k;
         for (int d = 0; d < nd; d++)
-            disp += (MPI_Aint)idx[d][at[d]] * stride[d];
-        if ((rc = place(l, c, disp, 1, 0)) != MPI_SUCCESS)
-            return rc;
-        for (k = 0; k < nd; k++) {
+            if (d != fast)
+                base += (MPI_Aint)(ivs[d][iv[d]].start + off[d]) * stride[d];
+        for (int i = 0; i < niv[fast]; i++)
+            if ((rc = place(l, c, base + (MPI_Aint)ivs[fast][i].start *
+                                             stride[fast],
+                            ivs[fast][i].len, stride[fast])) != MPI_SUCCESS)
+                return rc;
+        /* The next tuple of the other dimensions, the fastest of them
+         * first. */
+        for (k = 1; k < nd; k++) {
             int d = order == MPI_ORDER_C ? nd - 1 - k : k;
-            if (++at[d] < cnt[d])
+            if (++off[d] < ivs[d][iv[d]].len)
                 break;
-            at[d] = 0;
+            off[d] = 0;
+            if (++iv[d] < niv[d])
+                break;
+            iv[d] = 0;
         }
-        if (k == nd)
+        if (k >= nd)
             break;
     }
+bounds:
     l->lb = 0;
     l->ub = total;
     l->placed = 1;
     return MPI_SUCCESS;
 }
 
-/* The indices of one dimension of a darray that process coordinate p
- * owns (MPI 4.1 section 5.1.4): into idx (room for gsize), their count. */
-static int owned(int gsize, int distrib, int darg, int psize, int p, int *idx)
+/* The index intervals of one dimension of a darray that process
+ * coordinate p owns (MPI 4.1 section 5.1.4), *n of them; NULL without
+ * memory. */
+static io_iv_t *owned(MPI_Count gsize, int distrib, int darg, int psize,
+                      int p, int *n)
 {
-    int n = 0;
+    MPI_Count b;
+    io_iv_t *iv;
 
+    *n = 0;
     if (distrib == MPI_DISTRIBUTE_NONE) {
-        for (int i = 0; i < gsize; i++)
-            idx[n++] = i;
-    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
-        int b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize
-                                                 : darg;
-        for (long long i = (long long)p * b;
-             i < (long long)(p + 1) * b && i < gsize; i++)
-            idx[n++] = (int)i;
-    } else { /* MPI_DISTRIBUTE_CYCLIC */
-        int k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
-        for (long long i = (long long)p * k; i < gsize;
-             i += (long long)k * psize)
-            for (long long j = i; j < i + k && j < gsize; j++)
-                idx[n++] = (int)j;
+        if ((iv = malloc(sizeof(*iv))) != NULL) {
+            iv->start = 0;
+            iv->len = gsize;
+            *n = 1;
+        }
+        return iv;
     }
-    return n;
+    if (distrib == MPI_DISTRIBUTE_BLOCK)
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize
+                                             : darg;
+    else
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+    if (b <= 0 || (iv = malloc(((size_t)(gsize / b) + 1) * sizeof(*iv))) ==
+                      NULL)
+        return NULL;
+    /* Block: one interval; cyclic: one every psize * b indices. */
+    for (MPI_Count s = (MPI_Count)p * b; s < gsize; s += (MPI_Count)psize * b) {
+        iv[*n].start = s;
+        iv[*n].len = gsize - s < b ? gsize - s : b;
+        (*n)++;
+        if (distrib == MPI_DISTRIBUTE_BLOCK)
+            break;
+    }
+    return iv;
 }
 
-/* Subarray (ints: ndims, sizes, subsizes, starts, order) or darray
- * (size, rank, ndims, gsizes, distribs, dargs, psizes, order) of c. */
+/* Subarray (in: ndims, sizes, subsizes, starts, order) or darray (size,
+ * rank, ndims, gsizes, distribs, dargs, psizes, order) of c; in holds the
+ * arguments widened (array_args). */
 static int array(io_layout_t *l, const io_layout_t *c, int darray,
-                 const int *in, const char **why)
+                 const MPI_Count *in)
 {
-    int nd = darray ? in[2] : in[0], cnt[32], *idx[32] = {NULL}, rc;
-    const int *sizes = darray ? in + 3 : in + 1;
-    int order = darray ? in[3 + 4 * nd] : in[1 + 3 * nd];
-    int coord[32];
+    int nd = (int)(darray ? in[2] : in[0]), niv[32] = {0}, coord[32], rc;
+    const MPI_Count *sizes = darray ? in + 3 : in + 1;
+    int order = (int)(darray ? in[3 + 4 * nd] : in[1 + 3 * nd]);
+    io_iv_t *ivs[32] = {NULL};
 
-    if (nd <= 0 || nd > 32) {
-        *why = "an array type of more than 32 dimensions";
-        return MPI_ERR_UNSUPPORTED_DATAREP;
-    }
     if (darray) /* the process grid is row-major whatever the order */
-        for (int d = nd - 1, r = in[1]; d >= 0; d--) {
-            coord[d] = r % in[3 + 3 * nd + d];
-            r /= in[3 + 3 * nd + d];
+        for (int d = nd - 1, r = (int)in[1]; d >= 0; d--) {
+            coord[d] = r % (int)in[3 + 3 * nd + d];
+            r /= (int)in[3 + 3 * nd + d];
         }
-    for (int d = 0; d < nd; d++) {
-        if ((idx[d] = malloc((size_t)(sizes[d] > 0 ? sizes[d] : 1) *
-                             sizeof(int))) == NULL) {
-            rc = MPI_ERR_NO_MEM;
-            goto out;
-        }
+    rc = MPI_SUCCESS;
+    for (int d = 0; d < nd && rc == MPI_SUCCESS; d++) {
         if (darray) {
-            cnt[d] = owned(sizes[d], in[3 + nd + d], in[3 + 2 * nd + d],
-                           in[3 + 3 * nd + d], coord[d], idx[d]);
-        } else {
-            cnt[d] = in[1 + nd + d];
-            for (int i = 0; i < cnt[d]; i++)
-                idx[d][i] = in[1 + 2 * nd + d] + i;
+            ivs[d] = owned(sizes[d], (int)in[3 + nd + d],
+                           (int)in[3 + 2 * nd + d], (int)in[3 + 3 * nd + d],
+                           coord[d], &niv[d]);
+        } else if ((ivs[d] = malloc(sizeof(io_iv_t))) != NULL) {
+            ivs[d]->start = in[1 + 2 * nd + d];
+            ivs[d]->len = in[1 + nd + d];
+            niv[d] = ivs[d]->len > 0;
         }
+        if (ivs[d] == NULL)
+            rc = MPI_ERR_NO_MEM;
     }
-    rc = grid(l, c, nd, sizes, idx, cnt, order);
-out:
+    if (rc == MPI_SUCCESS)
+        rc = grid(l, c, nd, sizes, ivs, niv, order);
     for (int d = 0; d < nd; d++)
-        free(idx[d]);
+        free(ivs[d]);
     return rc;
+}
+
+/* An array type's arguments, widened into in (room for 4 + 4 * 32): the
+ * int form's order whichever form they were kept in.  0, or -1 when they
+ * are not all there. */
+static int array_args(MPI_Datatype dt, const targs_t *t, MPI_Count *in)
+{
+    int darray = dt->combiner == MPI_COMBINER_DARRAY, head = darray ? 3 : 1;
+    int nd, wide = darray ? 1 : 3, narrow = darray ? 3 : 0, k = 0;
+
+    if (dt->nints < head)
+        return -1;
+    nd = dt->ints[head - 1];
+    if (nd <= 0 || nd > 32)
+        return -1;
+    if (t->big == NULL) {
+        if (dt->nints < head + 4 * nd + 1 - (darray ? 0 : nd))
+            return -1;
+        for (int i = 0; i < head + (wide + narrow) * nd + 1; i++)
+            in[i] = dt->ints[i];
+        return 0;
+    }
+    /* Large form: the ints lose the size arrays, which are large counts. */
+    if (dt->nints < head + narrow * nd + 1 || t->nbig < (MPI_Count)wide * nd)
+        return -1;
+    for (int i = 0; i < head; i++)
+        in[k++] = dt->ints[i];
+    for (int i = 0; i < wide * nd; i++)
+        in[k++] = t->big[i];
+    for (int i = head; i < head + narrow * nd + 1; i++)
+        in[k++] = dt->ints[i];
+    return 0;
 }
 
 int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
                   const char **why)
 {
     io_layout_t c;
-    const int *in = dt->ints;
-    const MPI_Aint *ad = dt->addrs;
-    int rc = MPI_SUCCESS, n, need_i = 0, need_a = 0;
+    targs_t t;
+    MPI_Count n = 0, arr[4 + 4 * 32];
+    int rc = MPI_SUCCESS, ovf = 0;
 
     memset(l, 0, sizeof(*l));
     memset(&c, 0, sizeof(c));
@@ -331,56 +522,29 @@ int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
         l->placed = 1;
         return add_seg(l, 0, (MPI_Count)e);
     }
-    n = dt->nints > 0 ? in[0] : 0;
-    switch (dt->combiner) {
-    case MPI_COMBINER_DUP:
-    case MPI_COMBINER_RESIZED:
-        break;
-    case MPI_COMBINER_CONTIGUOUS:
-        need_i = 1;
-        break;
-    case MPI_COMBINER_VECTOR:
-        need_i = 3;
-        break;
-    case MPI_COMBINER_HVECTOR:
-        need_i = 2, need_a = 1;
-        break;
-    case MPI_COMBINER_INDEXED:
-        need_i = 1 + 2 * n;
-        break;
-    case MPI_COMBINER_HINDEXED:
-        need_i = 1 + n, need_a = n;
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-        need_i = 2 + n;
-        break;
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        need_i = 2, need_a = n;
-        break;
-    case MPI_COMBINER_STRUCT:
-        need_i = 1 + n, need_a = n;
-        break;
-    case MPI_COMBINER_SUBARRAY:
-        need_i = 2 + 3 * n;
-        break;
-    case MPI_COMBINER_DARRAY:
-        need_i = dt->nints >= 3 ? 4 + 4 * in[2] : 3;
-        break;
-    default:
-        *why = "the file layout of this datatype (an F90 type) in a data "
-               "representation that changes sizes is not supported";
-        return MPI_ERR_UNSUPPORTED_DATAREP;
+    if (dt->combiner == MPI_COMBINER_SUBARRAY ||
+        dt->combiner == MPI_COMBINER_DARRAY) {
+        targs_init(&t, dt);
+        rc = array_args(dt, &t, arr) == 0 ? MPI_SUCCESS : MPI_ERR_INTERN;
+    } else {
+        rc = targs_get(dt, &t, &n);
     }
-    if (dt->nints < need_i || dt->naddrs < need_a || need_i < 0) {
-        *why = "the file layout of a datatype made with large counts, in a "
-               "data representation that changes sizes, is not supported";
-        return MPI_ERR_UNSUPPORTED_DATAREP;
+    if (rc != MPI_SUCCESS) {
+        *why = rc == MPI_ERR_UNSUPPORTED_DATAREP
+                   ? "the file layout of this kind of datatype (combiner not "
+                     "known to Shoal) in a data representation that changes "
+                     "sizes is not supported"
+                   : "the datatype's recorded constructor arguments are "
+                     "incomplete (internal error)";
+        return rc;
     }
     if (dt->combiner == MPI_COMBINER_STRUCT) {
-        for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS; i++) {
             if ((rc = io_rep_layout(rep, dt->types[i], &c, why)) ==
                 MPI_SUCCESS)
-                rc = place(l, &c, ad[i], in[1 + i], c.ub - c.lb);
+                rc = place(l, &c, ta(&t, i), ti(&t, 1 + i), c.ub - c.lb);
+            else
+                goto done; /* *why says why */
             io_layout_free(&c);
         }
         goto done;
@@ -395,47 +559,57 @@ int io_rep_layout(const io_rep_t *rep, MPI_Datatype dt, io_layout_t *l,
             break;
         case MPI_COMBINER_RESIZED:
             rc = place(l, &c, 0, 1, 0);
-            l->lb = ad[0];
-            l->ub = ad[0] + ad[1];
+            l->lb = ta(&t, 0);
+            l->ub = muladd(1, ta(&t, 0), ta(&t, 1), &ovf);
             break;
         case MPI_COMBINER_CONTIGUOUS:
-            rc = place(l, &c, 0, in[0], ext);
+            rc = place(l, &c, 0, ti(&t, 0), ext);
             break;
         case MPI_COMBINER_VECTOR:
         case MPI_COMBINER_HVECTOR: {
             MPI_Aint stride = dt->combiner == MPI_COMBINER_VECTOR
-                                  ? (MPI_Aint)in[2] * ext
-                                  : ad[0];
-            for (int i = 0; i < in[0] && rc == MPI_SUCCESS; i++)
-                rc = place(l, &c, (MPI_Aint)i * stride, in[1], ext);
+                                  ? muladd((MPI_Aint)ti(&t, 2), ext, 0, &ovf)
+                                  : ta(&t, 0);
+            for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS && !ovf; i++)
+                rc = place(l, &c, muladd((MPI_Aint)i, stride, 0, &ovf),
+                           ti(&t, 1), ext);
             break;
         }
         case MPI_COMBINER_INDEXED:
-            for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-                rc = place(l, &c, (MPI_Aint)in[1 + n + i] * ext, in[1 + i],
-                           ext);
+            for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS && !ovf; i++)
+                rc = place(l, &c,
+                           muladd((MPI_Aint)ti(&t, 1 + n + i), ext, 0, &ovf),
+                           ti(&t, 1 + i), ext);
             break;
         case MPI_COMBINER_HINDEXED:
-            for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-                rc = place(l, &c, ad[i], in[1 + i], ext);
+            for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS; i++)
+                rc = place(l, &c, ta(&t, i), ti(&t, 1 + i), ext);
             break;
         case MPI_COMBINER_INDEXED_BLOCK:
-            for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-                rc = place(l, &c, (MPI_Aint)in[2 + i] * ext, in[1], ext);
+            for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS && !ovf; i++)
+                rc = place(l, &c,
+                           muladd((MPI_Aint)ti(&t, 2 + i), ext, 0, &ovf),
+                           ti(&t, 1), ext);
             break;
         case MPI_COMBINER_HINDEXED_BLOCK:
-            for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-                rc = place(l, &c, ad[i], in[1], ext);
+            for (MPI_Count i = 0; i < n && rc == MPI_SUCCESS; i++)
+                rc = place(l, &c, ta(&t, i), ti(&t, 1), ext);
             break;
         default: /* MPI_COMBINER_SUBARRAY, MPI_COMBINER_DARRAY */
-            rc = array(l, &c, dt->combiner == MPI_COMBINER_DARRAY, in, why);
+            rc = array(l, &c, dt->combiner == MPI_COMBINER_DARRAY, arr);
             break;
         }
     }
+    if (ovf && rc == MPI_SUCCESS)
+        rc = MPI_ERR_TYPE;
 done:
     io_layout_free(&c);
     if (rc == MPI_ERR_NO_MEM)
         *why = "no memory for the file layout of the datatype";
+    else if (rc == MPI_ERR_TYPE)
+        *why = "the datatype's layout in the file overflows MPI_Aint (its "
+               "displacements counted in elements scaled to the file "
+               "extents)";
     if (rc != MPI_SUCCESS)
         io_layout_free(l);
     return rc;

@@ -62,7 +62,7 @@ static int tristate(MPI_Info info, const char *key)
 
 int io_hints_apply(MPI_File fh)
 {
-    long long v[9] = {0, 0, 0, 0, 2, 16 << 20, 2, 2, 0};
+    long long v[10] = {0, 0, 0, 0, 2, 16 << 20, 2, 2, 0, 2};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
@@ -77,10 +77,11 @@ int io_hints_apply(MPI_File fh)
         v[6] = tristate(fh->hints, "romio_ds_write");
         v[7] = tristate(fh->hints, "shoal_io_uring");
         v[8] = hint_count(fh->hints, "striping_factor");
+        v[9] = tristate(fh->hints, "shoal_cb_double_buffer");
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 9, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 10, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
     fh->cb_read = (int)v[0];
     fh->cb_write = (int)v[1];
@@ -91,6 +92,7 @@ int io_hints_apply(MPI_File fh)
     fh->cb_bufsize = v[5];
     fh->uring = (int)v[7];
     fh->cb_stripes = v[8] > INT_MAX ? INT_MAX : (int)v[8];
+    fh->cb_double = (int)v[9];
     return MPI_SUCCESS;
 }
 

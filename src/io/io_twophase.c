@@ -28,7 +28,10 @@
  * so hints that differ between ranks cannot split a collective call.
  * A domain is handled in rounds of `cb_buffer_size` bytes of file (16 MiB
  * by default), one exchange and one IO pass each, so an aggregator holds
- * at most that much data at once (plus overlapping writes).
+ * at most that much data at once (plus overlapping writes).  Blocking
+ * calls double-buffer (shoal_cb_double_buffer, on by default, measured
+ * in docs/IO.md): an aggregator's IO of round k runs in the IO thread
+ * while the ranks exchange round k + 1, so it holds two rounds.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -186,6 +189,45 @@ typedef struct spiece {
     int dest, round;
 } spiece_t;
 
+/*
+ * One round's buffers on an aggregator, and what the exchange of the data
+ * needs of them.  With double buffering (shoal_cb_double_buffer) there
+ * are two, used by alternate rounds: the IO of round k runs in the IO
+ * thread while the ranks exchange round k + 1 (writes) or send round k - 1
+ * back (reads); a slot is reused only once its IO is over.
+ */
+typedef struct tp_slot {
+    blk_t *rdesc;
+    piece_t *pieces;
+    char *rbuf;
+    long long cap_blk, cap_bytes, nrblk, rd;
+    MPI_Count *sdc, *rdc; /* per rank: data bytes sent, received */
+    MPI_Aint *sdd, *rdd;  /* and where in the stream, in rbuf */
+    io_job_t *job;        /* the round's IO in the IO thread, or NULL */
+    int fd, wr, guard, err;
+} tp_slot_t;
+
+/* The IO thread's part: a round's IO from (into) the slot's buffer. */
+static void slot_io(void *arg)
+{
+    tp_slot_t *t = arg;
+
+    t->err = domain_io(t->fd, t->wr, t->pieces, t->nrblk, t->rbuf, t->guard);
+}
+
+/* Wait for the slot's IO in the IO thread, if any; its errno into *err
+ * (the first one kept). */
+static void slot_wait(tp_slot_t *t, int *err)
+{
+    if (t->job == NULL)
+        return;
+    io_async_call_wait(t->job);
+    io_async_call_free(t->job);
+    t->job = NULL;
+    if (t->err != 0 && *err == 0)
+        *err = t->err;
+}
+
 int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *done_p,
                    int *err_p)
@@ -195,19 +237,17 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     blk_t *mine = NULL;
     long long range[2], grange[2], fd_size, gmin, sub, nrounds;
     long long *scnt = NULL, *rcnt = NULL; /* per rank: blocks, bytes */
-    int *sbc = NULL, *sbd = NULL, *rbc = NULL, *rbd = NULL;
-    MPI_Count *sdc = NULL, *rdc = NULL;
-    MPI_Aint *sdd = NULL, *rdd = NULL;
+    int *sbc = NULL, *sbd = NULL, *rbc = NULL, *rbd = NULL, dbl;
     spiece_t *sp = NULL;
-    blk_t *sdesc = NULL, *rdesc = NULL;
-    char *stream = NULL, *rbuf = NULL;
-    piece_t *pieces = NULL;
-    long long rcap_blk = 0, rcap_bytes = 0;
+    blk_t *sdesc = NULL;
+    char *stream = NULL;
+    tp_slot_t slot[2];
     int *agg_of = NULL; /* aggregator index of each rank, or -1 */
     int *aggs = NULL;   /* rank of each aggregator */
 
     *done_p = 0;
     *err_p = 0;
+    memset(slot, 0, sizeof(slot));
     PMPI_Comm_size(fh->comm, &P);
     PMPI_Comm_rank(fh->comm, &me);
     /* The aggregators: one per host; cb_nodes fewer, or more (then the
@@ -248,12 +288,16 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     sbd = malloc((size_t)P * sizeof(int));
     rbc = malloc((size_t)P * sizeof(int));
     rbd = malloc((size_t)P * sizeof(int));
-    sdc = malloc((size_t)P * sizeof(MPI_Count));
-    rdc = malloc((size_t)P * sizeof(MPI_Count));
-    sdd = malloc((size_t)P * sizeof(MPI_Aint));
-    rdd = malloc((size_t)P * sizeof(MPI_Aint));
+    for (int i = 0; i < 2; i++) {
+        slot[i].sdc = malloc((size_t)P * sizeof(MPI_Count));
+        slot[i].rdc = malloc((size_t)P * sizeof(MPI_Count));
+        slot[i].sdd = malloc((size_t)P * sizeof(MPI_Aint));
+        slot[i].rdd = malloc((size_t)P * sizeof(MPI_Aint));
+        if (!(slot[i].sdc && slot[i].rdc && slot[i].sdd && slot[i].rdd))
+            lc = MPI_ERR_NO_MEM;
+    }
     if (mine == NULL || stream == NULL || scnt == NULL || rcnt == NULL ||
-        A == 0 || !(sbc && sbd && rbc && rbd && sdc && rdc && sdd && rdd))
+        A == 0 || !(sbc && sbd && rbc && rbd))
         lc = MPI_ERR_NO_MEM;
     if (lc == MPI_SUCCESS && wr && bytes > 0) {
         mpi_dt_cursor_t c;
@@ -347,14 +391,26 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         goto out;
     }
 
-    for (long long k = 0; k < nrounds; k++) {
+    /* Rounds.  Double buffering (on unless shoal_cb_double_buffer is
+     * disable: measured faster, docs/IO.md) needs two rounds or more; the
+     * IO then runs in the IO thread, round k's while the ranks exchange
+     * the next round's (writes) or send the last round's back (reads),
+     * in order with the process's other queued IO. */
+    dbl = fh->cb_double != 0 && nrounds > 1;
+    for (long long k = 0; k <= nrounds; k++) {
+        tp_slot_t *t = &slot[k & 1], *pt = &slot[(k + 1) & 1];
         long long rb = 0, rd = 0, nrblk, nd = 0;
+        /* The slot's last IO (round k - 2's write) is over before the
+         * slot is filled again. */
+        slot_wait(t, &err);
+        if (k == nrounds)
+            goto last;
         /* This round's pieces, grouped by aggregator (file order is
          * aggregator order), as descriptors; data stay in the stream. */
         for (int r = 0; r < P; r++) {
             scnt[2 * r] = scnt[2 * r + 1] = 0;
             sbd[r] = 0;
-            sdd[r] = 0;
+            t->sdd[r] = 0;
         }
         for (MPI_Count i = 0; i < nsp; i++) {
             int r = sp[i].dest;
@@ -362,7 +418,7 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
                 continue;
             if (scnt[2 * r] == 0) {
                 sbd[r] = (int)(2 * nd);
-                sdd[r] = (MPI_Aint)sp[i].at;
+                t->sdd[r] = (MPI_Aint)sp[i].at;
             }
             sdesc[nd].off = sp[i].off;
             sdesc[nd].len = sp[i].len;
@@ -375,34 +431,37 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
             goto out;
         for (int r = 0; r < P; r++) {
             sbc[r] = (int)(2 * scnt[2 * r]);
-            sdc[r] = scnt[2 * r + 1];
+            t->sdc[r] = scnt[2 * r + 1];
             rbc[r] = (int)(2 * rcnt[2 * r]);
             rbd[r] = (int)rb;
             rb += rbc[r];
-            rdc[r] = rcnt[2 * r + 1];
-            rdd[r] = (MPI_Aint)rd;
-            rd += rdc[r];
+            t->rdc[r] = rcnt[2 * r + 1];
+            t->rdd[r] = (MPI_Aint)rd;
+            rd += t->rdc[r];
         }
         nrblk = rb / 2;
+        t->nrblk = nrblk;
+        t->rd = rd;
         lc = MPI_SUCCESS;
-        if (nrblk > rcap_blk) {
-            blk_t *t1 = realloc(rdesc, (size_t)nrblk * sizeof(*rdesc));
-            piece_t *t2 =
-                t1 ? realloc(pieces, (size_t)nrblk * sizeof(*pieces)) : NULL;
+        if (nrblk > t->cap_blk) {
+            blk_t *t1 = realloc(t->rdesc, (size_t)nrblk * sizeof(blk_t));
+            piece_t *t2 = t1 ? realloc(t->pieces,
+                                       (size_t)nrblk * sizeof(piece_t))
+                             : NULL;
             if (t1)
-                rdesc = t1;
+                t->rdesc = t1;
             if (t2)
-                pieces = t2;
+                t->pieces = t2;
             if (t1 && t2)
-                rcap_blk = nrblk;
+                t->cap_blk = nrblk;
             else
                 lc = MPI_ERR_NO_MEM;
         }
-        if (rd > rcap_bytes && lc == MPI_SUCCESS) {
-            char *t = realloc(rbuf, (size_t)rd);
-            if (t) {
-                rbuf = t;
-                rcap_bytes = rd;
+        if (rd > t->cap_bytes && lc == MPI_SUCCESS) {
+            char *nb = realloc(t->rbuf, (size_t)rd);
+            if (nb) {
+                t->rbuf = nb;
+                t->cap_bytes = rd;
             } else {
                 lc = MPI_ERR_NO_MEM;
             }
@@ -414,12 +473,13 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
             rc = all;
             goto out;
         }
-        if ((rc = PMPI_Alltoallv(sdesc, sbc, sbd, MPI_LONG_LONG, rdesc, rbc,
-                                 rbd, MPI_LONG_LONG, fh->comm)) != MPI_SUCCESS)
+        if ((rc = PMPI_Alltoallv(sdesc, sbc, sbd, MPI_LONG_LONG, t->rdesc,
+                                 rbc, rbd, MPI_LONG_LONG, fh->comm)) !=
+            MPI_SUCCESS)
             goto out;
-        if (wr &&
-            (rc = PMPI_Alltoallv_c(stream, sdc, sdd, MPI_BYTE, rbuf, rdc, rdd,
-                                   MPI_BYTE, fh->comm)) != MPI_SUCCESS)
+        if (wr && (rc = PMPI_Alltoallv_c(stream, t->sdc, t->sdd, MPI_BYTE,
+                                         t->rbuf, t->rdc, t->rdd, MPI_BYTE,
+                                         fh->comm)) != MPI_SUCCESS)
             goto out;
         /* Phase two: the aggregator's own IO for this round (after a
          * failure the rounds go on, to keep the ranks together, with
@@ -427,23 +487,47 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         if (agg_of[me] >= 0 && nrblk > 0 && err == 0) {
             long long at = 0;
             if (!wr)
-                memset(rbuf, 0, (size_t)rd);
+                memset(t->rbuf, 0, (size_t)rd);
             for (long long i = 0; i < nrblk; i++) {
-                pieces[i].off = rdesc[i].off;
-                pieces[i].len = rdesc[i].len;
-                pieces[i].at = at;
-                at += rdesc[i].len;
+                t->pieces[i].off = t->rdesc[i].off;
+                t->pieces[i].len = t->rdesc[i].len;
+                t->pieces[i].at = at;
+                at += t->rdesc[i].len;
             }
-            qsort(pieces, (size_t)nrblk, sizeof(*pieces), by_offset);
-            err = domain_io(fh->fd, wr, pieces, nrblk, rbuf,
-                            wr && io_ds_guard(fh));
+            qsort(t->pieces, (size_t)nrblk, sizeof(piece_t), by_offset);
+            t->fd = fh->fd;
+            t->wr = wr;
+            t->guard = wr && io_ds_guard(fh);
+            t->err = 0;
+            if (dbl) {
+                int e = 0;
+                t->job = io_async_call(fh, slot_io, t, &e);
+                if (t->job == NULL) /* no thread: here, then */
+                    slot_io(t);
+            } else {
+                slot_io(t);
+            }
+            if (t->job == NULL && t->err != 0 && err == 0)
+                err = t->err;
         }
-        /* Reads: the data go back the way the descriptors came. */
-        if (!wr &&
-            (rc = PMPI_Alltoallv_c(rbuf, rdc, rdd, MPI_BYTE, stream, sdc, sdd,
-                                   MPI_BYTE, fh->comm)) != MPI_SUCCESS)
+        /* Reads: the data go back the way the descriptors came (round
+         * k - 1's while round k's are read, when double buffering). */
+        if (!wr && !dbl &&
+            (rc = PMPI_Alltoallv_c(t->rbuf, t->rdc, t->rdd, MPI_BYTE, stream,
+                                   t->sdc, t->sdd, MPI_BYTE, fh->comm)) !=
+                MPI_SUCCESS)
             goto out;
+    last:
+        if (!wr && dbl && k > 0) {
+            slot_wait(pt, &err);
+            if ((rc = PMPI_Alltoallv_c(pt->rbuf, pt->rdc, pt->rdd, MPI_BYTE,
+                                       stream, pt->sdc, pt->sdd, MPI_BYTE,
+                                       fh->comm)) != MPI_SUCCESS)
+                goto out;
+        }
     }
+    slot_wait(&slot[0], &err);
+    slot_wait(&slot[1], &err);
     lc = err ? io_errno_class(err) : MPI_SUCCESS;
     if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
         MPI_SUCCESS)
@@ -487,17 +571,21 @@ out:
     free(aggs);
     free(sp);
     free(sdesc);
-    free(rdesc);
-    free(rbuf);
-    free(pieces);
+    for (int i = 0; i < 2; i++) {
+        /* After a failed exchange the IO may still run: over first. */
+        slot_wait(&slot[i], &err);
+        free(slot[i].rdesc);
+        free(slot[i].rbuf);
+        free(slot[i].pieces);
+        free(slot[i].sdc);
+        free(slot[i].rdc);
+        free(slot[i].sdd);
+        free(slot[i].rdd);
+    }
     free(sbc);
     free(sbd);
     free(rbc);
     free(rbd);
-    free(sdc);
-    free(rdc);
-    free(sdd);
-    free(rdd);
     return rc;
 }
 
@@ -539,6 +627,8 @@ enum {
     NB_BACK,   /* reads: send the data back; wait for the round's sends */
     NB_END,    /* post the outcome exchange */
     NB_ENDW,   /* wait for it; finish */
+    NB_DECODE, /* reads in a user's representation: wait for the IO
+                  thread's call of the read conversion */
     NB_DONE
 };
 
@@ -624,11 +714,14 @@ typedef struct io_tpnb {
     /* the IO thread's part of a round */
     io_job_t *job;
     int io_err, guard;
-    /* external32: esz stream bytes per element of dt (0: native), and a
-     * conversion that failed here (its class; this rank then moves
-     * nothing, as the blocking call does) */
-    MPI_Count esz;
+    /* A representation that converts: esz stream bytes per element of dt
+     * (0: native), and a conversion that failed here (its class; this
+     * rank then moves nothing, as the blocking call does; why says why).
+     * A read in a user's representation decodes its delems whole
+     * elements in the IO thread (dec, NB_DECODE). */
+    MPI_Count esz, delems;
     int conv;
+    io_job_t *dec;
     /* outcome */
     int rc;
     MPI_Count done;
@@ -947,12 +1040,16 @@ static void nb_finish(io_tpnb_t *o)
                 have = o->bytes;
         }
         if (o->esz > 0) {
-            /* external32: whole elements, decoded into the buffer. */
+            /* Whole elements, decoded into the buffer: external32's here
+             * (the datatype engine's code), a user's read function by the
+             * IO thread (nb_step). */
             MPI_Count elems = have / o->esz;
             int uret = 0;
-            if (elems > 0)
+            if (elems > 0 && o->fh->view.rep->ext32)
                 o->conv = io_rep_convert(o->fh->view.rep, 0, o->buf, elems,
                                          o->dt, o->stream, o->esz, &uret);
+            else
+                o->delems = elems;
             have = elems * o->dt->size;
         } else if (have > 0) {
             mpi_dt_cursor_t c;
@@ -961,6 +1058,22 @@ static void nb_finish(io_tpnb_t *o)
         }
         o->done = have;
     }
+}
+
+/* The IO thread's part of a read in a user's representation: the user's
+ * read conversion, outside the progress engine (it may call MPI). */
+static void nb_decode(void *arg)
+{
+    io_tpnb_t *o = arg;
+    int uret = 0;
+
+    o->conv = io_rep_convert(o->fh->view.rep, 0, o->buf, o->delems, o->dt,
+                             o->stream, o->esz, &uret);
+    if (o->conv != MPI_SUCCESS)
+        snprintf(o->why, sizeof(o->why),
+                 "the read conversion function of data representation "
+                 "\"%s\" returned %d",
+                 o->fh->view.rep->name, uret);
 }
 
 /* Advance as far as possible: 1 when finished. */
@@ -1104,6 +1217,27 @@ static int nb_step(io_tpnb_t *o)
                 !nb_all_done(o, o->sends, &o->nsends))
                 return 0;
             nb_finish(o);
+            if (o->rc == MPI_SUCCESS && o->delems > 0) {
+                int e;
+                /* In the file's queue, after this access's rounds. */
+                o->dec = io_async_call(o->fh, nb_decode, o, &e);
+                if (o->dec != NULL) {
+                    o->state = NB_DECODE;
+                    break;
+                }
+                o->conv = MPI_ERR_OTHER;
+                snprintf(o->why, sizeof(o->why),
+                         "cannot start the IO thread to call the read "
+                         "conversion function: %s",
+                         strerror(e));
+            }
+            o->state = NB_DONE;
+            return 1;
+        case NB_DECODE:
+            if (!io_async_call_done(o->dec))
+                return 0;
+            io_async_call_free(o->dec);
+            o->dec = NULL;
             o->state = NB_DONE;
             return 1;
         default:
@@ -1124,12 +1258,9 @@ static int nb_poll(MPI_Request r)
         return 0;
     if (o->conv != MPI_SUCCESS && o->rc == MPI_SUCCESS) {
         /* This rank's values did not convert (the others' access went
-         * on, as in the blocking call). */
+         * on, as in the blocking call); o->why says why. */
         o->rc = o->conv;
         o->done = 0;
-        snprintf(o->why, sizeof(o->why),
-                 "a value of the datatype does not fit the size external32 "
-                 "gives it (a long beyond 32 bits?)");
     }
     io_status_set(&r->status, o->rc == MPI_SUCCESS ? o->done : 0);
     r->status.MPI_ERROR = o->rc;
@@ -1286,8 +1417,18 @@ static int tp_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
         int uret = 0;
         o->conv = io_rep_convert(fh->view.rep, 1, buf, count, dt, o->stream,
                                  esz, &uret);
-        if (o->conv != MPI_SUCCESS)
+        if (o->conv != MPI_SUCCESS) {
             o->nblk = 0; /* takes part with nothing to move */
+            if (fh->view.rep->ext32)
+                snprintf(o->why, sizeof(o->why),
+                         "a value of the datatype does not fit the size "
+                         "external32 gives it (a long beyond 32 bits?)");
+            else
+                snprintf(o->why, sizeof(o->why),
+                         "the write conversion function of data "
+                         "representation \"%s\" returned %d",
+                         fh->view.rep->name, uret);
+        }
     } else if (wr && bytes > 0 && o->own_stream) {
         mpi_dt_cursor_t c;
         mpi_dt_cursor_init(&c, dt, count, buf, 0);
@@ -1326,10 +1467,10 @@ int io_twophase_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, 0, request);
 }
 
-int io_twophase_start_ext32(MPI_File fh, const char *fn, int wr,
-                            MPI_Offset pos, void *buf, MPI_Count count,
-                            MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
-                            MPI_Request *request)
+int io_twophase_start_conv(MPI_File fh, const char *fn, int wr,
+                           MPI_Offset pos, void *buf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Count bytes, MPI_Count esz,
+                           MPI_Request *request)
 {
     return tp_start(fh, fn, wr, pos, buf, count, dt, bytes, esz, request);
 }

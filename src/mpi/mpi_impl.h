@@ -400,6 +400,12 @@ int mpi_dt_order(MPI_Datatype dt);
 int mpi_dt_blocks_order(const mpi_dt_seg_t *segs, MPI_Count n,
                         MPI_Datatype dt);
 
+/* The large counts of a type built by a _c constructor with arguments an
+ * int cannot hold (MPI_Type_get_contents_c's array_of_large_counts; then
+ * the arguments that stay ints are in dt->ints), *n of them; NULL and 0
+ * for every other type. */
+const MPI_Count *mpi_dt_large_counts(MPI_Datatype dt, MPI_Count *n);
+
 /* Copy count elements of dt from src to dst (local copy, both layouts dt). */
 void mpi_dt_copy(MPI_Datatype dt, MPI_Count count, const void *src,
                  void *dst);

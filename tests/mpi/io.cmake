@@ -49,6 +49,17 @@ shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
+# Double buffering of blocking collective buffering (shoal_cb_double_buffer,
+# on by default): one aggregator, 100-byte rounds, every byte checked; with
+# it the rounds' IO waits behind another handle's access holding the IO
+# thread, without it the call does the IO itself.
+shoal_mpi_test(io_cbdouble SOURCES io_cbdouble.c NP 1 2 4)
+shoal_mp_test(mpi.io_cbdouble_on PROGRAM mpi_io_cbdouble NP 2 ARGS enable
+              LABELS mpi)
+shoal_mp_test(mpi.io_cbdouble_off PROGRAM mpi_io_cbdouble NP 2 ARGS disable
+              LABELS mpi)
+shoal_mp_test(mpi.io_cbdouble_off PROGRAM mpi_io_cbdouble NP 4 ARGS disable
+              LABELS mpi)
 # striping_factor: the number of aggregators without cb_nodes (a rank
 # that may not grow files fails the write only when it aggregates).
 shoal_mpi_test(io_stripes SOURCES io_stripes.c NP 2 4)
@@ -59,10 +70,13 @@ shoal_mpi_test(io_uring SOURCES io_uring.c NP 1 2 4)
 # Data sieving of writes: all ranks write interleaved views at once, with
 # romio_ds_write automatic, enable and disable; every byte checked.
 shoal_mpi_test(io_dswrite SOURCES io_dswrite.c NP 2 4 8)
-# external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes.
+# external32 files: big-endian bytes checked, read back; longs shrink to 4 bytes,
+# also through filetypes made by the large-count constructors with arguments
+# beyond int (sparse files reaching 36 GB).
 shoal_mpi_test(io_ext32 SOURCES io_ext32.c NP 1 2 4 8)
 # MPI_Register_datarep: a big-endian, biased representation in which shorts
-# grow to 4 bytes; file bytes checked with POSIX reads; bad input.
+# grow to 4 bytes; file bytes checked with POSIX reads; bad input; filetypes
+# made with large counts beyond int.
 shoal_mpi_test(io_datarep SOURCES io_datarep.c NP 1 2 4)
 # bench/io/btio.c, the BT-IO-like checkpoint of bench/io/run, as a test:
 # subarray views over a 5-double etype, a halo'd memory subarray, dumps

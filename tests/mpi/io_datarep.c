@@ -8,6 +8,9 @@
  * conversion functions' arguments (count, position, extra state) are
  * checked.  The large-count form (MPI_Register_datarep_c) does the same
  * through its own functions; MPI_CONVERSION_FN_NULL moves native bytes.
+ * Filetypes made by the large-count constructors with arguments beyond int
+ * are laid out with the file sizes too (and refused with MPI_ERR_TYPE when
+ * the file sizes make their displacements overflow).
  * Bad input: duplicate and predefined names (MPI_ERR_DUP_DATAREP), NULL,
  * empty or too long names and a NULL extent function (MPI_ERR_ARG), an
  * unknown name in set_view (MPI_ERR_UNSUPPORTED_DATAREP), a conversion
@@ -123,6 +126,17 @@ static int wide_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
     (void)extra;
     MPI_Type_size(dt, &sz);
     *ext = dt == MPI_INT ? 8 : sz;
+    return MPI_SUCCESS;
+}
+
+/* Shorts of 2^40 bytes in the file: a stride of G of them overflows. */
+static int huge_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
+{
+    int sz;
+
+    (void)extra;
+    MPI_Type_size(dt, &sz);
+    *ext = dt == MPI_SHORT ? (MPI_Aint)1 << 40 : sz;
     return MPI_SUCCESS;
 }
 
@@ -323,6 +337,115 @@ static void null_conversion(const char *path)
         MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/*
+ * Filetypes made by the large-count constructors with arguments beyond int
+ * (G = 3e9), over shorts (2 bytes here, 4 in the file): laid out with the
+ * file sizes (element displacements scaled by 4, byte ones as they are).
+ * A vector with a stride of G shorts puts its second block at byte 4 G of
+ * the file (12 GB, a sparse file); a struct of a short at 0 and G shorts
+ * at byte 8.  The file's bytes are read with pread where the layout puts
+ * them, its size checked, the values read back.
+ */
+#define G 3000000000LL
+
+static void large_counts(const char *path, const char *rep, rep_state_t *s)
+{
+    MPI_Count sbl[2] = {1, G}, sd[2] = {0, 8};
+    MPI_Datatype sty[2] = {MPI_SHORT, MPI_SHORT};
+
+    for (int which = 0; which < 2; which++) {
+        MPI_File fh;
+        MPI_Status st;
+        MPI_Datatype t;
+        MPI_Aint ext;
+        short out[6], in[6];
+        long long off[6], want_ext, disp = 256LL * rank;
+        int k, n;
+
+        if (which == 0) {
+            long long o[6] = {0, 4, 8, 4 * G, 4 * G + 4, 4 * G + 8};
+            MT_OK(MPI_Type_vector_c(2, 3, G, MPI_SHORT, &t));
+            k = 6;
+            memcpy(off, o, sizeof(o));
+            want_ext = 4 * G + 12;
+        } else {
+            long long o[4] = {0, 8, 12, 16};
+            MT_OK(MPI_Type_create_struct_c(2, sbl, sd, sty, &t));
+            k = 4;
+            memcpy(off, o, sizeof(o));
+            want_ext = 8 + 4 * G;
+        }
+        MT_OK(MPI_Type_commit(&t));
+        for (int i = 0; i < k; i++)
+            out[i] = (short)((rank + 1) * 100 + which * 10 + i);
+        MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                            MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                            &fh));
+        MT_OK(MPI_File_set_view(fh, disp, MPI_SHORT, t, rep, MPI_INFO_NULL));
+        MT_OK(MPI_File_get_type_extent(fh, t, &ext));
+        MT_CHECK(ext == want_ext, "%s type %d: file extent %ld, want %lld",
+                 rep, which, (long)ext, want_ext);
+        MT_OK(MPI_File_write_all(fh, out, k, MPI_SHORT, &st));
+        MT_OK(MPI_Get_count(&st, MPI_SHORT, &n));
+        MT_CHECK(n == k, "write count %d", n);
+        MT_OK(MPI_File_sync(fh));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_File_sync(fh));
+        if (rank == 0) {
+            int fd = open(path, O_RDONLY);
+            struct stat sb;
+            long long end = 0;
+            MT_CHECK(fd >= 0, "open %s", path);
+            for (int r = 0; r < nprocs; r++)
+                for (int i = 0; i < k; i++) {
+                    unsigned char b4[4];
+                    long long at = 256LL * r + off[i];
+                    unsigned w = (unsigned)((r + 1) * 100 + which * 10 + i +
+                                            s->bias);
+                    MT_CHECK(pread(fd, b4, 4, at) == 4, "pread at %lld", at);
+                    MT_CHECK(get_be32(b4) == w,
+                             "%s type %d: rank %d short %d at %lld: %08x, "
+                             "want %08x",
+                             rep, which, r, i, at, get_be32(b4), w);
+                    if (at + 4 > end)
+                        end = at + 4;
+                }
+            MT_CHECK(fstat(fd, &sb) == 0, "fstat");
+            MT_CHECK(sb.st_size == end, "%s type %d: file of %lld bytes, "
+                     "want %lld", rep, which, (long long)sb.st_size, end);
+            close(fd);
+        }
+        memset(in, 0, sizeof(in));
+        MT_OK(MPI_File_read_at_all(fh, 0, in, k, MPI_SHORT, &st));
+        for (int i = 0; i < k; i++)
+            MT_CHECK(in[i] == out[i], "%s type %d: short %d read %d, want %d",
+                     rep, which, i, in[i], out[i]);
+        MT_OK(MPI_File_close(&fh));
+        MT_OK(MPI_Type_free(&t));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0)
+            MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+    /* Scaled to the file extents the displacements overflow MPI_Aint:
+     * refused with MPI_ERR_TYPE, on every rank, the view kept. */
+    {
+        MPI_File fh;
+        MPI_Datatype t;
+        MT_OK(MPI_Type_vector_c(2, 1, G, MPI_SHORT, &t));
+        MT_OK(MPI_Type_commit(&t));
+        MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                            MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                            &fh));
+        MT_ERR(MPI_ERR_TYPE, MPI_File_set_view(fh, 0, MPI_SHORT, t,
+                                               "shoal-huge", MPI_INFO_NULL));
+        MT_OK(MPI_File_close(&fh));
+        MT_OK(MPI_Type_free(&t));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0)
+            MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -336,6 +459,8 @@ int main(int argc, char **argv)
                                &be_st));
     MT_OK(MPI_Register_datarep_c("shoal-be32c", bec_read, bec_write,
                                  be_extent, &bec_st));
+    MT_OK(MPI_Register_datarep("shoal-huge", MPI_CONVERSION_FN_NULL,
+                               MPI_CONVERSION_FN_NULL, huge_extent, NULL));
     MT_OK(MPI_Register_datarep("shoal-wide", MPI_CONVERSION_FN_NULL,
                                MPI_CONVERSION_FN_NULL, wide_extent, NULL));
     bad_input();
@@ -345,6 +470,8 @@ int main(int argc, char **argv)
              "large-count functions: %ld calls, %ld items", bec_st.calls,
              bec_st.items);
     null_conversion(path);
+    large_counts(path, "shoal-be32", &be_st);
+    large_counts(path, "shoal-be32c", &bec_st);
     io_dir_remove();
     if (rank == 0)
         printf("io_datarep at %d ranks: ok\n", nprocs);

@@ -6,8 +6,8 @@
  * big-endian encodings the test makes itself, and read back through the
  * view.  A long beyond 32 bits fails with MPI_ERR_CONVERSION; filetypes
  * with holes over longs (subarray, hvector, struct) are laid out with the
- * external32 sizes, and so is a darray; a type made with a count beyond
- * int is refused.
+ * external32 sizes, and so is a darray; so are filetypes made by the
+ * large-count constructors with arguments beyond int (large_counts).
  */
 #include "io_test.h"
 
@@ -109,7 +109,6 @@ static void longs(const char *path)
     MPI_Status st;
     MPI_Aint ext;
     MPI_Offset pos, disp;
-    MPI_Datatype vt;
     long lv[3] = {-5 - rank, 7 + rank, (1L << 20) + rank}, lr[3], big;
     int got;
 
@@ -132,13 +131,6 @@ static void longs(const char *path)
     if (big != 0)
         MT_ERR(MPI_ERR_CONVERSION,
                MPI_File_write_at(fh, 1000, &big, 1, MPI_LONG, &st));
-    /* A type made with a count beyond int, of a type whose size changes:
-     * its file layout is not computed (refused, the view stays). */
-    MT_OK(MPI_Type_contiguous_c((MPI_Count)1 << 31, MPI_LONG, &vt));
-    MT_OK(MPI_Type_commit(&vt));
-    MT_ERR(MPI_ERR_UNSUPPORTED_DATAREP,
-           MPI_File_set_view(fh, 0, MPI_LONG, vt, "external32", MPI_INFO_NULL));
-    MT_OK(MPI_Type_free(&vt));
     MT_OK(MPI_File_sync(fh));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     MT_OK(MPI_File_sync(fh));
@@ -357,6 +349,184 @@ static void longs_with_holes(const char *path)
         MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/*
+ * Filetypes made by the large-count constructors with an argument an int
+ * cannot hold (a count, block length, stride, displacement or array size
+ * of G = 3e9 > INT_MAX), over longs (8 bytes here, 4 in external32): their
+ * layout in the file is computed with the external32 sizes like any
+ * other's (element displacements scaled, byte ones as they are).  Each
+ * case writes a few longs at the start of every rank's view (the file is
+ * sparse: the types reach 12 GB and beyond), then rank 0 reads the file's
+ * bytes with pread at the offsets the external32 layout puts them (not the
+ * native ones) and checks its size; the file extent and the values read
+ * back are checked too.
+ */
+#define G 3000000000LL
+
+typedef struct lc_case {
+    const char *name;
+    int k;             /* longs written */
+    long long off[4];  /* their file offsets from the view's start */
+    long long ext;     /* the filetype's extent in the file */
+    int own_disp;      /* the type places each rank (darray): disp 0 */
+} lc_case_t;
+
+static void lc_make(int which, MPI_Datatype *t, lc_case_t *c)
+{
+    MPI_Count bl2[2] = {1, 2}, d2[2] = {5, G}, hbl[2] = {2, G},
+              hd[2] = {0, 64}, ib[2] = {0, G};
+    MPI_Count hb[2] = {0, (MPI_Count)1 << 36}, sbl[2] = {1, G},
+              sd[2] = {0, 16};
+    MPI_Datatype st[2] = {MPI_LONG, MPI_LONG};
+
+    memset(c, 0, sizeof(*c));
+    switch (which) {
+    case 0:
+        *c = (lc_case_t){"contiguous_c", 4, {0, 4, 8, 12}, 4 * G, 0};
+        MT_OK(MPI_Type_contiguous_c(G, MPI_LONG, t));
+        break;
+    case 1: /* a stride beyond int */
+        *c = (lc_case_t){"vector_c", 4, {0, 4, 4 * G, 4 * G + 4}, 4 * G + 8,
+                         0};
+        MT_OK(MPI_Type_vector_c(2, 2, G, MPI_LONG, t));
+        break;
+    case 2: /* a block length beyond int, a byte stride */
+        *c = (lc_case_t){"hvector_c", 3, {0, 4, 8}, (1LL << 36) + 4 * G, 0};
+        MT_OK(MPI_Type_create_hvector_c(2, G, (MPI_Count)1 << 36, MPI_LONG,
+                                        t));
+        break;
+    case 3: /* a displacement beyond int */
+        *c = (lc_case_t){"indexed_c", 3, {20, 4 * G, 4 * G + 4}, 4 * G - 12,
+                         0};
+        MT_OK(MPI_Type_indexed_c(2, bl2, d2, MPI_LONG, t));
+        break;
+    case 4:
+        *c = (lc_case_t){"hindexed_c", 4, {0, 4, 64, 68}, 64 + 4 * G, 0};
+        MT_OK(MPI_Type_create_hindexed_c(2, hbl, hd, MPI_LONG, t));
+        break;
+    case 5:
+        *c = (lc_case_t){"indexed_block_c", 2, {0, 4 * G}, 4 * G + 4, 0};
+        MT_OK(MPI_Type_create_indexed_block_c(2, 1, ib, MPI_LONG, t));
+        break;
+    case 6:
+        *c = (lc_case_t){"hindexed_block_c", 3, {0, 4, 8},
+                         (1LL << 36) + 4 * G, 0};
+        MT_OK(MPI_Type_create_hindexed_block_c(2, G, hb, MPI_LONG, t));
+        break;
+    case 7: /* byte displacements as they are: the long block at 16 */
+        *c = (lc_case_t){"struct_c", 3, {0, 16, 20}, 16 + 4 * G, 0};
+        MT_OK(MPI_Type_create_struct_c(2, sbl, sd, st, t));
+        break;
+    case 8: { /* a 3 x G array in Fortran order: rows 1, 2 of column G-1 */
+        MPI_Count sz[2] = {3, G}, sub[2] = {2, 1}, at[2] = {1, G - 1};
+        *c = (lc_case_t){"subarray_c",
+                         2,
+                         {(1 + 3 * (G - 1)) * 4, (2 + 3 * (G - 1)) * 4},
+                         12 * G,
+                         0};
+        MT_OK(MPI_Type_create_subarray_c(2, sz, sub, at, MPI_ORDER_FORTRAN,
+                                         MPI_LONG, t));
+        break;
+    }
+    default: { /* G longs dealt in blocks: rank r's block at r * b */
+        MPI_Count gs[1] = {G};
+        int di[1] = {MPI_DISTRIBUTE_BLOCK}, da[1] = {MPI_DISTRIBUTE_DFLT_DARG},
+            ps[1] = {nprocs};
+        long long b = (G + nprocs - 1) / nprocs;
+        *c = (lc_case_t){"darray_c", 2, {4 * rank * b, 4 * rank * b + 4},
+                         4 * G, 1};
+        MT_OK(MPI_Type_create_darray_c(nprocs, rank, 1, gs, di, da, ps,
+                                       MPI_ORDER_C, MPI_LONG, t));
+        break;
+    }
+    }
+    MT_OK(MPI_Type_commit(t));
+}
+
+static long lc_val(int which, int r, int i)
+{
+    return (long)((which + 1) * 1000000 + r * 1000 + i) * (i % 2 ? -1 : 1);
+}
+
+static void large_counts(const char *path)
+{
+    for (int which = 0; which < 10; which++) {
+        MPI_File fh;
+        MPI_Status st;
+        MPI_Datatype t;
+        MPI_Aint ext;
+        lc_case_t c;
+        long out[4], in[4];
+        int got;
+        long long disp;
+
+        lc_make(which, &t, &c);
+        disp = c.own_disp ? 0 : 256LL * rank;
+        for (int i = 0; i < c.k; i++)
+            out[i] = lc_val(which, rank, i);
+        MT_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                            MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                            &fh));
+        MT_OK(MPI_File_set_view(fh, disp, MPI_LONG, t, "external32",
+                                MPI_INFO_NULL));
+        MT_OK(MPI_File_get_type_extent(fh, t, &ext));
+        MT_CHECK(ext == c.ext, "%s: external32 extent %ld, want %lld", c.name,
+                 (long)ext, c.ext);
+        MT_OK(MPI_File_write_all(fh, out, c.k, MPI_LONG, &st));
+        MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+        MT_CHECK(got == c.k, "%s: write count %d", c.name, got);
+        MT_OK(MPI_File_sync(fh));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MT_OK(MPI_File_sync(fh));
+        if (rank == 0) {
+            int fd = open(path, O_RDONLY);
+            struct stat sb;
+            long long want = 0;
+            MT_CHECK(fd >= 0, "open %s", path);
+            for (int r = 0; r < nprocs; r++) {
+                lc_case_t cr = c;
+                long long dr = c.own_disp ? 0 : 256LL * r;
+                if (c.own_disp) { /* rank r's block */
+                    long long b = (G + nprocs - 1) / nprocs;
+                    cr.off[0] = 4 * r * b;
+                    cr.off[1] = 4 * r * b + 4;
+                }
+                for (int i = 0; i < c.k; i++) {
+                    unsigned char b4[4], w[4];
+                    long long at = dr + cr.off[i];
+                    be(w, (unsigned long long)(unsigned)(int)lc_val(which, r, i),
+                       4);
+                    MT_CHECK(pread(fd, b4, 4, at) == 4, "%s: pread at %lld",
+                             c.name, at);
+                    MT_CHECK(memcmp(b4, w, 4) == 0,
+                             "%s: rank %d long %d at %lld: %02x%02x%02x%02x, "
+                             "want %02x%02x%02x%02x",
+                             c.name, r, i, at, b4[0], b4[1], b4[2], b4[3],
+                             w[0], w[1], w[2], w[3]);
+                    if (at + 4 > want)
+                        want = at + 4;
+                }
+            }
+            MT_CHECK(fstat(fd, &sb) == 0, "fstat");
+            MT_CHECK(sb.st_size == want, "%s: file of %lld bytes, want %lld",
+                     c.name, (long long)sb.st_size, want);
+            close(fd);
+        }
+        memset(in, 0, sizeof(in));
+        MT_OK(MPI_File_read_at_all(fh, 0, in, c.k, MPI_LONG, &st));
+        MT_OK(MPI_Get_count(&st, MPI_LONG, &got));
+        MT_CHECK(got == c.k, "%s: read count %d", c.name, got);
+        for (int i = 0; i < c.k; i++)
+            MT_CHECK(in[i] == out[i], "%s: long %d read %ld, want %ld",
+                     c.name, i, in[i], out[i]);
+        MT_OK(MPI_File_close(&fh));
+        MT_OK(MPI_Type_free(&t));
+        MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == 0)
+            MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -369,6 +539,7 @@ int main(int argc, char **argv)
     ints_and_doubles(path);
     longs(path);
     longs_with_holes(path);
+    large_counts(path);
     io_dir_remove();
     if (rank == 0)
         printf("io_ext32 at %d ranks: ok\n", nprocs);

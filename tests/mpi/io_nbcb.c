@@ -30,6 +30,11 @@
  *   big-endian values; a rank whose longs do not fit external32's 4
  *   bytes gets MPI_ERR_CONVERSION through its request while the others'
  *   accesses complete.
+ * - A user representation (MPI_Register_datarep): ints written and read
+ *   back through the aggregators in the background (not done before a
+ *   peer has called), the write conversion called at the call, the read
+ *   conversion after the data came, in the IO thread; a read conversion
+ *   failing on one rank fails its request only (userrep, below).
  * - Errors: a write past RLIMIT_FSIZE fails on the aggregators; every
  *   rank's request fails with MPI_ERR_NO_SPACE (MPI_Wait, and MPI_Test)
  *   and the file's error handler is called; a nonblocking collective
@@ -37,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,6 +446,12 @@ static void ext32(const char *path)
 /* A user representation: an int is 4 bytes, big-endian, xor USER_XOR. */
 #define USER_XOR 0x5a3c96e1u
 static int user_writes; /* calls of the write conversion on this rank */
+/* Calls of the read conversion on this rank (atomic: the IO thread may
+ * make them), a read conversion made to fail here, and whether one ran
+ * in the thread that called MPI_Init (it must not: it runs in the
+ * background, outside the progress engine). */
+static int user_reads, user_read_fail, user_read_main;
+static pthread_t main_thread;
 
 static int xor_write(void *user, MPI_Datatype dt, int count, void *file,
                      MPI_Offset position, void *extra)
@@ -462,12 +474,20 @@ static int xor_write(void *user, MPI_Datatype dt, int count, void *file,
 static int xor_read(void *user, MPI_Datatype dt, int count, void *file,
                     MPI_Offset position, void *extra)
 {
-    int *u = (int *)user + position;
+    int *u = (int *)user + position, size = 0;
     const unsigned char *f = file;
 
     (void)extra;
+    __atomic_add_fetch(&user_reads, 1, __ATOMIC_SEQ_CST);
+    if (pthread_equal(pthread_self(), main_thread))
+        __atomic_store_n(&user_read_main, 1, __ATOMIC_SEQ_CST);
+    /* A conversion function may call MPI (here to look at the type). */
+    if (MPI_Type_size(dt, &size) != MPI_SUCCESS || size != 4)
+        return MPI_ERR_TYPE;
     if (dt != MPI_INT)
         return MPI_ERR_TYPE;
+    if (__atomic_load_n(&user_read_fail, __ATOMIC_SEQ_CST))
+        return MPI_ERR_OTHER;
     for (int i = 0; i < count; i++) {
         unsigned v = 0;
         for (int b = 0; b < 4; b++)
@@ -488,12 +508,17 @@ static int xor_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
 }
 
 /*
- * A nonblocking collective write through the aggregators in a user
- * representation runs in the background as external32's does: its values
- * converted at the call (the write conversion called there, in the
- * caller's thread), the exchange and IO after it, so rank 0's request is
- * not done before the others call.  Read back (in the call, still) and
- * the file's bytes checked.
+ * Nonblocking collective access through the aggregators in a user
+ * representation runs in the background as external32's does.  A write's
+ * values are converted at the call (the write conversion called there, in
+ * the caller's thread), the exchange and IO after it, so rank 0's request
+ * is not done before the others call.  A read returns at once too, not
+ * done before the others call, and its read conversion is called once the
+ * data are in, in the IO thread (not the caller's: never inside the
+ * progress engine, as the function may call MPI, which it does here);
+ * the values read back and the file's bytes checked.  A read conversion
+ * that fails on rank 0 fails only rank 0's request, with
+ * MPI_ERR_CONVERSION.
  */
 static void userrep(const char *path)
 {
@@ -536,10 +561,52 @@ static void userrep(const char *path)
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     MT_OK(MPI_File_sync(fh));
     memset(in, 0, sizeof(in));
-    MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+    if (rank == 0 || nprocs == 1) {
+        MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+        if (nprocs > 1) {
+            MT_CHECK(!tests_done(&r, 50, &st),
+                     "user representation: iread_at_all completed before "
+                     "the other ranks called it (or the call waited for "
+                     "them)");
+            MT_CHECK(__atomic_load_n(&user_reads, __ATOMIC_SEQ_CST) == 0,
+                     "user representation: the read conversion was called "
+                     "before the data came");
+            int w = 1;
+            for (int p = 1; p < nprocs; p++)
+                MT_OK(MPI_Send(&w, 1, MPI_INT, p, 61, MPI_COMM_WORLD));
+        }
+    } else {
+        await_word(61);
+        MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+    }
     MT_OK(MPI_Wait(&r, &st));
+    MT_OK(MPI_Get_count(&st, MPI_INT, &c));
+    MT_CHECK(c == NI, "user representation: read count %d, not %d", c, NI);
+    MT_CHECK(__atomic_load_n(&user_reads, __ATOMIC_SEQ_CST) == 1,
+             "user representation: %d calls of the read conversion, not 1",
+             user_reads);
+    MT_CHECK(!__atomic_load_n(&user_read_main, __ATOMIC_SEQ_CST),
+             "user representation: the read conversion ran in the caller's "
+             "thread (inside the call or the progress engine), not in the "
+             "background");
     MT_CHECK(memcmp(in, out, sizeof(in)) == 0,
              "user representation: read back differs");
+    /* A read conversion failing on rank 0 only. */
+    __atomic_store_n(&user_read_fail, rank == 0, __ATOMIC_SEQ_CST);
+    MT_OK(MPI_File_iread_at_all(fh, 0, in, NI, MPI_INT, &r));
+    {
+        int rc = MPI_Wait(&r, &st), cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (rank == 0)
+            MT_CHECK(cls == MPI_ERR_CONVERSION,
+                     "user representation: a failing read conversion gave "
+                     "class %d, not MPI_ERR_CONVERSION",
+                     cls);
+        else
+            MT_CHECK(rc == MPI_SUCCESS,
+                     "user representation: rank %d's read failed", rank);
+    }
+    __atomic_store_n(&user_read_fail, 0, __ATOMIC_SEQ_CST);
     MT_OK(MPI_File_close(&fh));
     MT_OK(MPI_Type_free(&ft));
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -785,6 +852,7 @@ int main(int argc, char **argv)
     char a[512], b[512], l[512];
 
     MPI_Init(&argc, &argv);
+    main_thread = pthread_self();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     io_dir_make("nbcb");

@@ -149,6 +149,12 @@ static MPI_Count nbig_of(MPI_Datatype dt)
     return dt_is_predef(dt) ? 0 : ((const dt_obj_t *)dt)->nbig;
 }
 
+const MPI_Count *mpi_dt_large_counts(MPI_Datatype dt, MPI_Count *n)
+{
+    *n = nbig_of(dt);
+    return *n > 0 ? ((const dt_obj_t *)dt)->big : NULL;
+}
+
 /* Types built by the _c constructors with arguments beyond int. */
 static int check_small(const char *fn, MPI_Datatype dt)
 {

@@ -54,6 +54,10 @@
 #                   back gets twice the patience (task_coord.c), so a
 #                   starved one does not flap.  A run that ended before
 #                   the second stop runs again (3 runs at most)
+#         freeze    one worker (not rank 0) and its copies frozen in a
+#                   cgroup (v2 cgroup.freeze, else the v1 freezer) for
+#                   2 s and thawed: stopped without a signal, as a host's
+#                   owner may do; exit 77 (skipped) without a freezer
 #         slow      one worker (and the copies it runs) at 25% of a CPU
 #                   for the whole run: a cgroup CPU limit (cgroup v2
 #                   cpu.max, or v1 cpu.cfs_quota_us) when the harness is
@@ -86,8 +90,10 @@ log=$dir/faults # what the faults did: shoalrun's writes would overwrite it
 # this shell is ever signalled: the hang watcher ends by itself when the
 # run does, and random picks are made here rather than by shuf fed from a
 # process substitution (SIGPIPE).
-cg= # the slow mode's cgroup
-trap 'rm -rf "$dir"; [ -z "$cg" ] || rmdir "$cg" 2>/dev/null' EXIT
+cg= # the slow and freeze modes' cgroup
+# (A cgroup left frozen is thawed first: SIGKILL waits for a v1 thaw.)
+trap 'rm -rf "$dir"; [ -z "$cg" ] || { echo 0 >"$cg/cgroup.freeze";
+    echo THAWED >"$cg/freezer.state"; rmdir "$cg"; } 2>/dev/null' EXIT
 
 fail() {
     echo "FAIL ($mode, np $np, fault seed $seed): $*"
@@ -147,6 +153,36 @@ cpu_cgroup() {
     done </proc/mounts
 }
 
+# A directory where a new cgroup can be frozen ("v2 DIR" or "v1 DIR"), or
+# nothing when this shell cannot make one.
+freezer_cgroup() {
+    [ "$(id -u)" = 0 ] || return 0
+    local mnt fs opts rest
+    while read -r _ mnt fs opts rest; do
+        if [ "$fs" = cgroup2 ] && [ -w "$mnt" ] &&
+            [ -e "$mnt/cgroup.procs" ]; then
+            echo "v2 $mnt"
+            return 0
+        fi
+    done </proc/mounts
+    while read -r _ mnt fs opts rest; do
+        if [ "$fs" = cgroup ] && [[ ",$opts," == *,freezer,* ]] &&
+            [ -w "$mnt" ]; then
+            echo "v1 $mnt"
+            return 0
+        fi
+    done </proc/mounts
+}
+
+# Every descendant of pid $1 (the worker's copies and their template).
+descendants() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        echo "$c"
+        descendants "$c"
+    done
+}
+
 # Moves pid $1 and its children (the copies it runs now; later ones are
 # forked inside) into cgroup $cg.
 into_cgroup() {
@@ -165,6 +201,14 @@ into_cgroup() {
     return 0
 }
 
+if [ "$mode" = freeze ]; then
+    read -r kind root <<<"$(freezer_cgroup)"
+    if [ -z "${kind:-}" ]; then
+        echo "SKIP: no cgroup freezer this shell may use (root, cgroup2" \
+            "or the v1 freezer)"
+        exit 77
+    fi
+fi
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
 case $mode in coordkeep2 | coordsbusy | stoptwice) export SHOAL_LOG=info ;; esac
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
@@ -254,6 +298,42 @@ stoptwice)
         done
         grep -q "worker ${victim% *} speaks again" "$out" &&
             stop_for "$victim" "${TASK_TEST_STOP2:-850}" " again"
+    fi
+    ;;
+freeze)
+    nap $((200 + RANDOM % 600))
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    vpid=${victim#* }
+    if [ -z "$victim" ]; then
+        echo "fault: none, the run ended first" >>"$log"
+    else
+        cg=$root/shoal-task-faults-$$
+        mkdir "$cg" || fail "cannot make cgroup $cg"
+        [ "$kind" = v2 ] || [ -e "$cg/freezer.state" ] ||
+            fail "no freezer.state in $cg"
+        if into_cgroup "$vpid"; then
+            for c in $(descendants "$vpid"); do
+                echo "$c" >"$cg/cgroup.procs" 2>/dev/null
+            done
+            if [ "$kind" = v2 ]; then
+                echo 1 >"$cg/cgroup.freeze"
+            else
+                echo FROZEN >"$cg/freezer.state"
+            fi || fail "cannot freeze $cg"
+            echo "fault: rank ${victim% *} frozen (cgroup $kind, $cg)" \
+                >>"$log"
+            nap 2000
+            if [ "$kind" = v2 ]; then
+                echo 0 >"$cg/cgroup.freeze"
+            else
+                echo THAWED >"$cg/freezer.state"
+            fi || fail "cannot thaw $cg"
+            echo "fault: rank ${victim% *} thawed" >>"$log"
+        elif kill -0 "$vpid" 2>/dev/null; then
+            fail "cannot move rank ${victim% *} into $cg"
+        else
+            echo "fault: none, rank ${victim% *} ended first" >>"$log"
+        fi
     fi
     ;;
 slow)

@@ -17,4 +17,5 @@ list(APPEND SHOAL_SOURCES
     task/task_sched.c
     task/task_spawn.c
     task/task_track.c
+    task/task_vers.c
     task/task_worker.c)

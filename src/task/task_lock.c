@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "task/task_grow.h"
 #include "task/task_lock.h"
+#include "task/task_vers.h"
 
 #define NONE UINT32_MAX
 
@@ -34,21 +35,20 @@ typedef struct entry {
 } entry_t;
 
 typedef struct vers {
-    uint8_t *data;
-    size_t len;
-    uint8_t present; /* bytes held */
+    uint8_t present; /* bytes held (in the lock's store) */
     uint8_t dropped; /* existed; bytes freed (its reader finished) */
     uint64_t reader; /* the entry it is the before-image of, or
                         TASK_LOCK_FREE (none yet) */
 } vers_t;
 
-#define NO_VERSION ((vers_t){NULL, 0, 0, 0, TASK_LOCK_FREE})
+#define NO_VERSION ((vers_t){0, 0, TASK_LOCK_FREE})
 
 typedef struct lock {
     uint64_t owner; /* entry, or TASK_LOCK_FREE */
     uint32_t cur;   /* current version */
     vers_t *v;      /* versions 0 .. nv-1 */
     size_t nv, capv;
+    task_vers_t store; /* their bytes, mostly as diffs (task_vers.h) */
     uint32_t *fifo; /* jobs waiting, oldest first */
     size_t nfifo, capfifo;
 } lock_t;
@@ -75,6 +75,12 @@ struct task_lock {
     size_t cap_known;
     task_lock_order_t *orders;
     size_t norders, cap_orders;
+    /* the bytes of the grants among the orders (the store's answers last
+     * only until its next call): they stay until the orders_clear after
+     * the one that cleared their orders, so a caller that copied the
+     * orders and cleared them may still carry them out */
+    uint8_t **obufs, **pbufs;
+    size_t nobufs, cap_obufs, npbufs, cap_pbufs;
     uint64_t *reruns;
     size_t nreruns, cap_reruns;
 };
@@ -111,6 +117,8 @@ int task_lock_create(uint32_t nlocks, uint32_t suspect_after,
         l->v[0] = NO_VERSION;
         l->v[0].present = 1;
         l->nv = 1;
+        if (task_vers_put(&l->store, 0, NULL, 0) != SHOAL_OK)
+            goto err_nomem;
     }
     *out = m;
     return SHOAL_OK;
@@ -124,8 +132,7 @@ void task_lock_destroy(task_lock_t *m)
     if (m == NULL)
         return;
     for (uint32_t i = 0; m->locks != NULL && i < m->nlocks; i++) {
-        for (size_t v = 0; v < m->locks[i].nv; v++)
-            free(m->locks[i].v[v].data);
+        task_vers_free(&m->locks[i].store);
         free(m->locks[i].v);
         free(m->locks[i].fifo);
     }
@@ -140,6 +147,10 @@ void task_lock_destroy(task_lock_t *m)
     free(m->waits);
     free(m->counts);
     free(m->known);
+    task_lock_orders_clear(m);
+    task_lock_orders_clear(m);
+    free(m->obufs);
+    free(m->pbufs);
     free(m->orders);
     free(m->reruns);
     free(m);
@@ -152,15 +163,17 @@ static int put_version(lock_t *l, uint32_t v, const void *data, size_t len)
         return SHOAL_ERR_NOMEM;
     while (l->nv <= v)
         l->v[l->nv++] = NO_VERSION;
-    uint8_t *p = malloc(len ? len : 1);
-    if (p == NULL)
+    if (task_vers_put(&l->store, v, data, len) != SHOAL_OK)
         return base_err(SHOAL_ERR_NOMEM, "lock manager: version of %zu bytes",
                         len);
-    if (len)
-        memcpy(p, data, len);
-    free(l->v[v].data);
-    l->v[v] = (vers_t){p, len, 1, 0, l->v[v].reader};
+    l->v[v] = (vers_t){1, 0, l->v[v].reader};
     return SHOAL_OK;
+}
+
+/* Version v's bytes (kept), valid until the store's next call. */
+static int get_version(lock_t *l, uint32_t v, const void **data, size_t *len)
+{
+    return task_vers_get(&l->store, v, data, len);
 }
 
 static int has_version(const lock_t *l, uint32_t v)
@@ -290,14 +303,24 @@ static int grant(task_lock_t *m, uint32_t copy, uint32_t worker, uint64_t k,
                  int replay)
 {
     const entry_t *e = &m->seq[k];
-    const lock_t *l = &m->locks[e->lock];
-    const vers_t *v = &l->v[e->version];
+    lock_t *l = &m->locks[e->lock];
+    const void *data;
+    size_t len;
+    uint8_t *own;
+    int st = get_version(l, e->version, &data, &len);
 
+    if (st != SHOAL_OK)
+        return st;
     if (grow_zero((void **)&m->known, &m->cap_known, (size_t)worker + 1,
-                  sizeof *m->known) != SHOAL_OK)
+                  sizeof *m->known) != SHOAL_OK ||
+        GROW(m->obufs, m->cap_obufs, m->nobufs + 1) != SHOAL_OK ||
+        (own = malloc(len ? len : 1)) == NULL)
         return SHOAL_ERR_NOMEM;
+    if (len > 0)
+        memcpy(own, data, len);
+    m->obufs[m->nobufs++] = own;
     task_lock_order_t o = {TASK_LOCK_GRANT, copy, worker, e->lock,
-                           e->request, e->version, v->data, v->len, k,
+                           e->request, e->version, own, len, k,
                            m->known[worker], m->nseq, (uint8_t)replay, 0};
     o.released = e->released && made_version(l, e->version + 1);
     if (o.seq_from > o.seq_to)
@@ -623,15 +646,20 @@ int task_lock_job_done(task_lock_t *m, const task_path_t *job)
         const entry_t *e = &m->seq[k];
         if (e->released)
             continue;
-        const vers_t *v = &m->locks[e->lock].v[e->version];
-        if (release(m, k, v->data, v->len) != SHOAL_OK)
+        const void *data;
+        size_t len;
+        if (get_version(&m->locks[e->lock], e->version, &data, &len) !=
+                SHOAL_OK ||
+            release(m, k, data, len) != SHOAL_OK)
             return SHOAL_ERR_NOMEM;
     }
     for (uint32_t r = 0; r < jb->next; r++) { /* before-images: unread */
-        vers_t *v = &m->locks[m->seq[jb->entries[r]].lock]
-                         .v[m->seq[jb->entries[r]].version];
-        free(v->data);
-        *v = (vers_t){NULL, 0, 0, 1, v->reader};
+        const entry_t *e = &m->seq[jb->entries[r]];
+        lock_t *l = &m->locks[e->lock];
+        vers_t *v = &l->v[e->version];
+        if (task_vers_drop(&l->store, e->version) != SHOAL_OK)
+            return SHOAL_ERR_NOMEM;
+        *v = (vers_t){0, 1, v->reader};
     }
     if (held > 0)
         return base_err(SHOAL_ERR_BUSY,
@@ -651,6 +679,17 @@ const task_lock_order_t *task_lock_orders(const task_lock_t *m, size_t *n)
 
 void task_lock_orders_clear(task_lock_t *m)
 {
+    uint8_t **t = m->pbufs;
+    size_t cap = m->cap_pbufs;
+
+    for (size_t i = 0; i < m->npbufs; i++)
+        free(m->pbufs[i]);
+    m->pbufs = m->obufs;
+    m->npbufs = m->nobufs;
+    m->cap_pbufs = m->cap_obufs;
+    m->obufs = t;
+    m->cap_obufs = cap;
+    m->nobufs = 0;
     m->norders = 0;
 }
 
@@ -687,7 +726,7 @@ uint32_t task_lock_current(const task_lock_t *m, uint32_t lock)
     return lock < m->nlocks ? m->locks[lock].cur : 0;
 }
 
-int task_lock_version(const task_lock_t *m, uint32_t lock, uint32_t version,
+int task_lock_version(task_lock_t *m, uint32_t lock, uint32_t version,
                       const void **data, size_t *len)
 {
     if (lock >= m->nlocks)
@@ -698,9 +737,7 @@ int task_lock_version(const task_lock_t *m, uint32_t lock, uint32_t version,
                         made_version(&m->locks[lock], version)
                             ? "dropped (the job that read it has finished)"
                             : "missing");
-    *data = m->locks[lock].v[version].data;
-    *len = m->locks[lock].v[version].len;
-    return SHOAL_OK;
+    return get_version(&m->locks[lock], version, data, len);
 }
 
 /* ---- recovery ------------------------------------------------------------ */
@@ -751,9 +788,12 @@ static int collect_versions(task_lock_t *m, const task_lock_record_t *recs,
                     return SHOAL_ERR_NOMEM;
                 continue;
             }
-            const vers_t *have = &l->v[v->version];
-            if (have->len != v->len ||
-                (v->len && memcmp(have->data, v->data, v->len) != 0))
+            const void *have;
+            size_t hlen;
+            if (get_version(l, v->version, &have, &hlen) != SHOAL_OK)
+                return SHOAL_ERR_NOMEM;
+            if (hlen != v->len ||
+                (v->len && memcmp(have, v->data, v->len) != 0))
                 return base_err(SHOAL_ERR_PROTOCOL,
                                 "lock rebuild: two values of lock %u "
                                 "version %u (worker %u's differs)",

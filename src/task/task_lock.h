@@ -61,7 +61,7 @@ typedef struct task_lock_order {
     uint32_t copy, worker, lock, request;
     /* GRANT only: */
     uint32_t version;          /* the before-image's version */
-    const void *data;          /* its bytes, valid until destroy */
+    const void *data; /* its bytes, valid until the second orders_clear */
     size_t len;
     uint64_t entry;            /* the request's index in the sequence */
     uint64_t seq_from, seq_to; /* entries the worker had not seen */
@@ -138,10 +138,12 @@ int task_lock_entry(const task_lock_t *m, uint64_t k, task_lock_entry_t *e);
 /* The entry holding lock, or TASK_LOCK_FREE; its current version. */
 uint64_t task_lock_owner(const task_lock_t *m, uint32_t lock);
 uint32_t task_lock_current(const task_lock_t *m, uint32_t lock);
-/* A version's bytes; SHOAL_ERR_NOT_FOUND while it is missing, and once
- * the job whose grant read it has finished (its bytes are dropped then:
- * every version but the current one is one grant's before-image). */
-int task_lock_version(const task_lock_t *m, uint32_t lock, uint32_t version,
+/* A version's bytes, valid until the manager's next call; SHOAL_ERR_NOT_FOUND
+ * while it is missing, and once the job whose grant read it has finished
+ * (its bytes are dropped then: every version but the current one is one
+ * grant's before-image).  Versions are kept as diffs against the one
+ * before where that is smaller (task_vers.h). */
+int task_lock_version(task_lock_t *m, uint32_t lock, uint32_t version,
                       const void **data, size_t *len);
 
 /* ---- recovery (§4.5) ---------------------------------------------------- */

@@ -21,23 +21,21 @@
 #include "base/base.h"
 #include "task/task_grow.h"
 #include "task/task_rt.h"
+#include "task/task_vers.h"
 
 typedef struct lr_entry {
     uint8_t *path;
     uint32_t pathlen, request, lock, version;
 } lr_entry_t;
 
-typedef struct lr_version {
-    uint32_t lock, version;
-    uint8_t *data;
-    size_t len;
-} lr_version_t;
-
 static struct {
     lr_entry_t *seq;
     size_t nseq, capseq;
-    lr_version_t *v;
-    size_t nv, capv;
+    /* the versions kept, a store a lock (task_vers.h: mostly diffs
+     * against the version before), nstores of them; nv in all */
+    task_vers_t *st;
+    uint32_t nstores;
+    size_t nv;
 } lr;
 
 void task_lockrec_entry(task_buf_t *b, const uint8_t *path, size_t pathlen,
@@ -59,8 +57,8 @@ static void drop_entries(size_t from)
 void task_lockrec_clear(void)
 {
     drop_entries(0);
-    for (size_t i = 0; i < lr.nv; i++)
-        free(lr.v[i].data);
+    for (uint32_t l = 0; l < lr.nstores; l++)
+        task_vers_free(&lr.st[l]);
     lr.nv = 0;
 }
 
@@ -68,8 +66,19 @@ void task_lockrec_fini(void)
 {
     task_lockrec_clear();
     free(lr.seq);
-    free(lr.v);
+    free(lr.st);
     memset(&lr, 0, sizeof(lr));
+}
+
+/* The store of lock's versions, NULL past the locks. */
+static task_vers_t *store_of(uint32_t lock)
+{
+    if (lr.st == NULL && task_rt.nlocks > 0) {
+        lr.st = calloc(task_rt.nlocks, sizeof(*lr.st));
+        if (lr.st != NULL)
+            lr.nstores = task_rt.nlocks;
+    }
+    return lock < lr.nstores ? &lr.st[lock] : NULL;
 }
 
 /* Keeps version `version` of lock (a copy of data); a version kept a
@@ -79,20 +88,19 @@ void task_lockrec_fini(void)
 static int add_version(uint32_t lock, uint32_t version, const uint8_t *data,
                        size_t len)
 {
-    for (size_t i = lr.nv; i > 0 && i + 4 > lr.nv; i--)
-        if (lr.v[i - 1].lock == lock && lr.v[i - 1].version == version)
-            return SHOAL_OK;
-    int s = task_grow((void **)&lr.v, &lr.capv, lr.nv + 1, sizeof(*lr.v),
-                      "task: lock record");
-    if (s != SHOAL_OK)
-        return s;
-    uint8_t *p = malloc(len ? len : 1);
-    if (p == NULL)
-        return base_err(SHOAL_ERR_NOMEM, "task: lock record");
-    if (len > 0)
-        memcpy(p, data, len);
-    lr.v[lr.nv++] = (lr_version_t){lock, version, p, len};
-    return SHOAL_OK;
+    task_vers_t *st = store_of(lock);
+
+    if (st == NULL)
+        return lock < task_rt.nlocks
+                   ? base_err(SHOAL_ERR_NOMEM, "task: lock record")
+                   : base_err(SHOAL_ERR_PROTOCOL, "task: lock %u unknown",
+                              lock);
+    if (task_vers_has(st, version))
+        return SHOAL_OK; /* versions never change: kept already */
+    int s = task_vers_put(st, version, data, len);
+    if (s == SHOAL_OK)
+        lr.nv++;
+    return s;
 }
 
 /* The manager's sequence is shorter than this record, or differs from
@@ -113,17 +121,16 @@ static int truncate_to(size_t from)
     for (size_t i = 0; i < lr.nseq; i++)
         if (lr.seq[i].lock < n && lr.seq[i].version > maxv[lr.seq[i].lock])
             maxv[lr.seq[i].lock] = lr.seq[i].version;
-    size_t k = 0;
-    for (size_t i = 0; i < lr.nv; i++) {
-        lr_version_t *v = &lr.v[i];
-        if (v->lock < n && v->version <= maxv[v->lock])
-            lr.v[k++] = *v;
-        else
-            free(v->data);
-    }
-    lr.nv = k;
+    int s = SHOAL_OK;
+    for (uint32_t l = 0; l < lr.nstores && s == SHOAL_OK; l++)
+        for (size_t v = (size_t)maxv[l] + 1; v < lr.st[l].n && s == SHOAL_OK;
+             v++)
+            if (task_vers_has(&lr.st[l], (uint32_t)v)) {
+                s = task_vers_drop(&lr.st[l], (uint32_t)v);
+                lr.nv--;
+            }
     free(maxv);
-    return SHOAL_OK;
+    return s;
 }
 
 static int add_entry(const lr_entry_t *e)
@@ -235,44 +242,22 @@ int task_lockrec_unlock(const uint8_t *path, size_t pathlen,
     return unlocked(path, pathlen, request, lock, data, n);
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* A merged record's versions (u32 nv, nv x (u32 lock, u32 version, bytes
  * data)): those this record lacks. */
 static int take_versions(task_rd_t *rd)
 {
     uint32_t nv = task_rd_u32(rd);
-    size_t have = lr.nv;
     int s = rd->err;
 
     if (s == SHOAL_OK && nv > (rd->len - rd->pos) / 16)
         return base_err(SHOAL_ERR_PROTOCOL, "task: %u versions in a lock "
                         "record message of %zu bytes", nv, rd->len);
-    uint64_t *keys = malloc((have ? have : 1) * sizeof(*keys));
-    if (s != SHOAL_OK || keys == NULL) {
-        free(keys);
-        return s != SHOAL_OK ? s : base_err(SHOAL_ERR_NOMEM, "task: lock "
-                                            "record");
-    }
-    for (size_t i = 0; i < have; i++)
-        keys[i] = (uint64_t)lr.v[i].lock << 32 | lr.v[i].version;
-    qsort(keys, have, sizeof(*keys), cmp_key);
     for (uint32_t i = 0; i < nv && s == SHOAL_OK; i++) {
         size_t n;
         uint32_t lock = task_rd_u32(rd), version = task_rd_u32(rd);
         const uint8_t *data = task_rd_bytes(rd, &n);
-        uint64_t key = (uint64_t)lock << 32 | version;
-        if (rd->err)
-            s = rd->err;
-        else if (bsearch(&key, keys, have, sizeof(*keys), cmp_key) == NULL)
-            s = add_version(lock, version, data, n);
+        s = rd->err ? rd->err : add_version(lock, version, data, n);
     }
-    free(keys);
     return s;
 }
 
@@ -308,11 +293,21 @@ void task_lockrec_put(task_buf_t *b)
                            lr.seq[i].request, lr.seq[i].lock,
                            lr.seq[i].version);
     task_buf_u32(b, (uint32_t)lr.nv);
-    for (size_t i = 0; i < lr.nv; i++) {
-        task_buf_u32(b, lr.v[i].lock);
-        task_buf_u32(b, lr.v[i].version);
-        task_buf_bytes(b, lr.v[i].data, lr.v[i].len);
-    }
+    for (uint32_t l = 0; l < lr.nstores; l++)
+        for (size_t v = 0; v < lr.st[l].n; v++) {
+            const void *data;
+            size_t len;
+            if (!task_vers_has(&lr.st[l], (uint32_t)v))
+                continue;
+            int e = task_vers_get(&lr.st[l], (uint32_t)v, &data, &len);
+            if (e != SHOAL_OK) {
+                b->err = e; /* (NOMEM, or a bug) */
+                return;
+            }
+            task_buf_u32(b, l);
+            task_buf_u32(b, (uint32_t)v);
+            task_buf_bytes(b, data, len);
+        }
 }
 
 /* ---- the coordinator's side --------------------------------------------- */

@@ -49,6 +49,12 @@
  *           the data stays with it until the receiver takes it) and dies
  *           before they receive it: every receive fails with
  *           MPIX_ERR_PROC_FAILED, none hangs or reads a dead process
+ *   recvdead
+ *           the victim dies while every other rank waits in MPI_Recv
+ *           from it, before anyone has talked to it (with pretend hosts
+ *           and no launcher notices, only the in-band notices of the
+ *           victim's host reach the other host): each survivor gets
+ *           MPIX_ERR_PROC_FAILED within 5 s, agrees and shrinks
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -354,6 +360,31 @@ static void mode_agree(void)
             want &= i + 1;
     MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
     nc = shrink_and_check(MPI_COMM_WORLD, np - 1 - (victim2 >= 0));
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* The victim dies while every other rank waits in MPI_Recv from it,
+ * before anyone talked to it: across (pretend) hosts over on-demand
+ * connections no survivor of another host has a connection to it, and
+ * under srun no launcher tells them; each must learn of the death from a
+ * rank that saw it (docs/FT.md, in-band notices) within 5 s. */
+static void mode_recvdead(void)
+{
+    MPI_Comm nc;
+    int buf = 0, flag = 1;
+
+    if (me == victim) {
+        usleep(300000); /* the others are waiting by now */
+        ft_die();
+    }
+    double t0 = MPI_Wtime();
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, victim, 3,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    double dt = MPI_Wtime() - t0;
+    MT_CHECK(dt < 5.0, "MPIX_ERR_PROC_FAILED after %.3f s, want < 5 s", dt);
+    printf("recvdead: rank %d knew after %.3f s\n", me, dt);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -1029,6 +1060,8 @@ int main(int argc, char **argv)
         mode_persistent();
     else if (strcmp(mode, "rendezvous") == 0)
         mode_rendezvous();
+    else if (strcmp(mode, "recvdead") == 0)
+        mode_recvdead();
     else if (strcmp(mode, "hostcut") == 0) {
         lost_from = victim;
         mode = "hostcut";

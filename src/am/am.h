@@ -26,6 +26,7 @@
 /* System handler indices (frames with WIRE_F_SYSTEM). */
 #define AM_SYS_BARRIER 1
 #define AM_SYS_DEAD 2 /* args[0]: a rank the sender takes for dead (am_tell.c) */
+#define AM_SYS_BEAT 3 /* nothing: keeps the ring's wire watching (am_tell.c) */
 
 _Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
 _Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");
@@ -122,6 +123,8 @@ typedef struct am_state {
     uint64_t **tell_todo;
     int tell_pending;
     int tell_stopped;
+    int ring_peer;            /* the rank the ring watches (-1: none yet) */
+    uint64_t ring_next_beat;  /* when to send it the next AM_SYS_BEAT */
     /* Run with each peer check of a wait: an upper layer that listens to
      * the launcher while the rank waits (the MPI layer's checkpoints the
      * launcher asks for, mpi/core/ckpt_trigger.c); NULL: none. */
@@ -232,6 +235,10 @@ void am_net_unwatch(int fd);
 void am_nap_hold(uint64_t nap_ns);
 void am_nap_release(void);
 
+/* Whether rank is on this host as the wires see it (the shared-memory
+ * wire reaches it; with SHOAL_WIRES_FAKE_HOSTS, on this pretend host). */
+int am_wire_same_host(int rank);
+
 /* The error for a rank that no wire reaches. */
 int am_wire_unreachable(int rank);
 
@@ -311,6 +318,9 @@ void am_tell_death(int rank);
 /* Send the notices that wait, as far as channels have room; never
  * waits (each peer check of a wait). */
 void am_tell_progress(void);
+/* The ring: every beat period, an AM_SYS_BEAT to the next live rank on
+ * another host, so that its wire watches it (each peer check of a wait). */
+void am_ring_beat(uint64_t now);
 /* AM_SYS_DEAD arrived from src. */
 void am_tell_arrive(int src, const wire_msg_t *m);
 /* Stop telling (shoal_finalize) and free the memory. */

@@ -135,6 +135,7 @@ static int am_start(void)
     }
     base_list_init(&am.pending_peers);
     base_list_init(&am.space_wanted);
+    am.ring_peer = -1;
     if (base_cfg.FT) {
         status = am_tell_init();
         if (status != SHOAL_OK)
@@ -158,6 +159,9 @@ static int am_start(void)
         if (status != SHOAL_OK)
             goto err_wire;
     }
+    /* The ring's connection, before any death can come (am_tell.c). */
+    if (base_cfg.FT)
+        am_ring_beat(base_time_ns());
     am_wires_describe(wires, sizeof(wires));
     base_info("am", "rank %d of %d (%d on this host, %s), launcher %s, "
               "wires %s",

@@ -17,6 +17,16 @@
  * or credits (a peer whose channel is full is tried again at the next
  * check), and received as system frames.
  *
+ * The ring: a rank alone on its host has no neighbour watching its
+ * process, and with connections opened on first use nobody may have one
+ * to it.  So each rank keeps a connection to the next rank (cyclically,
+ * skipping the dead) that is on another host and sends it an empty system
+ * frame AM_SYS_BEAT every beat period (1 s, or a quarter of
+ * SHOAL_FT_TIMEOUT when shorter): the wire then watches that rank as it
+ * watches every peer it sends to (a connection closed by the dead
+ * process's kernel at once, a silent link or host after the wire's
+ * timeout, SHOAL_FT_TIMEOUT + 2 s), and the notices tell the rest.
+ *
  * A rank told that it is itself dead (the others took it for dead: a link
  * silent past the wires' timeout, a stop) leaves the job at once, so that
  * it can never act as a member the survivors have given up.
@@ -106,6 +116,42 @@ void am_tell_progress(void)
         am.tell_todo[d] = NULL;
         am.tell_pending--;
     }
+}
+
+/* The next rank after this one, cyclically, not known dead and on
+ * another host (-1: none). */
+static int ring_next(void)
+{
+    int n = am.job->size, me = am.job->rank;
+
+    for (int i = 1; i < n; i++) {
+        int r = (me + i) % n;
+        if (!am.peers[r].dead && !am_wire_same_host(r))
+            return r;
+    }
+    return -1;
+}
+
+void am_ring_beat(uint64_t now)
+{
+    uint64_t period = 1000000000ull;
+
+    if (am.tell_todo == NULL || am.tell_stopped || am.in_handler ||
+        now < am.ring_next_beat)
+        return;
+    if (base_cfg.FT_TIMEOUT > 0 && (uint64_t)base_cfg.FT_TIMEOUT / 4 < period)
+        period = (uint64_t)base_cfg.FT_TIMEOUT / 4;
+    am.ring_next_beat = now + period;
+    int r = ring_next();
+    if (r < 0)
+        return;
+    if (r != am.ring_peer)
+        base_debug("am", "SHOAL_FT: watching rank %d (the next on another "
+                   "host)", r);
+    am.ring_peer = r;
+    /* A full channel is tried again at the next beat; an error is the
+     * wire's, which reports the death itself. */
+    (void)am_system_try(r, AM_SYS_BEAT, NULL, 0);
 }
 
 void am_tell_arrive(int src, const wire_msg_t *m)

@@ -5,8 +5,8 @@
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
 #       hydra-ft (MPI_PROGRAM: mpi_ft_jacobi, then mpi_ft_ulfm) |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
-#       slurm-ft-pmi2 | slurm-ft-pmix (MPI_PROGRAM: mpi_ft_jacobi, then
-#       mpi_ft_ulfm) |
+#       slurm-ft-pmi2 | slurm-ft-pmix | ompi-ft (MPI_PROGRAM:
+#       mpi_ft_jacobi, then mpi_ft_ulfm) |
 #       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
 #       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
 # The run-* modes run MPI_PROGRAM (any test program, MPI or active
@@ -242,6 +242,39 @@ slurm_ft() {
     fi
 }
 
+# run_ompi_ft TEXT MPIRUN_ARG...: under SHOAL_FT, Open MPI's mpirun with
+# --enable-recovery must exit 0 (it then reports no death) and print TEXT.
+run_ompi_ft() {
+    text=$1
+    shift
+    timeout 90 mpirun.openmpi --enable-recovery -x SHOAL_FT=1 "$@" \
+        >"$out" 2>&1 || fail "mpirun --enable-recovery $* exited with $?"
+    grep -F -- "$text" "$out" >/dev/null || fail "no '$text' from $*"
+    cat "$out"
+}
+
+# ompi_ft: docs/FT.md, "Under Slurm and PMIx launchers", with Open MPI
+# 4.1's mpirun: the same cases as slurm_ft but the in-band notices across
+# 2 pretend hosts (the ring's case covers them).
+ompi_ft() {
+    [ -x "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM (mpi_ft_jacobi)"
+    ftprog=$progargs
+    [ -x "$ftprog" ] || fail "mode $mode needs mpi_ft_ulfm after MPI_PROGRAM"
+    run_ompi_ft "OK ft allreduce: survivors agree" -n 4 "$ftprog" allreduce
+    run_ompi_ft "OK ft recvdead: survivors agree" -x SHOAL_WIRES_FAKE_HOSTS=4 \
+        -x SHOAL_WIRES=shm,tcp -n 4 "$ftprog" recvdead 2
+    [ "$(grep -c "recvdead: rank [013] knew" "$out")" -eq 3 ] ||
+        fail "not every survivor knew of rank 2's death"
+    run_ompi_ft "stop: taken for dead after" -x SHOAL_FT_TIMEOUT=600ms \
+        -n 4 "$ftprog" stop 3 2000 1 600
+    grep -F "rank 3 (pid" "$out" | grep -F "past SHOAL_FT_TIMEOUT" \
+        >/dev/null || fail "the guardian did not say why it killed rank 3"
+    run_ompi_ft "nobody taken for dead" -x SHOAL_FT_TIMEOUT=1000ms \
+        -n 4 "$ftprog" stop 2 700 1 1000
+    run_ompi_ft "OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, bit-identical" \
+        -n 8 "$mpiprog" 96 0@13 3@30
+}
+
 case $mode in
 hydra)
     need_mpich
@@ -315,6 +348,10 @@ ompi)
     need_ompi
     run_kvs 2 pmix mpirun.openmpi -n 2
     run_kvs 4 pmix mpirun.openmpi -n 4
+    ;;
+ompi-ft)
+    need_ompi
+    ompi_ft
     ;;
 ompi-mpi)
     need_ompi

@@ -19,8 +19,9 @@
  *
  * The ring: a rank alone on its host has no neighbour watching its
  * process, and with connections opened on first use nobody may have one
- * to it.  So each rank keeps a connection to the next rank (cyclically,
- * skipping the dead) that is on another host and sends it an empty system
+ * to it.  So each rank keeps a connection to a rank of another host (the
+ * one at its own offset among the next host's ranks, ring_next: every
+ * rank of a host is watched from another) and sends it an empty system
  * frame AM_SYS_BEAT every beat period (1 s, or a quarter of
  * SHOAL_FT_TIMEOUT when shorter): the wire then watches that rank as it
  * watches every peer it sends to (a connection closed by the dead
@@ -118,15 +119,30 @@ void am_tell_progress(void)
     }
 }
 
-/* The next rank after this one, cyclically, not known dead and on
- * another host (-1: none). */
+/*
+ * The rank to watch: the first rank after this one (cyclically) on
+ * another host starts the next host's ranks; take the one as far past it
+ * as this rank is among its host's ranks, then the next
+ * one not known dead and not on this host.  With ranks in blocks per host
+ * (srun's default distribution) every rank of a host is so watched from
+ * the host before it, so a host lost whole is seen rank by rank, each
+ * after the wire's timeout, in parallel.  -1: every other rank is here.
+ */
 static int ring_next(void)
 {
-    int n = am.job->size, me = am.job->rank;
+    int n = am.job->size, me = am.job->rank, start = -1, offset = 0;
 
-    for (int i = 1; i < n; i++) {
-        int r = (me + i) % n;
-        if (!am.peers[r].dead && !am_wire_same_host(r))
+    for (int i = 1; i < n && start < 0; i++)
+        if (!am_wire_same_host((me + i) % n))
+            start = (me + i) % n;
+    if (start < 0)
+        return -1;
+    for (int r = 0; r < me; r++) /* the local rank, pretend hosts too */
+        offset += am_wire_same_host(r);
+    start = (start + offset) % n;
+    for (int i = 0; i < n; i++) {
+        int r = (start + i) % n;
+        if (r != me && !am.peers[r].dead && !am_wire_same_host(r))
             return r;
     }
     return -1;
@@ -146,8 +162,7 @@ void am_ring_beat(uint64_t now)
     if (r < 0)
         return;
     if (r != am.ring_peer)
-        base_debug("am", "SHOAL_FT: watching rank %d (the next on another "
-                   "host)", r);
+        base_debug("am", "SHOAL_FT: watching rank %d (on another host)", r);
     am.ring_peer = r;
     /* A full channel is tried again at the next beat; an error is the
      * wire's, which reports the death itself. */

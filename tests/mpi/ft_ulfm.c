@@ -55,6 +55,12 @@
  *           and no launcher notices, only the in-band notices of the
  *           victim's host reach the other host): each survivor gets
  *           MPIX_ERR_PROC_FAILED within 5 s, agrees and shrinks
+ *   hostdie FIRST
+ *           ranks FIRST.. (with SHOAL_WIRES_FAKE_HOSTS, a pretend host's
+ *           ranks) die at once before anyone talked to them, while the
+ *           others wait in MPI_Recv from each in turn: every survivor
+ *           gets MPIX_ERR_PROC_FAILED from each within 5 s in all (the
+ *           ring's connections see them), agrees and shrinks
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -385,6 +391,36 @@ static void mode_recvdead(void)
     printf("recvdead: rank %d knew after %.3f s\n", me, dt);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
     nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* Every rank from lost_from on dies at once (a pretend host's ranks, as
+ * if the host died) before anyone talked to them, while the others wait
+ * in MPI_Recv from each of them in turn: with no launcher notices and no
+ * pidfd across (pretend) hosts, each death must be seen by the ring's
+ * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
+ * each within 5 s in all, agrees and shrinks. */
+static void mode_hostdie(void)
+{
+    MPI_Comm nc;
+    int buf = 0, flag = 1;
+
+    if (me >= lost_from) {
+        usleep(300000);
+        ft_die();
+    }
+    double t0 = MPI_Wtime();
+    for (int r = lost_from; r < np; r++)
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, r, 3,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+    double dt = MPI_Wtime() - t0;
+    MT_CHECK(dt < 5.0, "MPIX_ERR_PROC_FAILED from all after %.3f s, want "
+             "< 5 s", dt);
+    printf("hostdie: rank %d knew of ranks %d-%d after %.3f s\n", me,
+           lost_from, np - 1, dt);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -1062,6 +1098,10 @@ int main(int argc, char **argv)
         mode_rendezvous();
     else if (strcmp(mode, "recvdead") == 0)
         mode_recvdead();
+    else if (strcmp(mode, "hostdie") == 0) {
+        lost_from = victim;
+        mode_hostdie();
+    }
     else if (strcmp(mode, "hostcut") == 0) {
         lost_from = victim;
         mode = "hostcut";

@@ -195,7 +195,8 @@ run_srun_ft() {
 # slurm_ft MPI: docs/FT.md, "Under Slurm and PMIx launchers": with
 # srun --mpi=MPI under SHOAL_FT, a rank killed with SIGKILL (the others
 # are told by their pidfds), one that nobody talked to on another pretend
-# host (in-band notices), one alone on its pretend host (the ring), a rank
+# host (in-band notices), one alone on its pretend host (the ring), a
+# pretend host's ranks all at once (the ring at each rank's offset), a rank
 # stopped past SHOAL_FT_TIMEOUT (its guardian kills it) and one stopped
 # for less (nobody killed): every survivor gets MPIX_ERR_PROC_FAILED,
 # shrinks and finishes with 0.
@@ -224,6 +225,13 @@ slurm_ft() {
         [ "$(grep -c "recvdead: rank [013] knew" "$out")" -eq 3 ] ||
             fail "$w: not every survivor knew of rank 2's death"
     done
+    # A pretend host's 4 ranks die at once, nobody having talked to them:
+    # rank k of the first host watches rank 4 + k through the ring.
+    run_srun_ft "4 5 6 7" "OK ft hostdie: survivors agree" \
+        env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_WIRES=shm,udp \
+        $(srun_n 8) --mpi="$mpi" "$ftprog" hostdie 4
+    [ "$(grep -c "hostdie: rank [0-3] knew of ranks 4-7" "$out")" -eq 4 ] ||
+        fail "not every survivor knew of the deaths of ranks 4-7"
     # SHOAL_FT_TIMEOUT, kept by the rank's guardian.
     run_srun_ft 3 "stop: taken for dead after" env SHOAL_FT_TIMEOUT=600ms \
         $(srun_n 4) --mpi="$mpi" "$ftprog" stop 3 2000 1 600

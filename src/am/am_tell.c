@@ -27,15 +27,11 @@
  * watches every peer it sends to (a connection closed by the dead
  * process's kernel at once, a silent link or host after the wire's
  * timeout, SHOAL_FT_TIMEOUT + 2 s), and the notices tell the rest.
- *
- * A rank told that it is itself dead (the others took it for dead: a link
- * silent past the wires' timeout, a stop) leaves the job at once, so that
- * it can never act as a member the survivors have given up.
+
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "am.h"
 
@@ -176,14 +172,9 @@ void am_tell_arrive(int src, const wire_msg_t *m)
 
     if (!base_cfg.FT || am.tell_stopped)
         return;
-    if (dead == am.job->rank) {
-        base_error("am", "rank %d takes this rank (%d) for dead: the "
-                   "survivors go on without it (SHOAL_FT); leaving the "
-                   "job",
-                   src, dead);
-        _exit(1); /* no stdio: another thread may hold its lock */
-    }
-    if (am.peers[dead].dead)
+    /* Notices go to every rank but the dead one: one naming this rank
+     * is malformed. */
+    if (dead == am.job->rank || am.peers[dead].dead)
         return;
     snprintf(why, sizeof(why), "rank %d says so", src);
     am_mark_dead(dead, SHOAL_ERR_PEER_DEAD, why);

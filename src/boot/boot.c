@@ -129,6 +129,10 @@ static int open_backend(void)
     }
     switch (choice) {
     case BOOT_PMIX:
+        if (boot_guard_proxy_fd() >= 0)
+            return boot_proxy_backend(&boot.be, boot_guard_proxy_fd(),
+                                      &in->rank, &in->size, in->jobid,
+                                      sizeof(in->jobid));
         if (!boot_has_pmix())
             return base_err(SHOAL_ERR_BOOT,
                             "SHOAL_BOOT=pmix, but no PMIX_NAMESPACE, "
@@ -269,7 +273,9 @@ int boot_init(const boot_info_t **info_p)
     /* Before anything else: this may fork (docs/FT.md, the guardian). */
     if (base_cfg.FT && boot_hydra_parent())
         status = boot_guard_start(1);
-    else if (base_cfg.FT && base_cfg.FT_TIMEOUT > 0 && boot_foreign_parent())
+    else if (base_cfg.FT && ((base_cfg.FT_TIMEOUT > 0 &&
+                              boot_foreign_parent()) ||
+                             boot_guard_slurm_pmix()))
         status = boot_guard_start(0);
     if (status == SHOAL_OK)
         status = open_backend();

@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -219,9 +221,24 @@ static void BASE_NORETURN leave_like(int st, int hydra)
     _exit(128 + sig);
 }
 
+/* The rank's end of the PMIx proxy's socket pair, or -1 (boot_proxy.c). */
+static int proxy_fd = -1;
+
+int boot_guard_proxy_fd(void)
+{
+    return proxy_fd;
+}
+
+int boot_guard_slurm_pmix(void)
+{
+    return parent_is(SLURM_STEPD_COMM) && boot_has_pmix();
+}
+
 /* The guardian: wait for the rank and leave as it did, never returning
- * into the program. */
-static void BASE_NORETURN guard(pid_t rank_pid, int hydra)
+ * into the program.  With px >= 0 it is also the rank's PMIx client
+ * (boot_proxy.c): it answers the rank's requests, and finalizes PMIx
+ * when the rank ends without doing so. */
+static void BASE_NORETURN guard(pid_t rank_pid, int hydra, int px)
 {
     uint64_t period = (uint64_t)base_cfg.FT_TIMEOUT / 8;
     base_stop_watch_t w = {0, 0};
@@ -232,20 +249,33 @@ static void BASE_NORETURN guard(pid_t rank_pid, int hydra)
     if (hydra)
         signal(SIGUSR1, SIG_IGN);
     /* The rank's PMI socket must close when the rank dies, not when we
-     * do; keep only the standard streams. */
-    if (close_range(3, ~0u, 0) != 0)
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
+     * do; keep only the standard streams (and the proxy's socket). */
+    if (px < 0) {
+        if (close_range(3, ~0u, 0) != 0)
+            for (int fd = 3; fd < 1024; fd++)
+                close(fd);
+    } else {
+        if (px > 3 && close_range(3, (unsigned)px - 1, 0) != 0)
+            for (int fd = 3; fd < px; fd++)
+                close(fd);
+        if (close_range((unsigned)px + 1, ~0u, 0) != 0)
+            for (int fd = px + 1; fd < 1024; fd++)
+                close(fd);
+    }
+    if (base_cfg.FT_TIMEOUT <= 0)
+        period = WATCH_MAX_NS;
     period = period < WATCH_MIN_NS   ? WATCH_MIN_NS
              : period > WATCH_MAX_NS ? WATCH_MAX_NS
                                      : period;
     struct timespec ts = {(time_t)(period / 1000000000u),
                           (long)(period % 1000000000u)};
-    /* Woken by the rank's end (SIGCHLD, held for sigtimedwait) or the
-     * period. */
+    /* Woken by the rank's end (SIGCHLD, held for sigtimedwait, or the
+     * proxy's socket closing), a request, or the period. */
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
+    if (px >= 0)
+        boot_proxy_hello(px);
     for (;;) {
         pid_t got = waitpid(rank_pid, &st, WNOHANG);
         if (got == rank_pid)
@@ -254,8 +284,19 @@ static void BASE_NORETURN guard(pid_t rank_pid, int hydra)
             _exit(127);
         if (base_cfg.FT_TIMEOUT > 0)
             watch_stop(rank_pid, &w, &killed);
-        sigtimedwait(&chld, NULL, &ts);
+        if (px < 0) {
+            sigtimedwait(&chld, NULL, &ts);
+            continue;
+        }
+        struct pollfd pfd = {px, POLLIN, 0};
+        if (ppoll(&pfd, 1, &ts, NULL) == 1 && !boot_proxy_serve(px)) {
+            close(px); /* the rank is gone or finalized: SIGCHLD next */
+            px = -1;
+        }
     }
+    /* A rank that died: its PMIx connection ends cleanly here, so the
+     * launcher's server sees no client lost. */
+    boot_proxy_close();
     leave_like(st, hydra);
 }
 
@@ -263,6 +304,7 @@ int boot_guard_start(int hydra)
 {
     const char *who = hydra ? "under Hydra" : "under this launcher";
     int threads = thread_count();
+    int sv[2] = {-1, -1};
 
     /* Installed before the fork: a death during start-up must not end
      * the rank by SIGUSR1's default action. */
@@ -282,25 +324,46 @@ int boot_guard_start(int hydra)
             base_warn("boot",
                       "SHOAL_FT %s: %d threads run already, so no guardian "
                       "process (docs/FT.md): a stopped rank is not taken "
-                      "for dead past SHOAL_FT_TIMEOUT",
-                      who, threads);
+                      "for dead past SHOAL_FT_TIMEOUT%s",
+                      who, threads,
+                      boot_guard_slurm_pmix()
+                          ? ", and a rank's death ends the step (srun "
+                            "--mpi=pmix; --mpi=pmi2 does not)"
+                          : "");
         return SHOAL_OK;
     }
+    if (!hydra && boot_guard_slurm_pmix() &&
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return base_err(SHOAL_ERR_SYSTEM, "SHOAL_FT under srun "
+                        "--mpi=pmix: socket pair for the guardian: %s",
+                        strerror(errno));
     fflush(NULL); /* nothing buffered twice */
     pid_t guardian = getpid();
     pid_t child = fork();
     if (child < 0) {
         base_warn("boot", "SHOAL_FT %s: fork of the rank: %s; no guardian "
                   "process (docs/FT.md)", who, strerror(errno));
+        if (sv[0] >= 0) {
+            close(sv[0]);
+            close(sv[1]);
+        }
         return SHOAL_OK;
     }
-    if (child > 0)
-        guard(child, hydra);
+    if (child > 0) {
+        if (sv[1] >= 0)
+            close(sv[1]);
+        guard(child, hydra, sv[0]);
+    }
     /* The rank: it dies with its guardian (killed from outside). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != guardian)
         _exit(128 + SIGKILL);
-    base_debug("boot", "SHOAL_FT %s: rank process %ld, guardian %ld", who,
-               (long)getpid(), (long)guardian);
+    if (sv[0] >= 0) {
+        close(sv[0]);
+        proxy_fd = sv[1];
+    }
+    base_debug("boot", "SHOAL_FT %s: rank process %ld, guardian %ld%s", who,
+               (long)getpid(), (long)guardian,
+               proxy_fd >= 0 ? ", which holds the PMIx connection" : "");
     return SHOAL_OK;
 }
 

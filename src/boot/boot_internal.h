@@ -163,6 +163,25 @@ int boot_has_pmix(void);
  * (threads already running, fork failing) it warns and returns SHOAL_OK.
  */
 int boot_guard_start(int hydra);
+/* Whether srun --mpi=pmix started this process (the parent is slurmstepd
+ * and PMIX_* is set): Slurm's PMIx plugin ends the step when a client is
+ * lost without PMIx_Finalize, so the guardian is the PMIx client. */
+int boot_guard_slurm_pmix(void);
+/* In the rank: its end of the socket pair to the guardian that holds its
+ * PMIx connection, or -1 (boot_proxy.c). */
+int boot_guard_proxy_fd(void);
+
+/* ---- the PMIx client in the guardian (boot_proxy.c) ---------------------- */
+
+/* The rank's backend: every call goes to the guardian over fd. */
+int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
+                       char *jobid, size_t jobid_cap);
+/* In the guardian: open the PMIx backend and tell the rank how it went. */
+void boot_proxy_hello(int fd);
+/* In the guardian: answer one request; 0 when the rank closed its end. */
+int boot_proxy_serve(int fd);
+/* In the guardian: finalize PMIx if the rank did not. */
+void boot_proxy_close(void);
 /* Whether SIGUSR1 came since the last call (Hydra's word of a death). */
 int boot_hydra_take_signal(void);
 /*

@@ -55,6 +55,10 @@
  *           and no launcher notices, only the in-band notices of the
  *           victim's host reach the other host): each survivor gets
  *           MPIX_ERR_PROC_FAILED within 5 s, agrees and shrinks
+ *   outlive VICTIM MS
+ *           the victim dies during MPI_Allreduce; the survivors shrink
+ *           and compute together for MS ms more (a launcher that ends the
+ *           job after a death fails this)
  *   hostdie FIRST
  *           ranks FIRST.. (with SHOAL_WIRES_FAKE_HOSTS, a pretend host's
  *           ranks) die at once before anyone talked to them, while the
@@ -421,6 +425,39 @@ static void mode_hostdie(void)
            lost_from, np - 1, dt);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
     nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* The victim dies during MPI_Allreduce; the survivors shrink and go on
+ * computing together for ms milliseconds (an allreduce every 100 ms):
+ * a launcher that ends the job some time after a death (srun --mpi=pmix
+ * without the guardian holding the PMIx connection) fails this. */
+static void mode_outlive(int ms)
+{
+    MPI_Comm nc;
+    int sum = 0, flag = 1, rounds = 0;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000);
+        ft_die();
+    }
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Allreduce(&me, &sum, 1, MPI_INT,
+                                               MPI_SUM, MPI_COMM_WORLD));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < ms / 1000.0) {
+        int one = 1;
+        MT_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, nc));
+        MT_CHECK(sum == np - 1, "%d survivors counted, want %d", sum,
+                 np - 1);
+        usleep(100000);
+        rounds++;
+    }
+    if (me == 0 || (victim == 0 && me == 1))
+        printf("outlive: the survivors computed %.1f s after the death "
+               "(%d rounds)\n", MPI_Wtime() - t0, rounds);
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -1098,6 +1135,10 @@ int main(int argc, char **argv)
         mode_rendezvous();
     else if (strcmp(mode, "recvdead") == 0)
         mode_recvdead();
+    else if (strcmp(mode, "outlive") == 0 && argc > 3) {
+        victim2 = -1;
+        mode_outlive(atoi(argv[3]));
+    }
     else if (strcmp(mode, "hostdie") == 0) {
         lost_from = victim;
         mode_hostdie();

@@ -246,6 +246,13 @@ slurm_ft() {
         >/dev/null || fail "the guardian did not say why it killed rank 3"
     run_srun_ft "" "nobody taken for dead" env SHOAL_FT_TIMEOUT=1000ms \
         $(srun_n 4) --mpi="$mpi" "$ftprog" stop 2 700 1 1000
+    if [ "$mpi" = pmix ]; then
+        # The boot layer through the guardian's PMIx connection: puts,
+        # chunked values, fences, gets, local peers.
+        run_kvs 4 pmix env SHOAL_FT=1 SHOAL_LOG=debug $(srun_n 4) --mpi=pmix
+        [ "$(grep -c "guardian [0-9]*, which holds the PMIx connection" \
+            "$out")" -eq 4 ] || fail "not every rank's guardian holds its PMIx connection"
+    fi
     ok="bit-identical to the sequential run"
     if [ "$mpi" = pmi2 ]; then
         run_srun_ft 5 "OK jacobi 96 sweeps on 8 ranks, 7 left, 1 recoveries, $ok" \

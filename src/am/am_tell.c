@@ -27,7 +27,6 @@
  * watches every peer it sends to (a connection closed by the dead
  * process's kernel at once, a silent link or host after the wire's
  * timeout, SHOAL_FT_TIMEOUT + 2 s), and the notices tell the rest.
-
  */
 #define _GNU_SOURCE
 #include <stdio.h>

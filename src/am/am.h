@@ -25,8 +25,10 @@
 
 /* System handler indices (frames with WIRE_F_SYSTEM). */
 #define AM_SYS_BARRIER 1
-#define AM_SYS_DEAD 2 /* args[0]: a rank the sender takes for dead (am_tell.c) */
-#define AM_SYS_BEAT 3 /* nothing: keeps the ring's wire watching (am_tell.c) */
+/* In-band death notices and the ring (am_tell.c): args[0] of AM_SYS_DEAD
+ * is a rank the sender takes for dead; AM_SYS_BEAT carries nothing. */
+#define AM_SYS_DEAD 2
+#define AM_SYS_BEAT 3
 
 _Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
 _Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");

@@ -70,7 +70,7 @@ static ssize_t px_recv(int fd, void *buf, size_t cap)
     return n;
 }
 
-/* ---- the rank's side ------------------------------------------------------ */
+/* ---- the rank's side ---------------------------------------------------- */
 
 /* Send m, wait for the answer into m (and the rest into extra). */
 static int px_call(px_ctx_t *c, px_msg_t *m, void *extra, size_t extra_cap)
@@ -231,7 +231,7 @@ int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
     return SHOAL_OK;
 }
 
-/* ---- the guardian's side -------------------------------------------------- */
+/* ---- the guardian's side ------------------------------------------------ */
 
 static struct {
     boot_backend_t be;

@@ -207,6 +207,18 @@ slurm_ft() {
     [ -x "$ftprog" ] || fail "mode $mode needs mpi_ft_ulfm after MPI_PROGRAM"
     run_srun_ft 3 "OK ft allreduce: survivors agree" \
         $(srun_n 4) --mpi="$mpi" "$ftprog" allreduce
+    # A rank that exits with 3 before MPI_Finalize fails as a killed one
+    # does; its guardian leaves with the same code, which srun reports.
+    FT_DIE=exit SHOAL_FT=1 timeout 90 $(srun_n 4) --mpi="$mpi" "$ftprog" \
+        allreduce >"$out" 2>&1
+    got=$?
+    [ "$got" -eq 3 ] || fail "FT_DIE=exit: srun exited with $got, want 3"
+    grep -F "OK ft allreduce: survivors agree" "$out" >/dev/null ||
+        fail "FT_DIE=exit: the survivors did not finish"
+    [ "$(grep -cE '^srun: error: [^:]+: tasks? [0-9,-]+: ' "$out")" -eq 1 ] &&
+        grep -E '^srun: error: [^:]+: task 3: Exited with exit code 3$' \
+            "$out" >/dev/null ||
+        fail "FT_DIE=exit: srun does not report task 3's exit code 3 alone"
     # The step goes on after the death (under --mpi=pmix Slurm's plugin
     # ends it when a PMIx client is lost: the guardian holds the
     # connection and finalizes it).

@@ -223,6 +223,9 @@ static void BASE_NORETURN leave_like(int st, int hydra)
 
 /* The rank's end of the PMIx proxy's socket pair, or -1 (boot_proxy.c). */
 static int proxy_fd = -1;
+/* This process is a rank whose guardian is made: never fork another (a
+ * later boot_init in the same process, after a failed start). */
+static int guarded;
 
 int boot_guard_proxy_fd(void)
 {
@@ -275,7 +278,7 @@ static void BASE_NORETURN guard(pid_t rank_pid, int hydra, int px)
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     if (px >= 0)
-        boot_proxy_hello(px);
+        boot_proxy_open();
     for (;;) {
         pid_t got = waitpid(rank_pid, &st, WNOHANG);
         if (got == rank_pid)
@@ -290,12 +293,12 @@ static void BASE_NORETURN guard(pid_t rank_pid, int hydra, int px)
         }
         struct pollfd pfd = {px, POLLIN, 0};
         if (ppoll(&pfd, 1, &ts, NULL) == 1 && !boot_proxy_serve(px)) {
-            close(px); /* the rank is gone or finalized: SIGCHLD next */
+            close(px); /* the rank is gone: SIGCHLD next */
             px = -1;
         }
     }
-    /* A rank that died: its PMIx connection ends cleanly here, so the
-     * launcher's server sees no client lost. */
+    /* The rank has ended, finalized or not: its PMIx connection ends
+     * cleanly here, so the launcher's server sees no client lost. */
     boot_proxy_close();
     leave_like(st, hydra);
 }
@@ -306,6 +309,8 @@ int boot_guard_start(int hydra)
     int threads = thread_count();
     int sv[2] = {-1, -1};
 
+    if (guarded)
+        return SHOAL_OK;
     /* Installed before the fork: a death during start-up must not end
      * the rank by SIGUSR1's default action. */
     if (hydra) {
@@ -357,6 +362,7 @@ int boot_guard_start(int hydra)
     /* The rank: it dies with its guardian (killed from outside). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != guardian)
         _exit(128 + SIGKILL);
+    guarded = 1;
     if (sv[0] >= 0) {
         close(sv[0]);
         proxy_fd = sv[1];

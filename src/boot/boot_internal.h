@@ -176,11 +176,11 @@ int boot_guard_proxy_fd(void);
 /* The rank's backend: every call goes to the guardian over fd. */
 int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
                        char *jobid, size_t jobid_cap);
-/* In the guardian: open the PMIx backend and tell the rank how it went. */
-void boot_proxy_hello(int fd);
+/* In the guardian: open the PMIx backend (PX_HELLO tells how it went). */
+void boot_proxy_open(void);
 /* In the guardian: answer one request; 0 when the rank closed its end. */
 int boot_proxy_serve(int fd);
-/* In the guardian: finalize PMIx if the rank did not. */
+/* In the guardian, once the rank has ended: finalize PMIx. */
 void boot_proxy_close(void);
 /* Whether SIGUSR1 came since the last call (Hydra's word of a death). */
 int boot_hydra_take_signal(void);

@@ -12,7 +12,11 @@
  * cleanly before it leaves, and the step goes on.
  *
  * One request, one answer, each one SOCK_SEQPACKET message: a px_msg_t
- * (for local_peers the answer carries the ranks after it).
+ * (for local_peers the answer carries the ranks after it).  The guardian
+ * opens PMIx once, when it starts, and finalizes it when the rank has
+ * ended; the rank's boot_init asks for the job (PX_HELLO) and its
+ * boot_fini says it is done (PX_FINI), as often as it starts again (a
+ * failed shoal_init tried anew), over the one socket pair.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,7 +31,7 @@
 #include "boot/boot_internal.h"
 
 enum {
-    PX_HELLO,   /* guardian -> rank: status, rank (a), size (b), jobid */
+    PX_HELLO,   /* -> status, rank (a), size (b), jobid */
     PX_PUT,     /* key, text */
     PX_GET,     /* key -> text */
     PX_FENCE,
@@ -180,11 +184,9 @@ static void px_abort(void *ctx, int code, const char *msg)
 
 static int px_fini(void *ctx)
 {
-    px_ctx_t *c = ctx;
     int status = px_simple(ctx, PX_FINI);
 
-    close(c->fd);
-    free(c);
+    free(ctx); /* the socket pair stays for a later boot_init */
     return status;
 }
 
@@ -192,23 +194,15 @@ int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
                        char *jobid, size_t jobid_cap)
 {
     px_ctx_t *c = calloc(1, sizeof(*c));
-    px_msg_t m;
+    px_msg_t m = {.op = PX_HELLO};
 
     if (c == NULL)
         return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
     c->fd = fd;
-    ssize_t n = px_recv(fd, &m, sizeof(m));
-    int status = n == (ssize_t)sizeof(m) && m.op == PX_HELLO
-                     ? m.status
-                     : base_err(SHOAL_ERR_BOOT, "boot: no word from the "
-                                "guardian process, which opens this rank's "
-                                "PMIx connection");
+    int status = px_call(c, &m, NULL, 0);
     if (status == SHOAL_OK && strlen(m.text) >= jobid_cap)
         status = base_err(SHOAL_ERR_BOOT, "the PMIx namespace is too long");
-    else if (n == (ssize_t)sizeof(m) && status != SHOAL_OK)
-        status = base_err(status, "%s", m.text);
     if (status != SHOAL_OK) {
-        close(fd);
         free(c);
         return status;
     }
@@ -236,6 +230,8 @@ int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
 static struct {
     boot_backend_t be;
     int open; /* be is up and not finalized */
+    int status, rank, size; /* how opening it went */
+    char jobid[BOOT_TEXT_MAX + 1]; /* the namespace, or why it failed */
 } px_srv;
 
 static void answer_error(px_msg_t *m, int status)
@@ -244,21 +240,16 @@ static void answer_error(px_msg_t *m, int status)
     snprintf(m->text, sizeof(m->text), "%s", shoal_error_detail());
 }
 
-void boot_proxy_hello(int fd)
+void boot_proxy_open(void)
 {
-    px_msg_t m = {.op = PX_HELLO};
-    int rank = 0, size = 0;
-    int status = boot_pmix_backend(&px_srv.be, &rank, &size, m.text,
-                                   sizeof(m.text));
-
-    if (status != SHOAL_OK) {
-        answer_error(&m, status);
-    } else {
+    px_srv.status = boot_pmix_backend(&px_srv.be, &px_srv.rank,
+                                      &px_srv.size, px_srv.jobid,
+                                      sizeof(px_srv.jobid));
+    if (px_srv.status == SHOAL_OK)
         px_srv.open = 1;
-        m.a = rank;
-        m.b = size;
-    }
-    (void)px_send(fd, &m, sizeof(m));
+    else
+        snprintf(px_srv.jobid, sizeof(px_srv.jobid), "%s",
+                 shoal_error_detail());
 }
 
 int boot_proxy_serve(int fd)
@@ -271,9 +262,24 @@ int boot_proxy_serve(int fd)
     ssize_t n = px_recv(fd, &m, sizeof(m));
     if (n == 0 || (n < 0 && errno != EAGAIN))
         return 0; /* the rank closed its end, or died */
-    if (n != (ssize_t)sizeof(m) || !px_srv.open)
+    if (n != (ssize_t)sizeof(m))
         return 1;
     m.key[sizeof(m.key) - 1] = m.text[sizeof(m.text) - 1] = '\0';
+    if (m.op == PX_HELLO || !px_srv.open) {
+        /* The job, or why there is none. */
+        m.status = px_srv.open ? SHOAL_OK
+                   : px_srv.status != SHOAL_OK ? px_srv.status
+                                               : SHOAL_ERR_BOOT;
+        m.a = px_srv.rank;
+        m.b = px_srv.size;
+        snprintf(m.text, sizeof(m.text), "%s",
+                 px_srv.open ? px_srv.jobid
+                 : px_srv.status != SHOAL_OK
+                     ? px_srv.jobid
+                     : "boot: the guardian's PMIx connection is closed");
+        (void)px_send(fd, &m, sizeof(m));
+        return 1;
+    }
     boot_kvs_t *kvs = &px_srv.be.kvs;
     switch (m.op) {
     case PX_PUT:
@@ -306,9 +312,7 @@ int boot_proxy_serve(int fd)
     case PX_ABORT:
         px_srv.be.abort(kvs->ctx, m.a, m.text);
         return 1;
-    case PX_FINI:
-        px_srv.open = 0;
-        status = px_srv.be.fini(kvs->ctx);
+    case PX_FINI: /* PMIx stays open until the rank has ended */
         break;
     default:
         status = base_err(SHOAL_ERR_PROTOCOL, "boot: request %d unknown to "

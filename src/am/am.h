@@ -25,6 +25,10 @@
 
 /* System handler indices (frames with WIRE_F_SYSTEM). */
 #define AM_SYS_BARRIER 1
+/* In-band death notices and the ring (am_tell.c): args[0] of AM_SYS_DEAD
+ * is a rank the sender takes for dead; AM_SYS_BEAT carries nothing. */
+#define AM_SYS_DEAD 2
+#define AM_SYS_BEAT 3
 
 _Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
 _Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");
@@ -115,6 +119,14 @@ typedef struct am_state {
     int *dead_order;
     uint64_t last_peer_check;
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
+    /* In-band death notices (am_tell.c, SHOAL_FT only): for each dead
+     * rank, a bitmap of the ranks still to tell (NULL: none), how many
+     * dead ranks have some, and whether telling has stopped (finalize). */
+    uint64_t **tell_todo;
+    int tell_pending;
+    int tell_stopped;
+    int ring_peer;            /* the rank the ring watches (-1: none yet) */
+    uint64_t ring_next_beat;  /* when to send it the next AM_SYS_BEAT */
     /* Run with each peer check of a wait: an upper layer that listens to
      * the launcher while the rank waits (the MPI layer's checkpoints the
      * launcher asks for, mpi/core/ckpt_trigger.c); NULL: none. */
@@ -225,6 +237,10 @@ void am_net_unwatch(int fd);
 void am_nap_hold(uint64_t nap_ns);
 void am_nap_release(void);
 
+/* Whether rank is on this host as the wires see it (the shared-memory
+ * wire reaches it; with SHOAL_WIRES_FAKE_HOSTS, on this pretend host). */
+int am_wire_same_host(int rank);
+
 /* The error for a rank that no wire reaches. */
 int am_wire_unreachable(int rank);
 
@@ -250,6 +266,12 @@ int am_request_medium_unchecked(unsigned ep, int dest, unsigned handler,
 int am_request_try(unsigned ep, int dest, unsigned handler,
                    const void *payload, size_t len, const uint64_t *args,
                    unsigned nargs);
+
+/* A short system request (handler AM_SYS_*) now, or SHOAL_ERR_AGAIN when
+ * the peer's channel or credits, or its first-contact probe, are not
+ * ready: never waits (connects on first use). */
+int am_system_try(int dest, unsigned handler, const uint64_t *args,
+                  unsigned nargs);
 
 /* Send queued frames of every peer while their channels have room. */
 void am_flush_deferred(void);
@@ -288,5 +310,22 @@ void am_mark_dead(int rank, int status, const char *why);
 
 /* System frame arrived. */
 void am_system_deliver(int src, const wire_msg_t *m);
+
+/* ---- in-band death notices (am_tell.c; SHOAL_FT only) ------------------- */
+
+/* Memory for the notices (am_start, under SHOAL_FT). */
+int am_tell_init(void);
+/* rank was just taken for dead here: tell every other rank. */
+void am_tell_death(int rank);
+/* Send the notices that wait, as far as channels have room; never
+ * waits (each peer check of a wait). */
+void am_tell_progress(void);
+/* The ring: every beat period, an AM_SYS_BEAT to the next live rank on
+ * another host, so that its wire watches it (each peer check of a wait). */
+void am_ring_beat(uint64_t now);
+/* AM_SYS_DEAD arrived from src. */
+void am_tell_arrive(int src, const wire_msg_t *m);
+/* Stop telling (shoal_finalize) and free the memory. */
+void am_tell_fini(void);
 
 #endif /* SHOAL_AM_H */

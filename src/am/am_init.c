@@ -22,11 +22,13 @@ void am_mark_dead(int rank, int status, const char *why)
     if (am.dead_order != NULL)
         am.dead_order[am.deaths] = rank;
     am.deaths++;
-    /* Under SHOAL_FT a death is expected and the program goes on. */
-    if (base_cfg.FT)
+    /* Under SHOAL_FT a death is expected and the program goes on; every
+     * other rank is told (am_tell.c). */
+    if (base_cfg.FT) {
         base_warn("am", "rank %d failed: %s (%s)", rank, why,
                   shoal_strerror(status));
-    else
+        am_tell_death(rank);
+    } else
         base_error("am", "rank %d failed: %s (%s)", rank, why,
                    shoal_strerror(status));
 }
@@ -133,6 +135,12 @@ static int am_start(void)
     }
     base_list_init(&am.pending_peers);
     base_list_init(&am.space_wanted);
+    am.ring_peer = -1;
+    if (base_cfg.FT) {
+        status = am_tell_init();
+        if (status != SHOAL_OK)
+            goto err_peers;
+    }
     status = wire_shm_ops.init(am.job, &up);
     if (status != SHOAL_OK)
         goto err_peers;
@@ -151,6 +159,9 @@ static int am_start(void)
         if (status != SHOAL_OK)
             goto err_wire;
     }
+    /* The ring's connection, before any death can come (am_tell.c). */
+    if (base_cfg.FT)
+        am_ring_beat(base_time_ns());
     am_wires_describe(wires, sizeof(wires));
     base_info("am", "rank %d of %d (%d on this host, %s), launcher %s, "
               "wires %s",
@@ -164,6 +175,7 @@ err_wire:
 err_shm:
     wire_shm_ops.fini();
 err_peers:
+    am_tell_fini();
     free(am.peers);
     am.peers = NULL;
     free(am.dead_order);
@@ -221,6 +233,8 @@ int shoal_finalize(void)
         am.init_count--;
         return SHOAL_OK;
     }
+    /* Deaths from now on are those of ranks that leave: nobody is told. */
+    am_tell_fini();
     /* Nothing may be in flight when the channels go away. */
     status = am_quiesce(AM_SYSTEM_EP);
     if (status == SHOAL_OK)

@@ -445,18 +445,12 @@ static int want_space(am_peer_t *peer)
     return SHOAL_ERR_AGAIN;
 }
 
-int am_request_try(unsigned ep, int dest, unsigned handler,
-                   const void *payload, size_t len, const uint64_t *args,
-                   unsigned nargs)
+/* One frame now or SHOAL_ERR_AGAIN (the peer then waits in
+ * am.space_wanted, so a sleep wakes when it has room). */
+static int request_try(am_peer_t *peer, const wire_msg_t *m, int dest)
 {
-    am_peer_t *peer;
-    int status = am_peer_get(dest, &peer);
-    wire_msg_t m;
+    int status;
 
-    if (status != SHOAL_OK)
-        return status;
-    m = frame(len > 0 || payload != NULL ? WIRE_CAT_MEDIUM : WIRE_CAT_SHORT,
-              ep, handler, payload, len, 0, args, nargs);
     if (peer->dead)
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", dest);
     if (!base_list_empty(&peer->pending)) {
@@ -472,7 +466,7 @@ int am_request_try(unsigned ep, int dest, unsigned handler,
         if (peer->open >= am.window)
             return want_space(peer);
     }
-    status = peer->conn->ops->send(peer->conn, &m);
+    status = peer->conn->ops->send(peer->conn, m);
     if (status == SHOAL_OK) {
         peer->open++;
         am.stats.requests_sent++;
@@ -484,7 +478,42 @@ int am_request_try(unsigned ep, int dest, unsigned handler,
     return status;
 }
 
-/* ---- replies and the queue of frames waiting for room ----------------------- */
+int am_request_try(unsigned ep, int dest, unsigned handler,
+                   const void *payload, size_t len, const uint64_t *args,
+                   unsigned nargs)
+{
+    am_peer_t *peer;
+    int status = am_peer_get(dest, &peer);
+    wire_msg_t m;
+
+    if (status != SHOAL_OK)
+        return status;
+    m = frame(len > 0 || payload != NULL ? WIRE_CAT_MEDIUM : WIRE_CAT_SHORT,
+              ep, handler, payload, len, 0, args, nargs);
+    return request_try(peer, &m, dest);
+}
+
+int am_system_try(int dest, unsigned handler, const uint64_t *args,
+                  unsigned nargs)
+{
+    am_peer_t *peer = &am.peers[dest];
+    wire_msg_t m = frame(WIRE_CAT_SHORT | WIRE_F_SYSTEM, AM_SYSTEM_EP,
+                         handler, NULL, 0, 0, args, nargs);
+
+    if (peer->dead)
+        return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died", dest);
+    if (peer->conn == NULL) {
+        const wire_ops_t *pending = NULL;
+        const wire_ops_t *w = am_wire_for(dest, &pending);
+        if (w == NULL)
+            return pending != NULL ? SHOAL_ERR_AGAIN
+                                   : am_wire_unreachable(dest);
+        int status = w->connect(dest, &peer->conn);
+        if (status != SHOAL_OK)
+            return status;
+    }
+    return request_try(peer, &m, dest);
+}
 
 static int defer(am_peer_t *p, const wire_msg_t *m)
 {

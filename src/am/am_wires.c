@@ -124,6 +124,11 @@ static int shm_reaches(int rank)
             fake_host(rank) == fake_host(am.job->rank));
 }
 
+int am_wire_same_host(int rank)
+{
+    return shm_reaches(rank);
+}
+
 static int net_up(const wire_ops_t *w)
 {
     for (int i = 0; i < am.nnet; i++)

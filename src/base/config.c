@@ -342,6 +342,17 @@ int base_config_load(int force)
         }
         config_store(&cfg, i, v, text);
     }
+    /* Under SHOAL_FT one timeout rules (docs/FT.md): a wire's silence
+     * timeout that was not set becomes SHOAL_FT_TIMEOUT + 2 s, whatever
+     * launched the rank; the 2 s keep a wire from taking a stopped rank
+     * for dead before the stop watch does. */
+    if (cfg.FT && cfg.FT_TIMEOUT > 0) {
+        int64_t wire = cfg.FT_TIMEOUT + 2000000000ll;
+        if (getenv("SHOAL_TCP_DEAD_TIMEOUT") == NULL)
+            cfg.TCP_DEAD_TIMEOUT = wire;
+        if (getenv("SHOAL_UDP_DEAD_TIMEOUT") == NULL)
+            cfg.UDP_DEAD_TIMEOUT = wire;
+    }
     base_cfg = cfg;
     base_log_level = (int)base_cfg.LOG;
     if (!config_loaded)

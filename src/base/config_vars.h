@@ -107,7 +107,9 @@ BASE_CONFIG_VAR(FT, BOOL, "0", "", "both",
 BASE_CONFIG_VAR(FT_DETECT, DURATION, "50ms", "1ms:1000s", "library",
                 "With SHOAL_FT: how long a waiting rank goes at most without looking for dead peers (the launcher's notices, the host's processes); replaces SHOAL_PEER_CHECK when shorter")
 BASE_CONFIG_VAR(FT_TIMEOUT, DURATION, "10s", "0:3000s", "both",
-                "With SHOAL_FT: a rank stopped (SIGSTOP, a debugger's stop) without a break longer than this is taken for dead: the launcher of its host (under MPICH's Hydra, the rank's guardian process) kills it and every survivor is told, as of any death; one stopped for less goes on; under shoalrun it is also the wires' silence timeout: SHOAL_TCP_DEAD_TIMEOUT and SHOAL_UDP_DEAD_TIMEOUT become it plus 2 s when not set; 0: never")
+                "With SHOAL_FT: a rank stopped (SIGSTOP, a debugger's stop) without a break longer than this is taken for dead: the launcher of its host (under MPICH's Hydra, srun and PMIx launchers, the rank's guardian process) kills it and every survivor is told, as of any death; one stopped for less goes on; it is also the wires' silence timeout: SHOAL_TCP_DEAD_TIMEOUT and SHOAL_UDP_DEAD_TIMEOUT become it plus 2 s when not set; 0: never (and no guardian under srun or PMIx launchers)")
+BASE_CONFIG_VAR(FT_NOTICES, BOOL, "1", "", "shoalrun",
+                "Testing aid: with --ft, 0 makes shoalrun tell the ranks nothing of a death, as srun and PMIx launchers do; the ranks then learn of it from their wires and from each other (docs/FT.md)")
 BASE_CONFIG_VAR(CKPT_DIR, STRING, "", "", "library",
                 "Directory MPIX_Checkpoint writes checkpoints to (ckpt.<epoch>/rank.<r>); set by shoalrun --checkpoint-dir or --restart")
 BASE_CONFIG_VAR(CKPT_RESTART, BOOL, "0", "", "library",

@@ -45,7 +45,7 @@ static int has_pmi(void)
            (getenv("PMI_PORT") != NULL && getenv("PMI_ID") != NULL);
 }
 
-static int has_pmix(void)
+int boot_has_pmix(void)
 {
     extern char **environ;
 
@@ -114,7 +114,7 @@ static int open_backend(void)
     int choice = (int)base_cfg.BOOT;
 
     if (choice == BOOT_AUTO) {
-        if (has_pmix())
+        if (boot_has_pmix())
             choice = BOOT_PMIX;
         else if (getenv("PMI_FD") != NULL && slurm_pmi2())
             choice = BOOT_PMI2;
@@ -129,7 +129,11 @@ static int open_backend(void)
     }
     switch (choice) {
     case BOOT_PMIX:
-        if (!has_pmix())
+        if (boot_guard_proxy_fd() >= 0)
+            return boot_proxy_backend(&boot.be, boot_guard_proxy_fd(),
+                                      &in->rank, &in->size, in->jobid,
+                                      sizeof(in->jobid));
+        if (!boot_has_pmix())
             return base_err(SHOAL_ERR_BOOT,
                             "SHOAL_BOOT=pmix, but no PMIX_NAMESPACE, "
                             "PMIX_RANK or PMIX_SERVER_URI* is set: start "
@@ -266,9 +270,13 @@ int boot_init(const boot_info_t **info_p)
     memset(&boot.info, 0, sizeof(boot.info));
     boot_node_id(boot.info.node_id, sizeof(boot.info.node_id));
     int status = SHOAL_OK;
-    /* Before anything else: this may fork (docs/FT.md, Hydra). */
+    /* Before anything else: this may fork (docs/FT.md, the guardian). */
     if (base_cfg.FT && boot_hydra_parent())
-        status = boot_hydra_start();
+        status = boot_guard_start(1);
+    else if (base_cfg.FT && ((base_cfg.FT_TIMEOUT > 0 &&
+                              boot_foreign_parent()) ||
+                             boot_guard_slurm_pmix()))
+        status = boot_guard_start(0);
     if (status == SHOAL_OK)
         status = open_backend();
     if (status != SHOAL_OK)

@@ -142,19 +142,46 @@ int boot_pmix_available(char *detail, size_t cap);
 /* The singleton: rank 0 of 1 with a KVS in this process. */
 int boot_single_backend(boot_backend_t *be, char *jobid, size_t jobid_cap);
 
-/* ---- MPICH's Hydra under SHOAL_FT (boot_hydra.c) ------------------------ */
+/* ---- the guardian and MPICH's Hydra under SHOAL_FT (boot_hydra.c) ------- */
 
 /* True when the parent process is Hydra's proxy (hydra_pmi_proxy). */
 int boot_hydra_parent(void);
+/* True when a launcher that keeps no stop watch started this process
+ * other than Hydra: the parent is Slurm's slurmstepd, or PMIX_* is set. */
+int boot_foreign_parent(void);
+/* Whether PMIX_NAMESPACE, PMIX_RANK or PMIX_SERVER_URI* is set. */
+int boot_has_pmix(void);
 /*
- * Under SHOAL_FT with Hydra's proxy as parent (boot_init, before anything
- * else): catch SIGUSR1 (a flag), then fork; the process Hydra started
- * waits for the rank as its guardian and exits with its status (128 + the
- * signal when one killed it), so that the proxy does not kill every rank;
- * the child returns and is the rank.  Without a fork (threads already
- * running, fork failing) it warns and returns SHOAL_OK.
+ * Under SHOAL_FT with Hydra's proxy (hydra 1) or another launcher that
+ * keeps no stop watch (hydra 0) as parent (boot_init, before anything
+ * else): under Hydra catch SIGUSR1 (a flag); then fork.  The process the
+ * launcher started waits for the rank as its guardian, kills it when it
+ * has been stopped past SHOAL_FT_TIMEOUT, and leaves with its status:
+ * under Hydra by an exit (128 + the signal when one killed it), so that
+ * the proxy does not kill every rank; else by the rank's own exit code
+ * or signal.  The child returns and is the rank.  Without a fork
+ * (threads already running, fork failing) it warns and returns SHOAL_OK.
  */
-int boot_hydra_start(void);
+int boot_guard_start(int hydra);
+/* Whether srun --mpi=pmix started this process (the parent is slurmstepd
+ * and PMIX_* is set): Slurm's PMIx plugin ends the step when a client is
+ * lost without PMIx_Finalize, so the guardian is the PMIx client. */
+int boot_guard_slurm_pmix(void);
+/* In the rank: its end of the socket pair to the guardian that holds its
+ * PMIx connection, or -1 (boot_proxy.c). */
+int boot_guard_proxy_fd(void);
+
+/* ---- the PMIx client in the guardian (boot_proxy.c) ---------------------- */
+
+/* The rank's backend: every call goes to the guardian over fd. */
+int boot_proxy_backend(boot_backend_t *be, int fd, int *rank_p, int *size_p,
+                       char *jobid, size_t jobid_cap);
+/* In the guardian: open the PMIx backend (PX_HELLO tells how it went). */
+void boot_proxy_open(void);
+/* In the guardian: answer one request; 0 when the rank closed its end. */
+int boot_proxy_serve(int fd);
+/* In the guardian, once the rank has ended: finalize PMIx. */
+void boot_proxy_close(void);
 /* Whether SIGUSR1 came since the last call (Hydra's word of a death). */
 int boot_hydra_take_signal(void);
 /*
@@ -170,7 +197,7 @@ int boot_hydra_read_dead(struct boot_pmi1 *conn, int size,
                          void *ctx);
 /* Whether SIGUSR1 came and was not taken yet (a look, cheap). */
 int boot_hydra_signalled(void);
-/* Whether boot_hydra_start installed the SIGUSR1 handler. */
+/* Whether boot_guard_start installed the SIGUSR1 handler (Hydra). */
 int boot_hydra_watching(void);
 /*
  * Parse Hydra's PMI_dead_processes, "" or ranks joined by commas ("5,3"),

@@ -7,6 +7,7 @@ list(APPEND SHOAL_SOURCES
     boot/boot_pmi1_backend.c
     boot/boot_pmi2.c
     boot/boot_pmix.c
+    boot/boot_proxy.c
     boot/boot_single.c
     boot/pmi_wire.c
     boot/pmi2_wire.c)

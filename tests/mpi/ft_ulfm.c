@@ -49,6 +49,22 @@
  *           the data stays with it until the receiver takes it) and dies
  *           before they receive it: every receive fails with
  *           MPIX_ERR_PROC_FAILED, none hangs or reads a dead process
+ *   recvdead
+ *           the victim dies while every other rank waits in MPI_Recv
+ *           from it, before anyone has talked to it (with pretend hosts
+ *           and no launcher notices, only the in-band notices of the
+ *           victim's host reach the other host): each survivor gets
+ *           MPIX_ERR_PROC_FAILED within 5 s, agrees and shrinks
+ *   outlive VICTIM MS
+ *           the victim dies during MPI_Allreduce; the survivors shrink
+ *           and compute together for MS ms more (a launcher that ends the
+ *           job after a death fails this)
+ *   hostdie FIRST
+ *           ranks FIRST.. (with SHOAL_WIRES_FAKE_HOSTS, a pretend host's
+ *           ranks) die at once before anyone talked to them, while the
+ *           others wait in MPI_Recv from each in turn: every survivor
+ *           gets MPIX_ERR_PROC_FAILED from each within 5 s in all (the
+ *           ring's connections see them), agrees and shrinks
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -354,6 +370,94 @@ static void mode_agree(void)
             want &= i + 1;
     MT_CHECK(flag == want, "iagree flag %#x, want %#x", flag, want);
     nc = shrink_and_check(MPI_COMM_WORLD, np - 1 - (victim2 >= 0));
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* The victim dies while every other rank waits in MPI_Recv from it,
+ * before anyone talked to it: across (pretend) hosts over on-demand
+ * connections no survivor of another host has a connection to it, and
+ * under srun no launcher tells them; each must learn of the death from a
+ * rank that saw it (docs/FT.md, in-band notices) within 5 s. */
+static void mode_recvdead(void)
+{
+    MPI_Comm nc;
+    int buf = 0, flag = 1;
+
+    if (me == victim) {
+        usleep(300000); /* the others are waiting by now */
+        ft_die();
+    }
+    double t0 = MPI_Wtime();
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, victim, 3,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    double dt = MPI_Wtime() - t0;
+    MT_CHECK(dt < 5.0, "MPIX_ERR_PROC_FAILED after %.3f s, want < 5 s", dt);
+    printf("recvdead: rank %d knew after %.3f s\n", me, dt);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* Every rank from lost_from on dies at once (a pretend host's ranks, as
+ * if the host died) before anyone talked to them, while the others wait
+ * in MPI_Recv from each of them in turn: with no launcher notices and no
+ * pidfd across (pretend) hosts, each death must be seen by the ring's
+ * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
+ * each within 5 s in all, agrees and shrinks. */
+static void mode_hostdie(void)
+{
+    MPI_Comm nc;
+    int buf = 0, flag = 1;
+
+    if (me >= lost_from) {
+        usleep(300000);
+        ft_die();
+    }
+    double t0 = MPI_Wtime();
+    for (int r = lost_from; r < np; r++)
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, r, 3,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+    double dt = MPI_Wtime() - t0;
+    MT_CHECK(dt < 5.0, "MPIX_ERR_PROC_FAILED from all after %.3f s, want "
+             "< 5 s", dt);
+    printf("hostdie: rank %d knew of ranks %d-%d after %.3f s\n", me,
+           lost_from, np - 1, dt);
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* The victim dies during MPI_Allreduce; the survivors shrink and go on
+ * computing together for ms milliseconds (an allreduce every 100 ms):
+ * a launcher that ends the job some time after a death (srun --mpi=pmix
+ * without the guardian holding the PMIx connection) fails this. */
+static void mode_outlive(int ms)
+{
+    MPI_Comm nc;
+    int sum = 0, flag = 1, rounds = 0;
+
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        usleep(200000);
+        ft_die();
+    }
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Allreduce(&me, &sum, 1, MPI_INT,
+                                               MPI_SUM, MPI_COMM_WORLD));
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < ms / 1000.0) {
+        int one = 1;
+        MT_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, nc));
+        MT_CHECK(sum == np - 1, "%d survivors counted, want %d", sum,
+                 np - 1);
+        usleep(100000);
+        rounds++;
+    }
+    if (me == 0 || (victim == 0 && me == 1))
+        printf("outlive: the survivors computed %.1f s after the death "
+               "(%d rounds)\n", MPI_Wtime() - t0, rounds);
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -1029,6 +1133,16 @@ int main(int argc, char **argv)
         mode_persistent();
     else if (strcmp(mode, "rendezvous") == 0)
         mode_rendezvous();
+    else if (strcmp(mode, "recvdead") == 0)
+        mode_recvdead();
+    else if (strcmp(mode, "outlive") == 0 && argc > 3) {
+        victim2 = -1;
+        mode_outlive(atoi(argv[3]));
+    }
+    else if (strcmp(mode, "hostdie") == 0) {
+        lost_from = victim;
+        mode_hostdie();
+    }
     else if (strcmp(mode, "hostcut") == 0) {
         lost_from = victim;
         mode = "hostcut";

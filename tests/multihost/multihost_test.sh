@@ -947,6 +947,29 @@ mpi_ft | mpi_ft_coord)
     expect_err "^shoalrun: rank $victim \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_notices)
+    # The ranks' own detection across hosts, as under srun and PMIx
+    # launchers (docs/FT.md): shoalrun --ft with SHOAL_FT_NOTICES=0 tells
+    # nobody of a death.  2 hosts x 4 ranks; rank 5 (second host) dies
+    # while the others wait in MPI_Recv from it: its host's ranks see it
+    # through their pidfds, rank 1 through the ring's connection (it
+    # watches rank 5), ranks 3 and 7 through the connections of MPI_Init's
+    # dissemination barrier (r sends to r+1, r+2, r+4), and ranks 0 and 2,
+    # which have no connection to it, must be told by another rank.
+    need_wire
+    make_hosts 2
+    SHOAL_FT_NOTICES=0 run "$P-h0" --ft --timeout 30 \
+        --host localhost:4,"$(host 1 4)" "$MH_MPIBIN/mpi_ft_ulfm" recvdead 5
+    expect_rc 0
+    expect_out "^OK ft recvdead: survivors agree"
+    for r in 0 2; do
+        expect_err "^shoal\[$r\] WARN am: rank 5 failed: rank [0-46-7] says so"
+    done
+    [ "$(grep -c "^recvdead: rank [0-46-7] knew" "$tmp/out")" -eq 7 ] ||
+        fail "not every survivor knew of rank 5's death"
+    expect_err "^shoalrun: rank 5 \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
+    nothing_left
+    ;;
 hydra_ft)
     # ULFM under MPICH's Hydra across 2 hosts x 2 ranks (docs/FT.md):
     # SHOAL_FT=1 mpiexec.mpich -disable-auto-cleanup, Hydra's proxies
@@ -1039,21 +1062,37 @@ mpi_ft_jacobi)
     expect_out "^OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, bit-identical"
     nothing_left
     ;;
-mpi_ft_host_lost)
+mpi_ft_host_lost | mpi_ft_host_lost_notices)
     # shoalrun --ft and a whole host cut off (its link down) while every
     # rank waits: the launcher gives the host up after SHOAL_HOST_TIMEOUT
     # and tells the ranks of the other host, which were waiting in
     # MPIX_Comm_agree: they get MPIX_ERR_PROC_FAILED, shrink and finish;
-    # status 0.
+    # status 0.  mpi_ft_host_lost_notices: the launcher tells the ranks
+    # nothing (SHOAL_FT_NOTICES=0, as srun): rank 0 watches rank 2 and
+    # rank 1 rank 3 through the ring, whose wires give them up after
+    # SHOAL_FT_TIMEOUT + 2 s (3 s), and they tell each other.
     need_wire
     make_hosts 2
-    SHOAL_HOST_TIMEOUT=2s start "$P-h0" --ft --timeout 60 \
+    notices=1 ft_timeout=10s
+    [ "$case_name" = mpi_ft_host_lost_notices ] && notices=0 ft_timeout=1s
+    SHOAL_FT_NOTICES=$notices SHOAL_FT_TIMEOUT=$ft_timeout \
+        SHOAL_HOST_TIMEOUT=2s start "$P-h0" --ft --timeout 60 \
         --host localhost:2,"$(host 1 2)" "$MH_MPIBIN/mpi_ft_ulfm" hostcut 2
     wait_for "^ready" 1 "$tmp/out"
     ends_within 15000 ip -n "$P-sw" link set p1 down
     expect_rc 0
     expect_out "^OK ft hostcut: survivors agree"
     expect_err "^shoalrun: host $P-h1 lost: .*ranks 2-3\); --ft: the job goes on without them$"
+    if [ $notices = 0 ]; then
+        ! grep -q "the launcher saw" "$tmp/err" ||
+            fail "a rank was told by the launcher under SHOAL_FT_NOTICES=0"
+        for r in 0 1; do
+            for d in 2 3; do
+                grep -qE "^shoal\[$r\] WARN am: rank $d failed: " \
+                    "$tmp/err" || fail "rank $r never took rank $d for dead"
+            done
+        done
+    fi
     nothing_left 8000
     ;;
 ckpt_hosts)

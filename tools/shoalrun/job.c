@@ -208,7 +208,8 @@ static void job_linger(job_t *job, int rank)
 
 void job_ft_notify(job_t *job, int rank)
 {
-    if (job->daemon)
+    /* SHOAL_FT_NOTICES=0: the ranks' own detection alone (a test aid). */
+    if (job->daemon || !base_cfg.FT_NOTICES)
         return;
     if (job->nlocal > 0)
         shoalrun_pmi_notify_dead(&job->pmi, rank);

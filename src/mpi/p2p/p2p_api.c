@@ -272,16 +272,25 @@ static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt,
     if (rc == MPI_SUCCESS)
         rc = req.status.MPI_ERROR;
     mpi_status_give(status, &req.status);
-    if (rc != MPI_SUCCESS)
+    if (rc == MPI_ERR_TRUNCATE)
         return mpi_error(comm, rc, fn,
-                         rc == MPI_ERR_TRUNCATE
-                             ? "message of %lld bytes from rank %d (tag %d) "
-                               "longer than the receive buffer (%lld bytes)"
-                             : "receive failed (%lld bytes from rank %d, "
-                               "tag %d, buffer %lld bytes)",
+                         "message of %lld bytes from rank %d (tag %d) "
+                         "longer than the receive buffer (%lld bytes)",
                          (long long)req.status.shoal_count,
                          req.status.MPI_SOURCE, req.status.MPI_TAG,
                          (long long)(count * dt->size));
+    /* A receive that failed before it matched (a dead peer, a revoked
+     * communicator) has no status of a message: name what was asked. */
+    if (rc != MPI_SUCCESS && source == MPI_ANY_SOURCE)
+        return mpi_error(comm, rc, fn,
+                         "receive from MPI_ANY_SOURCE (tag %d, buffer %lld "
+                         "bytes) failed",
+                         tag, (long long)(count * dt->size));
+    if (rc != MPI_SUCCESS)
+        return mpi_error(comm, rc, fn,
+                         "receive from rank %d (tag %d, buffer %lld bytes) "
+                         "failed",
+                         source, tag, (long long)(count * dt->size));
     return MPI_SUCCESS;
 }
 

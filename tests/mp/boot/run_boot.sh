@@ -5,6 +5,8 @@
 # MODE: hydra | hydra-port | hydra-pmi2 | hydra-pmi2-port | hydra-mpi |
 #       hydra-ft (MPI_PROGRAM: mpi_ft_jacobi, then mpi_ft_ulfm) |
 #       ompi | ompi-mpi | slurm-pmi2 | slurm-pmix | slurm-mpi | slurm-none |
+#       slurm-ft-pmi2 | slurm-ft-pmix | ompi-ft (MPI_PROGRAM:
+#       mpi_ft_jacobi, then mpi_ft_ulfm) |
 #       single | refuse-slurm | refuse-pmix | refuse-nolib | refuse-pmi1 |
 #       run-hydra-pmi2 | run-ompi | run-slurm-pmi2 | run-slurm-pmix
 # The run-* modes run MPI_PROGRAM (any test program, MPI or active
@@ -147,6 +149,166 @@ srun_n() {
     echo "srun --immediate=20 --overcommit -n $1"
 }
 
+# expand_tasks "0-2,5": "0 1 2 5" (srun's task lists).
+expand_tasks() {
+    for part in $(echo "$1" | tr ',' ' '); do
+        case $part in
+        *-*) seq "${part%-*}" "${part#*-}" ;;
+        *) echo "$part" ;;
+        esac
+    done | sort -n | tr '\n' ' '
+}
+
+# run_srun_ft VICTIMS TEXT SRUN_ARG...: under SHOAL_FT, srun must print
+# TEXT, and report exactly the VICTIMS ("3", "0 3", "": none) as failed
+# tasks, each "Killed" (the guardian leaves by the rank's signal); every
+# other task exited with 0.  srun's status is the worst task's: 137 with
+# a victim, else 0.
+run_srun_ft() {
+    victims=$1
+    text=$2
+    shift 2
+    SHOAL_FT=1 timeout 90 "$@" >"$out" 2>&1
+    got=$?
+    if [ -z "$victims" ]; then
+        [ "$got" -eq 0 ] || fail "$* exited with $got"
+    else
+        [ "$got" -eq 137 ] || fail "$* exited with $got, want 137 (a task killed)"
+    fi
+    grep -F -- "$text" "$out" >/dev/null || fail "no '$text' from $*"
+    lines=$(grep -E '^srun: error: [^:]+: tasks? [0-9,-]+: ' "$out")
+    if [ -n "$lines" ]; then
+        echo "$lines" | grep -v ': Killed$' >/dev/null &&
+            fail "a task failed otherwise than killed"
+        failed=$(expand_tasks "$(echo "$lines" |
+            sed -E 's/^srun: error: [^:]+: tasks? ([0-9,-]+): .*/\1/' |
+            tr '\n' ',' | sed 's/,$//')")
+    else
+        failed=""
+    fi
+    want=$(expand_tasks "$(echo "$victims" | tr ' ' ',')")
+    [ "$failed" = "$want" ] ||
+        fail "srun reports tasks '$failed' failed, want '$want'"
+    cat "$out"
+}
+
+# slurm_ft MPI: docs/FT.md, "Under Slurm and PMIx launchers": with
+# srun --mpi=MPI under SHOAL_FT, a rank killed with SIGKILL (the others
+# are told by their pidfds), one that nobody talked to on another pretend
+# host (in-band notices), one alone on its pretend host (the ring), a
+# pretend host's ranks all at once (the ring at each rank's offset), a rank
+# stopped past SHOAL_FT_TIMEOUT (its guardian kills it) and one stopped
+# for less (nobody killed): every survivor gets MPIX_ERR_PROC_FAILED,
+# shrinks and finishes with 0.
+slurm_ft() {
+    mpi=$1
+    [ -x "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM (mpi_ft_jacobi)"
+    ftprog=$progargs # mpi_ft_ulfm
+    [ -x "$ftprog" ] || fail "mode $mode needs mpi_ft_ulfm after MPI_PROGRAM"
+    run_srun_ft 3 "OK ft allreduce: survivors agree" \
+        $(srun_n 4) --mpi="$mpi" "$ftprog" allreduce
+    # A rank that exits with 3 before MPI_Finalize fails as a killed one
+    # does; its guardian leaves with the same code, which srun reports.
+    FT_DIE=exit SHOAL_FT=1 timeout 90 $(srun_n 4) --mpi="$mpi" "$ftprog" \
+        allreduce >"$out" 2>&1
+    got=$?
+    [ "$got" -eq 3 ] || fail "FT_DIE=exit: srun exited with $got, want 3"
+    grep -F "OK ft allreduce: survivors agree" "$out" >/dev/null ||
+        fail "FT_DIE=exit: the survivors did not finish"
+    [ "$(grep -cE '^srun: error: [^:]+: tasks? [0-9,-]+: ' "$out")" -eq 1 ] &&
+        grep -E '^srun: error: [^:]+: task 3: Exited with exit code 3$' \
+            "$out" >/dev/null ||
+        fail "FT_DIE=exit: srun does not report task 3's exit code 3 alone"
+    # The step goes on after the death (under --mpi=pmix Slurm's plugin
+    # ends it when a PMIx client is lost: the guardian holds the
+    # connection and finalizes it).
+    run_srun_ft 3 "OK ft outlive: survivors agree" \
+        $(srun_n 4) --mpi="$mpi" "$ftprog" outlive 3 3000
+    # 2 pretend hosts x 4: ranks 0-3 watch no process of 4-7; rank 1
+    # watches rank 5 through the ring, ranks 0, 2 and 3 have no connection
+    # to it and learn of its death from a notice.
+    run_srun_ft 5 "OK ft recvdead: survivors agree" \
+        env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_WIRES=shm,tcp \
+        $(srun_n 8) --mpi="$mpi" "$ftprog" recvdead 5
+    [ "$(grep -c "recvdead: rank [0-46-7] knew" "$out")" -eq 7 ] ||
+        fail "not every survivor knew of rank 5's death"
+    [ "$(grep -cE "shoal\[[023]\] WARN am: rank 5 failed: rank [0-46-7] says so" \
+        "$out")" -eq 3 ] ||
+        fail "ranks 0, 2 and 3 were not told of rank 5's death by another rank"
+    # Each rank alone on its pretend host: rank 1 watches rank 2 by the
+    # ring's connection, over TCP and over the datagram wire.
+    for w in shm,tcp shm,udp; do
+        run_srun_ft 2 "OK ft recvdead: survivors agree" \
+            env SHOAL_WIRES_FAKE_HOSTS=4 SHOAL_WIRES=$w \
+            $(srun_n 4) --mpi="$mpi" "$ftprog" recvdead 2
+        [ "$(grep -c "recvdead: rank [013] knew" "$out")" -eq 3 ] ||
+            fail "$w: not every survivor knew of rank 2's death"
+    done
+    # A pretend host's 4 ranks die at once, nobody having talked to them:
+    # rank k of the first host watches rank 4 + k through the ring.
+    run_srun_ft "4 5 6 7" "OK ft hostdie: survivors agree" \
+        env SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_WIRES=shm,udp \
+        $(srun_n 8) --mpi="$mpi" "$ftprog" hostdie 4
+    [ "$(grep -c "hostdie: rank [0-3] knew of ranks 4-7" "$out")" -eq 4 ] ||
+        fail "not every survivor knew of the deaths of ranks 4-7"
+    # SHOAL_FT_TIMEOUT, kept by the rank's guardian.
+    run_srun_ft 3 "stop: taken for dead after" env SHOAL_FT_TIMEOUT=600ms \
+        $(srun_n 4) --mpi="$mpi" "$ftprog" stop 3 2000 1 600
+    grep -F "rank 3 (pid" "$out" | grep -F "past SHOAL_FT_TIMEOUT" \
+        >/dev/null || fail "the guardian did not say why it killed rank 3"
+    run_srun_ft "" "nobody taken for dead" env SHOAL_FT_TIMEOUT=1000ms \
+        $(srun_n 4) --mpi="$mpi" "$ftprog" stop 2 700 1 1000
+    if [ "$mpi" = pmix ]; then
+        # The boot layer through the guardian's PMIx connection: puts,
+        # chunked values, fences, gets, local peers.
+        run_kvs 4 pmix env SHOAL_FT=1 SHOAL_LOG=debug $(srun_n 4) --mpi=pmix
+        [ "$(grep -c "guardian [0-9]*, which holds the PMIx connection" \
+            "$out")" -eq 4 ] || fail "not every rank's guardian holds its PMIx connection"
+    fi
+    ok="bit-identical to the sequential run"
+    if [ "$mpi" = pmi2 ]; then
+        run_srun_ft 5 "OK jacobi 96 sweeps on 8 ranks, 7 left, 1 recoveries, $ok" \
+            $(srun_n 8) --mpi="$mpi" "$mpiprog" 96 5@21
+    else
+        # The agreement's coordinator (rank 0) first, then rank 3.
+        run_srun_ft "0 3" "OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, $ok" \
+            $(srun_n 8) --mpi="$mpi" "$mpiprog" 96 0@13 3@30
+    fi
+}
+
+# run_ompi_ft TEXT MPIRUN_ARG...: under SHOAL_FT, Open MPI's mpirun with
+# --enable-recovery must exit 0 (it then reports no death) and print TEXT.
+run_ompi_ft() {
+    text=$1
+    shift
+    timeout 90 mpirun.openmpi --enable-recovery -x SHOAL_FT=1 "$@" \
+        >"$out" 2>&1 || fail "mpirun --enable-recovery $* exited with $?"
+    grep -F -- "$text" "$out" >/dev/null || fail "no '$text' from $*"
+    cat "$out"
+}
+
+# ompi_ft: docs/FT.md, "Under Slurm and PMIx launchers", with Open MPI
+# 4.1's mpirun: the same cases as slurm_ft but the in-band notices across
+# 2 pretend hosts (the ring's case covers them).
+ompi_ft() {
+    [ -x "$mpiprog" ] || fail "mode $mode needs MPI_PROGRAM (mpi_ft_jacobi)"
+    ftprog=$progargs
+    [ -x "$ftprog" ] || fail "mode $mode needs mpi_ft_ulfm after MPI_PROGRAM"
+    run_ompi_ft "OK ft allreduce: survivors agree" -n 4 "$ftprog" allreduce
+    run_ompi_ft "OK ft recvdead: survivors agree" -x SHOAL_WIRES_FAKE_HOSTS=4 \
+        -x SHOAL_WIRES=shm,tcp -n 4 "$ftprog" recvdead 2
+    [ "$(grep -c "recvdead: rank [013] knew" "$out")" -eq 3 ] ||
+        fail "not every survivor knew of rank 2's death"
+    run_ompi_ft "stop: taken for dead after" -x SHOAL_FT_TIMEOUT=600ms \
+        -n 4 "$ftprog" stop 3 2000 1 600
+    grep -F "rank 3 (pid" "$out" | grep -F "past SHOAL_FT_TIMEOUT" \
+        >/dev/null || fail "the guardian did not say why it killed rank 3"
+    run_ompi_ft "nobody taken for dead" -x SHOAL_FT_TIMEOUT=1000ms \
+        -n 4 "$ftprog" stop 2 700 1 1000
+    run_ompi_ft "OK jacobi 96 sweeps on 8 ranks, 6 left, 2 recoveries, bit-identical" \
+        -n 8 "$mpiprog" 96 0@13 3@30
+}
+
 case $mode in
 hydra)
     need_mpich
@@ -221,6 +383,10 @@ ompi)
     run_kvs 2 pmix mpirun.openmpi -n 2
     run_kvs 4 pmix mpirun.openmpi -n 4
     ;;
+ompi-ft)
+    need_ompi
+    ompi_ft
+    ;;
 ompi-mpi)
     need_ompi
     run_mpi 2 mpirun.openmpi -n 2
@@ -244,6 +410,14 @@ slurm-mpi)
     run_mpi 4 $(srun_n 4) --mpi=pmi2
     run_mpi 2 $(srun_n 2) --mpi=pmix
     run_mpi 4 $(srun_n 4) --mpi=pmix
+    ;;
+slurm-ft-pmi2)
+    need_slurm
+    slurm_ft pmi2
+    ;;
+slurm-ft-pmix)
+    need_slurm
+    slurm_ft pmix
     ;;
 slurm-none)
     need_slurm

@@ -139,8 +139,15 @@ static void unlock_request(uint32_t id);
 #define TASK_HEAP_CHUNK_MAX ((uint64_t)1 << 20)
 #define TASK_HEAP_START 64 /* the heap's first bytes are not handed out */
 
+/* used: the heap's top, or UINT64_MAX when not asked (size alone is too
+ * large). */
 static int heap_full(size_t size, uint64_t used, size_t heap)
 {
+    if (used == UINT64_MAX)
+        return base_err(SHOAL_ERR_NOMEM,
+                        "shoal_task_alloc: %zu bytes do not fit in the "
+                        "shared heap (%zu bytes; SHOAL_TASK_HEAP)",
+                        size, heap);
     return base_err(SHOAL_ERR_NOMEM,
                     "shoal_task_alloc: %zu bytes do not fit in the shared "
                     "heap (%llu of %zu bytes in use; SHOAL_TASK_HEAP)",
@@ -158,7 +165,7 @@ int shoal_task_alloc(size_t size, void **ptr_p)
     uint64_t want = ((uint64_t)size + 15) & ~(uint64_t)15;
     if (h->size <= TASK_HEAP_START || want < size ||
         want > h->size - TASK_HEAP_START)
-        return heap_full(size, h->size == 0 ? 0 : TASK_HEAP_START, h->size);
+        return heap_full(size, UINT64_MAX, h->size);
     if (want <= cp.chunk_left) {
         *ptr_p = h->base + cp.chunk_next;
         cp.chunk_next += want;

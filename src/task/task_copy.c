@@ -93,9 +93,12 @@ static void recv_msg(uint32_t want, uint8_t **msg_p, task_rd_t *rd)
         if (s != 1)
             _exit(0);
         type = len >= 4 ? (*msg_p)[0] : 0;
-        if (type != TM_PAGE_REQ)
+        if (type == TM_PAGE_REQ)
+            task_page_serve(cp.fd, *msg_p, len, cp.waiting);
+        else if (type == TM_PAGE)
+            task_page_take(cp.fd, *msg_p, len, cp.waiting);
+        else
             break;
-        task_page_serve(cp.fd, *msg_p, len, cp.waiting);
         free(*msg_p);
     }
     task_rd_init(rd, *msg_p, len);

@@ -25,6 +25,7 @@
 #include "task/task_rt.h"
 
 #define PAGE_MAX 65536 /* the largest page size served */
+#define TASK_FILL_WAITERS 32 /* requests that wait for one page taken */
 
 static struct {
     int fd;
@@ -32,6 +33,16 @@ static struct {
     uint32_t src_rank, src_copy, src_block; /* the run's source */
     uint8_t in[TASK_PAGE_HDR + PAGE_MAX + 64];  /* fetch's answers */
     uint8_t out[TASK_PAGE_HDR + PAGE_MAX];      /* what serve sends */
+    /* A page this copy, waiting at a block, takes for itself because a
+     * child asked for it (task_page_serve): the requests that wait for
+     * it. */
+    struct {
+        int on;
+        uint32_t waiting, area;
+        uint64_t page;
+        unsigned n;
+        uint8_t req[TASK_FILL_WAITERS][32];
+    } fill;
 } pg;
 
 static void put32(uint8_t *p, uint32_t v)
@@ -148,6 +159,7 @@ int task_page_absent(int fd, uint32_t copy)
 {
     pg.fd = fd;
     pg.copy = copy;
+    pg.fill.on = 0;
     return task_region_absent(&task_rt.region, fetch);
 }
 
@@ -163,6 +175,7 @@ static int peek(void *ctx, size_t page, void *dst)
 int task_page_rearm(uint32_t copy, int sibling)
 {
     pg.copy = copy;
+    pg.fill.on = 0;
     if (sibling)
         return task_region_rewind(&task_rt.region);
     /* The pages the last run touched, where the source is a copy of this
@@ -173,32 +186,101 @@ int task_page_rearm(uint32_t copy, int sibling)
     return s == SHOAL_OK ? task_region_prefetch(&task_rt.region, peek) : s;
 }
 
+/* A page this copy serves: pg.out's page, to the requester of req. */
+static void answer(int fd, const uint8_t *req, uint32_t area, uint64_t page)
+{
+    put32(pg.out, TM_PAGE);
+    put32(pg.out + 4, get32(req + 28));
+    put32(pg.out + 8, get32(req + 24));
+    put32(pg.out + 12, area);
+    put64(pg.out + 16, page);
+    if (task_chan_send(fd, pg.out, TASK_PAGE_HDR + task_rt.region.page) !=
+        SHOAL_OK)
+        _exit(0);
+}
+
+/* The request req, for a page absent here, to this copy's own source. */
+static void pass_up(int fd, const uint8_t *req)
+{
+    uint8_t up[32];
+
+    memcpy(up, req, sizeof up);
+    put32(up, TM_PAGE_UP);
+    if (task_chan_send(fd, up, sizeof up) != SHOAL_OK)
+        _exit(0);
+}
+
 void task_page_serve(int fd, const uint8_t *msg, size_t len,
                      uint32_t waiting)
 {
     /* copy, block, area, page, rank, copy of the requester */
     if (len < 32 || waiting == 0 || get32(msg + 8) != waiting - 1)
         return; /* not the block it waits at: a stale request */
-    uint32_t area = get32(msg + 12), rank = get32(msg + 24),
-             copy = get32(msg + 28);
+    uint32_t area = get32(msg + 12);
     uint64_t page = get64(msg + 16);
     size_t psize = task_rt.region.page;
+    uint8_t *at = pg.out + TASK_PAGE_HDR;
 
-    if (area < TASK_AREAS && psize <= PAGE_MAX &&
-        task_region_page(&task_rt.region, (int)area, (size_t)page,
-                         pg.out + TASK_PAGE_HDR)) {
-        put32(pg.out, TM_PAGE);
-        put32(pg.out + 4, copy);
-        put32(pg.out + 8, rank);
-        put32(pg.out + 12, area);
-        put64(pg.out + 16, page);
-        if (task_chan_send(fd, pg.out, TASK_PAGE_HDR + psize) != SHOAL_OK)
-            _exit(0);
+    if (area >= TASK_AREAS || psize > PAGE_MAX)
+        pass_up(fd, msg);
+    else if (task_region_page(&task_rt.region, (int)area, (size_t)page, at))
+        answer(fd, msg, area, page);
+    else if (pg.fill.on && pg.fill.waiting == waiting) {
+        /* Taking a page already: this one joins it, or climbs. */
+        if (pg.fill.area == area && pg.fill.page == page &&
+            pg.fill.n < TASK_FILL_WAITERS)
+            memcpy(pg.fill.req[pg.fill.n++], msg, 32);
+        else
+            pass_up(fd, msg);
+    } else if (own_read(area, (size_t)page, at)) {
+        /* Its parent on this worker has it: taken and served at once. */
+        (void)task_region_fill(&task_rt.region, (int)area, (size_t)page,
+                               at);
+        answer(fd, msg, area, page);
     } else {
-        memcpy(pg.out, msg, 32);
-        put32(pg.out, TM_PAGE_UP);
-        if (task_chan_send(fd, pg.out, 32) != SHOAL_OK)
+        /* Absent here and in the parent, or the parent is elsewhere: this
+         * copy takes the page for itself (it is what its memory holds)
+         * and serves it when it comes, so that the next child that asks,
+         * here or below, finds it here instead of climbing the tree
+         * again (a chain of waiting parents would climb it for every
+         * level: quadratic in the depth). */
+        uint8_t req[20];
+        put32(req, TM_PAGE_REQ);
+        put32(req + 4, pg.copy);
+        put32(req + 8, area);
+        put64(req + 12, page);
+        if (task_chan_send(fd, req, sizeof req) != SHOAL_OK)
             _exit(0);
+        pg.fill.on = 1;
+        pg.fill.waiting = waiting;
+        pg.fill.area = area;
+        pg.fill.page = page;
+        pg.fill.n = 1;
+        memcpy(pg.fill.req[0], msg, 32);
+    }
+    task_ring();
+}
+
+void task_page_take(int fd, const uint8_t *msg, size_t len,
+                    uint32_t waiting)
+{
+    size_t psize = task_rt.region.page;
+
+    if (!pg.fill.on || len != TASK_PAGE_HDR + psize ||
+        get32(msg + 4) != pg.copy || get32(msg + 12) != pg.fill.area ||
+        get64(msg + 16) != pg.fill.page)
+        return; /* an answer to a page taken before, or for another run */
+    pg.fill.on = 0;
+    if (pg.fill.waiting != waiting)
+        return; /* it no longer waits at that block */
+    int filled = task_region_fill(&task_rt.region, (int)pg.fill.area,
+                                  (size_t)pg.fill.page, msg + TASK_PAGE_HDR);
+    memcpy(pg.out + TASK_PAGE_HDR, msg + TASK_PAGE_HDR, psize);
+    for (unsigned i = 0; i < pg.fill.n; i++) {
+        if (filled >= 0)
+            answer(fd, pg.fill.req[i], pg.fill.area, pg.fill.page);
+        else
+            pass_up(fd, pg.fill.req[i]);
     }
     task_ring();
 }

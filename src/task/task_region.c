@@ -258,6 +258,14 @@ int task_region_page(const task_region_t *r, int area, size_t page,
     return 1;
 }
 
+int task_region_fill(task_region_t *r, int area, size_t page,
+                     const void *data)
+{
+    if (area < 0 || area >= TASK_AREAS || r->area[area].track == NULL)
+        return 0;
+    return task_track_fill(r->area[area].track, page, data);
+}
+
 int task_region_page_of(const task_region_t *r, pid_t pid, int area,
                         size_t page, void *out)
 {

@@ -87,6 +87,10 @@ int task_region_page_of(const task_region_t *r, pid_t pid, int area,
  * the page is absent here. */
 int task_region_page(const task_region_t *r, int area, size_t page,
                      void *out);
+/* task_track_fill of page of area (a page served by the source, its
+ * excluded ranges pristine, as a fetch gets it). */
+int task_region_fill(task_region_t *r, int area, size_t page,
+                     const void *data);
 /* Without the copy: page of area as pristine with blobs[0..n) (states or
  * diffs, task_region.h's blobs) applied in order.  skips: NULL, or for
  * each blob NULL or its areas' skip tables (task_region_blob_skips), so

@@ -310,8 +310,15 @@ void task_page_source(uint32_t rank, uint32_t copy, uint32_t block);
  * restored. */
 int task_page_rearm(uint32_t copy, int sibling);
 /* A TM_PAGE_REQ came while the copy waits at block waiting - 1 (0: it
- * does not wait): answers it, or passes it up. */
+ * does not wait): answers it, passes it up, or, for a page absent here,
+ * asks for the page for this copy and answers when it comes
+ * (task_page_take). */
 void task_page_serve(int fd, const uint8_t *msg, size_t len,
                      uint32_t waiting);
+/* A TM_PAGE for this copy outside a fault: the page task_page_serve asked
+ * for, filled in and served to the requests that wait for it (or one
+ * meant for a wait that is over: ignored). */
+void task_page_take(int fd, const uint8_t *msg, size_t len,
+                    uint32_t waiting);
 
 #endif /* SHOAL_TASK_RT_H */

@@ -214,6 +214,12 @@ static int ready(void *arg, int handled)
 static int wait_a_while(uint64_t ns)
 {
     int s = am_block(ready, NULL, NULL, 0, (int64_t)ns);
+    /* A rank with news at every turn never waits long enough for the
+     * wait to look at its peers (am_wait.c): the coordinator, busy, never
+     * learned that a worker's process had died, took it for silent only,
+     * and at the run's end waited twice end_run's 10 s for its goodbye
+     * and for its backlog to leave. */
+    am_check_peers_due();
     return s == SHOAL_ERR_TIMEOUT ? SHOAL_OK : s;
 }
 

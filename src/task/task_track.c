@@ -421,6 +421,31 @@ int task_track_rewind(task_track_t *t)
     return s;
 }
 
+int task_track_fill(task_track_t *t, size_t page, const void *data)
+{
+    uint8_t expect = ABSENT;
+
+    if (page >= t->npages || t->fetch == NULL ||
+        !atomic_compare_exchange_strong(&t->state[page], &expect, BUSY))
+        return 0;
+    uint8_t *p = t->base + page * t->page;
+    if (mprotect(p, t->page, PROT_READ | PROT_WRITE) != 0) {
+        atomic_store(&t->state[page], ABSENT);
+        return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                        strerror(errno));
+    }
+    memcpy(p, data, t->page);
+    if (mprotect(p, t->page, PROT_READ) != 0) {
+        /* (never left writable and untracked) */
+        mprotect(p, t->page, PROT_NONE);
+        atomic_store(&t->state[page], ABSENT);
+        return base_err(SHOAL_ERR_SYSTEM, "task track: mprotect: %s",
+                        strerror(errno));
+    }
+    atomic_store(&t->state[page], CLEAN);
+    return 1;
+}
+
 int task_track_is_present(const task_track_t *t, size_t page)
 {
     if (page >= t->npages)

@@ -82,6 +82,11 @@ int task_track_prefetch(task_track_t *t, task_track_peek_fn peek);
  * and is read-only and clean again; pages read stay, absent ones stay
  * absent.  Work in proportion to the pages written. */
 int task_track_rewind(task_track_t *t);
+/* An absent page filled with data[0..page size) from outside the fault
+ * handler (a waiting parent that takes a page its children ask for):
+ * clean and read-only afterwards, as if the job had read it.  1 filled,
+ * 0 when the page was not absent (nothing changed), or an error. */
+int task_track_fill(task_track_t *t, size_t page, const void *data);
 /* 1 when the page holds its data (it was never absent, or was fetched). */
 int task_track_is_present(const task_track_t *t, size_t page);
 

@@ -82,7 +82,7 @@ static struct {
     size_t n, cap;
     w_idle_t idle[IDLE_MAX];
     size_t nidle;
-    uint64_t runs, procs, direct; /* for the summary (SHOAL_LOG=info) */
+    uint64_t runs, procs, direct, asked, up; /* for the summary (SHOAL_LOG=info) */
     struct sigaction old_chld;
     uint64_t next_beat;
     uint64_t next_sweep; /* every channel read, every process looked at */
@@ -341,11 +341,13 @@ void task_worker_fini(void)
     uint64_t own = task_rt.self_reads ? atomic_load(task_rt.self_reads) : 0;
     base_info("task", "rank %d: %llu runs of jobs in %llu processes; "
                       "%llu pages read from waiting parents (%llu by the "
-                      "children themselves); at most %zu messages waited "
-                      "to go to one rank",
+                      "children themselves); %llu page requests of copies, "
+                      "%llu passed up; at most %zu messages waited to go to "
+                      "one rank",
               task_rt.rank, (unsigned long long)wk.runs,
               (unsigned long long)wk.procs,
               (unsigned long long)(wk.direct + own), (unsigned long long)own,
+              (unsigned long long)wk.asked, (unsigned long long)wk.up,
               task_msg_most_queued());
     task_worker_kill_all();
     task_spawn_fini();
@@ -564,6 +566,7 @@ static int page_from_copy(w_copy_t *c, uint8_t *msg, size_t len, int *s_p)
     uint32_t type = task_rd_u32(&rd);
     (void)task_rd_u32(&rd);
     if (type == TM_PAGE_REQ) { /* its own: it faulted */
+        wk.asked++;
         c->pend_area = task_rd_u32(&rd);
         c->pend_page = task_rd_u64(&rd);
         c->pend = 1;
@@ -586,6 +589,7 @@ static int page_from_copy(w_copy_t *c, uint8_t *msg, size_t len, int *s_p)
             *s_p = task_msg_send((int)rank, msg, len);
         return 1;
     } else if (type == TM_PAGE_UP) { /* it lacks the page: to its source */
+        wk.up++;
         (void)task_rd_u32(&rd);
         uint32_t area = task_rd_u32(&rd);
         uint64_t page = task_rd_u64(&rd);
@@ -670,10 +674,15 @@ static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
  * coordinator answers them, and the copy's later ones. */
 static int page_timeouts(uint64_t now)
 {
-    uint64_t wait = task_rt.suspect_ns / 4;
-
     for (size_t i = 0; i < wk.n; i++) {
         w_copy_t *c = &wk.c[i];
+        /* A waiting parent's request (a page it takes for its children,
+         * task_page.c) may climb far, each waiting parent above asking
+         * its own source in turn: it gets the whole SHOAL_TASK_SUSPECT,
+         * or a deep climb would send every parent on the way to the
+         * coordinator at once (the child that asked goes there after
+         * the shorter wait anyway). */
+        uint64_t wait = c->waits ? task_rt.suspect_ns : task_rt.suspect_ns / 4;
         /* (A request made after the caller read the clock is not late:
          * without the first test, now - pend_since wrapped around and
          * every page asked for in the turn went to the coordinator.) */

@@ -54,6 +54,10 @@
 #                   back gets twice the patience (task_coord.c), so a
 #                   starved one does not flap.  A run that ended before
 #                   the second stop runs again (3 runs at most)
+#   (any mode) TASK_TEST_MAX_PAGE_REQS=N: SHOAL_LOG=info, and the page
+#                   requests the workers handled in all may be at most N
+#   (any mode) TASK_TEST_DONE=RE: SHOAL_LOG=info, and the coordinator's
+#                   summary line ("task: done: ...") must match RE
 #         freeze    one worker (not rank 0) and its copies frozen in a
 #                   cgroup (v2 cgroup.freeze, else the v1 freezer) for
 #                   2 s and thawed: stopped without a signal, as a host's
@@ -211,6 +215,7 @@ if [ "$mode" = freeze ]; then
 fi
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
 case $mode in coordkeep2 | coordsbusy | stoptwice) export SHOAL_LOG=info ;; esac
+[ -n "${TASK_TEST_MAX_PAGE_REQS:-}${TASK_TEST_DONE:-}" ] && export SHOAL_LOG=info
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -501,6 +506,23 @@ if [ "$mode" = stoptwice ]; then
         "a worker that came back was not given more patience"
     grep -q "worker $v speaks again: it joins anew, taken for silent next after 1400 ms" "$out" ||
         fail "no doubled bound for worker $v"
+fi
+if [ -n "${TASK_TEST_DONE:-}" ]; then
+    grep -Eq "task: done: .*$TASK_TEST_DONE" "$out" ||
+        fail "the coordinator's summary does not match '$TASK_TEST_DONE':" \
+            "$(grep -o 'task: done: .*' "$out")"
+fi
+if [ -n "${TASK_TEST_MAX_PAGE_REQS:-}" ]; then
+    # Page requests the workers handled (a copy's own, and misses passed
+    # up by a waiting parent): a miss that climbed the whole tree for
+    # every level of a chain made them grow with the depth squared.
+    read -r nsum reqs < <(sed -n 's/.* \([0-9]*\) page requests of copies, \([0-9]*\) passed up;.*/\1 \2/p' \
+        "$out" | awk '{n += $1 + $2; r++} END {print r + 0, n + 0}')
+    [ "$nsum" -eq "$np" ] || fail "$nsum worker summaries, want $np"
+    echo "page requests handled: $reqs (at most $TASK_TEST_MAX_PAGE_REQS)" >>"$log"
+    [ "$reqs" -le "$TASK_TEST_MAX_PAGE_REQS" ] ||
+        fail "$reqs page requests handled, more than $TASK_TEST_MAX_PAGE_REQS:" \
+            "misses climb the tree again and again"
 fi
 if [ "$mode" = coordkeep ]; then
     lockjobs=$(sed -n 's/^ok.* lockjobs=\([0-9]*\).*/\1/p' "$out" | head -n 1)

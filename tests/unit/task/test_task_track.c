@@ -361,6 +361,47 @@ static void test_prefetch(void)
     (void)sink;
 }
 
+/* A waiting parent takes a page its children asked for (task_page.c):
+ * an absent page filled from outside the handler reads without a fault,
+ * is clean (not in the diff), and its first write twins it against the
+ * filled bytes; a present page is left alone; out of range is refused. */
+static void test_fill(void)
+{
+    enum { N = 4 };
+    uint8_t *raw = map_pages(N);
+    volatile uint8_t *mem = raw;
+    uint8_t *data = malloc(page);
+    task_track_t *t;
+
+    T_OK(task_track_create(raw, N * page, 0, &t));
+    T_EQ(task_track_fill(t, 1, data), 0); /* not absent: nothing to do */
+    T_OK(task_track_absent(t, fill_fetch, NULL));
+    fetches = 0;
+    memset(data, 0x42, page);
+    T_EQ(task_track_fill(t, 1, data), 1);
+    T_ASSERT(task_track_is_present(t, 1) && !task_track_is_dirty(t, 1));
+    T_EQ(mem[page + 17], 0x42);
+    T_EQ(fetches, 0);
+    memset(data, 0x43, page);
+    T_EQ(task_track_fill(t, 1, data), 0); /* present now: untouched */
+    T_EQ(mem[page + 17], 0x42);
+    T_EQ(task_track_fill(t, N, data), 0);
+    T_EQ(task_track_dirty_count(t), 0);
+    mem[page + 3] = 0x99;
+    T_EQ(fetches, 0);
+    T_ASSERT(task_track_is_dirty(t, 1));
+    uint8_t *twin = malloc(page);
+    memset(twin, 0x42, page);
+    T_ASSERT(memcmp(task_track_twin(t, 1), twin, page) == 0);
+    T_ASSERT(!task_track_is_present(t, 2));
+    (void)mem[2 * page]; /* the others still fault */
+    T_EQ(fetches, 1);
+    task_track_destroy(t);
+    munmap(raw, N * page);
+    free(data);
+    free(twin);
+}
+
 int main(void)
 {
     page = (size_t)sysconf(_SC_PAGESIZE);
@@ -369,5 +410,6 @@ int main(void)
     test_foreign_faults();
     test_threads();
     test_prefetch();
+    test_fill();
     return 0;
 }

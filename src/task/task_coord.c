@@ -1000,30 +1000,43 @@ static int on_block(uint32_t copy, task_rd_t *rd, const uint8_t *msg,
                      path_text(&j->path, pb, sizeof(pb)), b,
                      (unsigned long long)njobs, j->nblocks);
     /* The copy waits first: new jobs added while it runs could pre-empt
-     * it, and a stopped copy cannot wait. */
+     * it, and a stopped copy cannot wait.  With a new block the two are
+     * placed as one event (task_sched_hold), so the block's jobs, the
+     * newest, go first: depth first. */
     c->block = b;
+    int fresh = b == j->nblocks;
+    if (fresh)
+        task_sched_hold(co.s, 1);
     int w = task_sched_copy_waits(co.s, copy, b);
-    if (w < 0)
+    if (w < 0) {
+        if (fresh)
+            task_sched_hold(co.s, 0);
         return w;
+    }
     if (w == 1)
         c->waiting = 1;
-    if (b == j->nblocks) {
+    if (fresh) {
         uint32_t first;
         s = task_grow((void **)&j->blocks, &j->capb, j->nblocks + 1,
                       sizeof(*j->blocks), "task: blocks");
-        if (s != SHOAL_OK)
-            return s;
-        c_block_t *blk = &j->blocks[j->nblocks++];
-        *blk = (c_block_t){dup_bytes(rd->p + dstart, dlen),
-                           dup_bytes(state, slen), dlen, slen, 0,
-                           (uint32_t)njobs, 0, TASK_NONE, NULL};
-        if (blk->desc == NULL || blk->state == NULL)
-            return base_err(SHOAL_ERR_NOMEM, "task: a block's state");
-        s = task_sched_add_jobs(co.s, c->job, (uint32_t)njobs,
-                                co.worker_of[c->rank], &first);
-        blk->first = first;
+        c_block_t *blk = s == SHOAL_OK ? &j->blocks[j->nblocks++] : NULL;
+        if (blk != NULL) {
+            *blk = (c_block_t){dup_bytes(rd->p + dstart, dlen),
+                               dup_bytes(state, slen), dlen, slen, 0,
+                               (uint32_t)njobs, 0, TASK_NONE, NULL};
+            if (blk->desc == NULL || blk->state == NULL)
+                s = base_err(SHOAL_ERR_NOMEM, "task: a block's state");
+        }
         if (s == SHOAL_OK)
+            s = task_sched_add_jobs(co.s, c->job, (uint32_t)njobs,
+                                    co.worker_of[c->rank], &first);
+        int h = task_sched_hold(co.s, 0);
+        if (s == SHOAL_OK)
+            s = h;
+        if (s == SHOAL_OK) {
+            blk->first = first;
             s = new_jobs(c->job, b, blk->desc, dlen, nr, first);
+        }
         if (s != SHOAL_OK)
             return s;
     } else {
@@ -1086,9 +1099,25 @@ static void drop_children(c_job_t *j)
  * from before a failover), which the worker of rank holder keeps (-1:
  * none; this rank's: none but the coordinator); the orders are not
  * carried out yet. */
+static int job_done_held(uint32_t copy, uint32_t ret, const uint8_t *diff,
+                         size_t dlen, const uint8_t *out, size_t olen,
+                         uint32_t subreq, int holder);
+
+/* (The copy's end and its block's, when it was the last, are placed as
+ * one event: task_sched_hold.) */
 static int job_done(uint32_t copy, uint32_t ret, const uint8_t *diff,
                     size_t dlen, const uint8_t *out, size_t olen,
                     uint32_t subreq, int holder)
+{
+    task_sched_hold(co.s, 1);
+    int r = job_done_held(copy, ret, diff, dlen, out, olen, subreq, holder);
+    int h = task_sched_hold(co.s, 0);
+    return r != SHOAL_OK ? r : h;
+}
+
+static int job_done_held(uint32_t copy, uint32_t ret, const uint8_t *diff,
+                         size_t dlen, const uint8_t *out, size_t olen,
+                         uint32_t subreq, int holder)
 {
     c_copy_t *c = &co.copies[copy];
     c_job_t *j = &co.jobs[c->job];

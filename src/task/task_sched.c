@@ -12,6 +12,7 @@
 
 typedef struct job {
     uint32_t parent, hint;
+    uint32_t block_first; /* the id of its block's first job */
     uint32_t first_copy;  /* live copies, linked through next_in_job */
     uint32_t nlive;
     uint32_t blocks_done; /* blocks 0 .. blocks_done-1 are done */
@@ -34,6 +35,7 @@ typedef struct worker {
 typedef struct cand {
     uint64_t key;
     int fresh; /* a new copy, else a bound (suspended or waiting) one */
+    uint64_t order; /* among equal keys and kinds, smaller first */
     uint32_t job, copy;
 } cand_t;
 
@@ -46,6 +48,7 @@ struct task_sched {
     size_t njobs, ncopies, nworkers, norders;
     size_t cap_jobs, cap_copies, cap_workers, cap_orders;
     uint64_t clock;  /* placements so far */
+    int held;        /* task_sched_hold: placements wait while > 0 */
     uint64_t maxkey; /* worst key handed out, for penalties */
     cand_t *cands;
     size_t cap_cands;
@@ -53,8 +56,8 @@ struct task_sched {
      * gather scans these alone and drops what it finds done or gone, so
      * an event costs what runs, not the whole run (thousands of jobs, and
      * the root never done).  Jobs with no live copy are all candidates of
-     * key 1 and differ only by id, so they wait in a min-heap of ids
-     * (idle) and only the smallest is a candidate: a block of 100 000
+     * key 1 and differ only in fresh_order, so they wait in a heap by it
+     * (idle) and only its top is a candidate: a block of 100 000
      * jobs costs an event a heap operation, not a scan of the block.
      * Both are cleaned lazily: an entry is dropped when found stale. */
     uint32_t *open_jobs, *open_copies, *idle;
@@ -119,7 +122,28 @@ static uint64_t key_of(const copy_t *c)
     return (uint64_t)c->ordinal + c->penalty;
 }
 
-/* ---- jobs with no live copy (a min-heap of ids) ------------------------- */
+/* ---- jobs with no live copy (a heap, the next to run on top) ----------- */
+
+/*
+ * Which new job runs first among equals: the newest block's first, and in
+ * a block the smallest id.  So a nested program runs depth first: a job's
+ * children go before its parent's later siblings, and the jobs open at
+ * once stay about the nesting depth times the workers.  In creation
+ * order (breadth first, until 2026-11-28) a recursive program opened
+ * every job of its upper levels at once, each a waiting process on its
+ * worker: a nested quicksort of 100 000 ints with 16-element leaves
+ * made 4 800 processes for 23 500 jobs and took 7.0 s on two workers,
+ * depth first 160 processes and 1.7 s.
+ */
+static uint64_t fresh_order(const task_sched_t *s, uint32_t j)
+{
+    return (uint64_t)(UINT32_MAX - s->jobs[j].block_first) << 32 | j;
+}
+
+static int idle_before(const task_sched_t *s, uint32_t a, uint32_t b)
+{
+    return fresh_order(s, a) < fresh_order(s, b);
+}
 
 static void idle_sift_down(task_sched_t *s, size_t i)
 {
@@ -127,9 +151,9 @@ static void idle_sift_down(task_sched_t *s, size_t i)
 
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        if (l < s->nidle && h[l] < h[m])
+        if (l < s->nidle && idle_before(s, h[l], h[m]))
             m = l;
-        if (l + 1 < s->nidle && h[l + 1] < h[m])
+        if (l + 1 < s->nidle && idle_before(s, h[l + 1], h[m]))
             m = l + 1;
         if (m == i)
             return;
@@ -147,7 +171,7 @@ static void idle_push(task_sched_t *s, uint32_t j)
         return; /* still in the heap, stale until now */
     s->jobs[j].in_idle = 1;
     size_t i = s->nidle++;
-    while (i > 0 && s->idle[(i - 1) / 2] > j) {
+    while (i > 0 && idle_before(s, j, s->idle[(i - 1) / 2])) {
         s->idle[i] = s->idle[(i - 1) / 2];
         i = (i - 1) / 2;
     }
@@ -159,7 +183,8 @@ static int idle_room(task_sched_t *s, size_t more)
     return GROW(s, idle, cap_idle, s->nidle + more);
 }
 
-/* The smallest job with no live copy that is not done, or TASK_NONE. */
+/* The first job (fresh_order) with no live copy that is not done, or
+ * TASK_NONE. */
 static uint32_t idle_top(task_sched_t *s)
 {
     while (s->nidle > 0) {
@@ -244,8 +269,8 @@ static int by_rank(const void *a, const void *b)
         return x->key < y->key ? -1 : 1;
     if (x->fresh != y->fresh)
         return x->fresh - y->fresh;
-    if (x->job != y->job)
-        return x->job < y->job ? -1 : 1;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
     return x->copy < y->copy ? -1 : x->copy > y->copy;
 }
 
@@ -266,7 +291,7 @@ static int gather(task_sched_t *s, size_t *n)
         }
         if (cp->state == TASK_COPY_SUSPENDED ||
             (cp->state == TASK_COPY_WAITING && !s->jobs[cp->job].waiting))
-            s->cands[k++] = (cand_t){key_of(cp), 0, cp->job, c};
+            s->cands[k++] = (cand_t){key_of(cp), 0, cp->job, cp->job, c};
         i++;
     }
     for (size_t i = 0; i < s->nopen_jobs;) {
@@ -277,15 +302,15 @@ static int gather(task_sched_t *s, size_t *n)
             continue;
         }
         if (needs_copy(s, &s->jobs[j]))
-            s->cands[k++] = (cand_t){next_ordinal(s, &s->jobs[j]), 1, j,
-                                     TASK_NONE};
+            s->cands[k++] = (cand_t){next_ordinal(s, &s->jobs[j]), 1,
+                                     fresh_order(s, j), j, TASK_NONE};
         i++;
     }
     /* Every job with no live copy is a fresh candidate of key 1 that any
-     * worker may take: the smallest id stands for them all. */
+     * worker may take: the first in fresh_order stands for them all. */
     uint32_t top = idle_top(s);
     if (top != TASK_NONE)
-        s->cands[k++] = (cand_t){1, 1, top, TASK_NONE};
+        s->cands[k++] = (cand_t){1, 1, fresh_order(s, top), top, TASK_NONE};
     for (size_t i = 1; i < k; i++)
         if (by_rank(&s->cands[i], &s->cands[best]) < 0)
             best = i;
@@ -442,6 +467,8 @@ static int place_one(task_sched_t *s)
  * a hang. */
 static int schedule(task_sched_t *s)
 {
+    if (s->held)
+        return 0;
     size_t bound = 4 * (s->njobs + 1) * (s->max_copies + 1) +
                    4 * s->nworkers + 16;
     int r;
@@ -457,6 +484,17 @@ static int schedule(task_sched_t *s)
 }
 
 /* ---- events -------------------------------------------------------------- */
+
+int task_sched_hold(task_sched_t *s, int hold)
+{
+    if (hold) {
+        s->held++;
+        return SHOAL_OK;
+    }
+    if (s->held > 0)
+        s->held--;
+    return schedule(s);
+}
 
 int task_sched_worker_join(task_sched_t *s, uint32_t *worker)
 {
@@ -517,6 +555,7 @@ int task_sched_add_jobs(task_sched_t *s, uint32_t parent, uint32_t n,
     for (uint32_t i = 0; i < n; i++) {
         s->jobs[s->njobs] = (job_t){.parent = parent,
                                     .hint = i == 0 ? hint : TASK_NONE,
+                                    .block_first = *first,
                                     .first_copy = TASK_NONE};
         idle_push(s, (uint32_t)s->njobs++);
     }

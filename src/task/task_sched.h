@@ -76,6 +76,16 @@ int task_sched_worker_suspect(task_sched_t *s, uint32_t worker);
  * ended without a report (it crashed), so it is gone. */
 int task_sched_worker_idle(task_sched_t *s, uint32_t worker);
 
+/* Events in a row taken as one: after task_sched_hold(s, 1) no
+ * placement is made until as many task_sched_hold(s, 0), the last of
+ * which makes them (its result).  A copy that waits at a new block is
+ * held with the block's jobs (copy_waits then add_jobs), and the last
+ * child's end with its block's (copy_done then block_done): placed as
+ * they came, the free worker went to a sibling of the parent before the
+ * block's jobs, or the parent's resumption, could be placed, and a
+ * recursive program ran breadth first. */
+int task_sched_hold(task_sched_t *s, int hold);
+
 /* n jobs are ready (a block of parent, TASK_NONE for the root); ids
  * *first .. *first+n-1 in creation order.  hint: a worker to prefer for
  * one of them (the parent's, where it serves memory) or TASK_NONE. */

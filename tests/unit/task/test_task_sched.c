@@ -182,6 +182,40 @@ static void test_parent_waits(void)
     task_sched_destroy(s);
 }
 
+/* Depth first: a job's children run before its parent's later siblings,
+ * and a block's jobs in id order (a recursive program keeps about its
+ * depth of jobs open, not its upper levels whole). */
+static void test_depth_first(void)
+{
+    uint32_t w, kids, grand;
+
+    T_OK(task_sched_create(1, &s));
+    T_OK(task_sched_worker_join(s, &w));
+    T_OK(task_sched_add_jobs(s, TASK_NONE, 3, TASK_NONE, &kids));
+    T_EQ(job_on(w), kids); /* in id order within the block */
+    /* The parent waits at a new block: one event (as the coordinator
+     * does it), else the free worker takes kids + 1 at once. */
+    T_OK(task_sched_hold(s, 1));
+    T_EQ(task_sched_copy_waits(s, task_sched_running(s, w), 0), 1);
+    T_EQ(task_sched_running(s, w), TASK_NONE);
+    T_OK(task_sched_add_jobs(s, kids, 2, w, &grand));
+    T_EQ(task_sched_running(s, w), TASK_NONE);
+    T_OK(task_sched_hold(s, 0));
+    T_EQ(job_on(w), grand); /* before kids + 1 and kids + 2 */
+    T_EQ(task_sched_copy_done(s, task_sched_running(s, w)), 1);
+    T_EQ(job_on(w), grand + 1);
+    T_OK(task_sched_hold(s, 1)); /* the last child's end and its block's */
+    T_EQ(task_sched_copy_done(s, task_sched_running(s, w)), 1);
+    T_OK(task_sched_block_done(s, kids, 0));
+    T_OK(task_sched_hold(s, 0));
+    T_EQ(job_on(w), kids); /* the parent resumes, then its siblings */
+    T_EQ(task_sched_copy_done(s, task_sched_running(s, w)), 1);
+    T_EQ(job_on(w), kids + 1);
+    T_EQ(task_sched_copy_done(s, task_sched_running(s, w)), 1);
+    T_EQ(job_on(w), kids + 2);
+    task_sched_destroy(s);
+}
+
 /* Equal keys do not pre-empt; a penalized copy is pre-empted. */
 static void test_penalty(void)
 {
@@ -558,6 +592,7 @@ int main(void)
     test_victim_ties();
     test_lost_worker();
     test_parent_waits();
+    test_depth_first();
     test_penalty();
     test_lock_blocked();
     model_runs(random_run, 200);

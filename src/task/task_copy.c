@@ -33,7 +33,8 @@ static struct {
     int active, fd;
     uint32_t copy;
     task_path_t path;
-    char path_text[256];
+    char path_text[256]; /* (job_text: made when a message needs it) */
+    int path_text_ok;
     uint32_t nblocks, nreq;
     uint32_t subreq; /* lock requests of the children's subtrees */
     task_rand_t rand;
@@ -50,10 +51,21 @@ static struct {
     size_t outlen;    /* the output the last run left in the memfd */
 } cp;
 
+/* The job's path as text, for messages: made on first use (formatting
+ * a path costs its depth, at every run of a deep chain's jobs). */
+static const char *job_text(void)
+{
+    if (!cp.path_text_ok) {
+        task_path_format(&cp.path, cp.path_text, sizeof(cp.path_text));
+        cp.path_text_ok = 1;
+    }
+    return cp.path_text;
+}
+
 static void send_msg(task_buf_t *b)
 {
     if (b->err)
-        base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
+        base_fatal("task: job %s: %s", job_text(), shoal_error_detail());
     if (task_chan_send(cp.fd, b->p, b->len) != SHOAL_OK)
         _exit(0); /* the worker is gone: so is this run */
     task_buf_free(b);
@@ -66,7 +78,7 @@ static void fail(int status, const char *fmt, ...) BASE_PRINTF(2, 3)
 static void fail(int status, const char *fmt, ...)
 {
     char text[1024];
-    int n = snprintf(text, sizeof(text), "job %s: ", cp.path_text);
+    int n = snprintf(text, sizeof(text), "job %s: ", job_text());
     va_list ap;
     task_buf_t b = {0};
 
@@ -464,10 +476,12 @@ static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
     cp.open = 0;
     cp.njobs = 0;
     cp.desc.len = 0;
-    task_path_format(path, cp.path_text, sizeof(cp.path_text));
+    cp.path_text_ok = 0;
     task_path_free(&cp.path);
-    if (task_path_copy(path, &cp.path) != SHOAL_OK)
+    if (task_path_copy(path, &cp.path) != SHOAL_OK) {
+        task_path_format(path, cp.path_text, sizeof(cp.path_text));
         base_fatal("task: job %s: %s", cp.path_text, shoal_error_detail());
+    }
     task_rand_init(&cp.rand, task_rt.seed, &cp.path);
 }
 
@@ -480,7 +494,7 @@ static void setup(int fd, uint32_t copy, const task_path_t *path,
     begin_run(copy, path, flags);
     cp.held = calloc(task_rt.nlocks ? task_rt.nlocks : 1, sizeof(*cp.held));
     if (mfd < 0 || dup2(mfd, STDOUT_FILENO) < 0 || cp.held == NULL)
-        base_fatal("task: job %s: output capture: %s", cp.path_text,
+        base_fatal("task: job %s: output capture: %s", job_text(),
                    strerror(errno));
     close(mfd);
     cp.active = 1;
@@ -554,7 +568,7 @@ static void rearm(uint32_t copy, const task_path_t *path, uint32_t flags)
      * calls a job saved.) */
     if (cp.outlen > 0 && (ftruncate(STDOUT_FILENO, 0) != 0 ||
                           lseek(STDOUT_FILENO, 0, SEEK_SET) != 0))
-        base_fatal("task: job %s: output capture: %s", cp.path_text,
+        base_fatal("task: job %s: output capture: %s", job_text(),
                    strerror(errno));
     cp.active = 1;
     if (task_page_rearm(copy, sibling) != SHOAL_OK)

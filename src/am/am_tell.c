@@ -17,20 +17,13 @@
  * or credits (a peer whose channel is full is tried again at the next
  * check), and received as system frames.
  *
- * The ring: a rank alone on its host has no neighbour watching its
- * process, and with connections opened on first use nobody may have one
- * to it.  So each rank keeps a connection to a rank of another host (the
- * one at its own offset among the next host's ranks, ring_next: every
- * rank of a host is watched from another) and sends it an empty system
- * frame AM_SYS_BEAT every beat period (1 s, or a quarter of
- * SHOAL_FT_TIMEOUT when shorter): the wire then watches that rank as it
- * watches every peer it sends to (a connection closed by the dead
- * process's kernel at once, a silent link or host after the wire's
- * timeout, SHOAL_FT_TIMEOUT + 2 s), and the notices tell the rest.
+ * The ring of watches, which makes sure some wire watches every rank, is
+ * in am_ring.c.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "am.h"
 
@@ -45,7 +38,12 @@ int am_tell_init(void)
     if (am.tell_todo == NULL)
         return base_err(SHOAL_ERR_NOMEM, "SHOAL_FT: death notices of %d "
                         "ranks", am.job->size);
-    return SHOAL_OK;
+    int status = am_ring_init();
+    if (status != SHOAL_OK) {
+        free(am.tell_todo);
+        am.tell_todo = NULL;
+    }
+    return status;
 }
 
 void am_tell_death(int rank)
@@ -101,9 +99,67 @@ static int tell_some(int dead, uint64_t *todo)
     return !left;
 }
 
+/* A zombie is told again at most this often while it keeps talking. */
+#define ZOMBIE_RETELL_NS 100000000ull
+
+/* Tell each rank taken for dead here that still talks that it is. */
+static void tell_zombies(void)
+{
+    uint64_t now = base_time_ns();
+
+    for (int r = 0; r < am.job->size && am.zombies > 0; r++) {
+        am_peer_t *p = &am.peers[r];
+        if (!p->zombie)
+            continue;
+        if (p->told_dead_at != 0 && now - p->told_dead_at < ZOMBIE_RETELL_NS)
+            continue; /* told already: what it sent since crossed that */
+        uint64_t args[1] = {(uint64_t)r}; /* naming itself: "you" */
+        int status = am_system_last(r, AM_SYS_DEAD, args, 1);
+        if (status == SHOAL_ERR_AGAIN)
+            continue; /* its channel is full: the next check */
+        if (status == SHOAL_OK)
+            base_warn("am", "rank %d, taken for dead here, still talks: "
+                      "told it so (fail-stop)", r);
+        else
+            base_debug("am", "rank %d, taken for dead here, still talks "
+                       "and cannot be told so: %s", r,
+                       shoal_strerror(status));
+        p->told_dead_at = now;
+        p->zombie = 0;
+        am.zombies--;
+    }
+}
+
+void am_tell_zombie(int src, const wire_msg_t *m)
+{
+    am_peer_t *p = &am.peers[src];
+
+    if (!base_cfg.FT || am.tell_stopped || p->zombie)
+        return;
+    /* Its word that this rank is dead is not talk to answer. */
+    if ((m->kind & WIRE_F_SYSTEM) && m->handler == AM_SYS_DEAD &&
+        m->nargs == 1 && m->args[0] == (uint64_t)am.job->rank)
+        return;
+    p->zombie = 1;
+    am.zombies++;
+}
+
+void am_fail_stop(int by, const char *why)
+{
+    base_error("am", "rank %d was taken for dead by rank %d (%s) and still "
+               "lives: a rank the others gave up may not go on as a member "
+               "(fail-stop, docs/FT.md); this process exits now",
+               am.job->rank, by, why);
+    _exit(AM_EXIT_TAKEN_FOR_DEAD);
+}
+
 void am_tell_progress(void)
 {
-    if (am.tell_pending == 0 || am.in_handler || am.tell_stopped)
+    if (am.in_handler || am.tell_stopped)
+        return;
+    if (am.zombies > 0)
+        tell_zombies();
+    if (am.tell_pending == 0)
         return;
     for (int d = 0; d < am.job->size && am.tell_pending > 0; d++) {
         if (am.tell_todo[d] == NULL || !tell_some(d, am.tell_todo[d]))
@@ -114,56 +170,6 @@ void am_tell_progress(void)
     }
 }
 
-/*
- * The rank to watch: the first rank after this one (cyclically) on
- * another host starts the next host's ranks; take the one as far past it
- * as this rank is among its host's ranks, then the next
- * one not known dead and not on this host.  With ranks in blocks per host
- * (srun's default distribution) every rank of a host is so watched from
- * the host before it, so a host lost whole is seen rank by rank, each
- * after the wire's timeout, in parallel.  -1: every other rank is here.
- */
-static int ring_next(void)
-{
-    int n = am.job->size, me = am.job->rank, start = -1, offset = 0;
-
-    for (int i = 1; i < n && start < 0; i++)
-        if (!am_wire_same_host((me + i) % n))
-            start = (me + i) % n;
-    if (start < 0)
-        return -1;
-    for (int r = 0; r < me; r++) /* the local rank, pretend hosts too */
-        offset += am_wire_same_host(r);
-    start = (start + offset) % n;
-    for (int i = 0; i < n; i++) {
-        int r = (start + i) % n;
-        if (r != me && !am.peers[r].dead && !am_wire_same_host(r))
-            return r;
-    }
-    return -1;
-}
-
-void am_ring_beat(uint64_t now)
-{
-    uint64_t period = 1000000000ull;
-
-    if (am.tell_todo == NULL || am.tell_stopped || am.in_handler ||
-        now < am.ring_next_beat)
-        return;
-    if (base_cfg.FT_TIMEOUT > 0 && (uint64_t)base_cfg.FT_TIMEOUT / 4 < period)
-        period = (uint64_t)base_cfg.FT_TIMEOUT / 4;
-    am.ring_next_beat = now + period;
-    int r = ring_next();
-    if (r < 0)
-        return;
-    if (r != am.ring_peer)
-        base_debug("am", "SHOAL_FT: watching rank %d (on another host)", r);
-    am.ring_peer = r;
-    /* A full channel is tried again at the next beat; an error is the
-     * wire's, which reports the death itself. */
-    (void)am_system_try(r, AM_SYS_BEAT, NULL, 0);
-}
-
 void am_tell_arrive(int src, const wire_msg_t *m)
 {
     int dead = (int)m->args[0];
@@ -172,8 +178,13 @@ void am_tell_arrive(int src, const wire_msg_t *m)
     if (!base_cfg.FT || am.tell_stopped)
         return;
     /* Notices go to every rank but the dead one: one naming this rank
-     * is malformed. */
-    if (dead == am.job->rank || am.peers[dead].dead)
+     * says src took it for dead and heard from it since (tell_zombies).
+     * Fail-stop: whoever says so, this process ends. */
+    if (dead == am.job->rank)
+        am_fail_stop(src, "it heard from this rank after that");
+    /* A rank taken for dead here has no say (it may itself take the
+     * living for dead: a link back after the timeout). */
+    if (am.peers[src].dead || am.peers[dead].dead)
         return;
     snprintf(why, sizeof(why), "rank %d says so", src);
     am_mark_dead(dead, SHOAL_ERR_PEER_DEAD, why);
@@ -182,6 +193,7 @@ void am_tell_arrive(int src, const wire_msg_t *m)
 void am_tell_fini(void)
 {
     am.tell_stopped = 1;
+    am_ring_fini();
     if (am.tell_todo == NULL)
         return;
     for (int d = 0; d < am.job->size; d++)

@@ -128,7 +128,8 @@ typedef struct am_state {
     uint64_t last_peer_check;
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
     /* In-band death notices (am_tell.c, SHOAL_FT only): for each dead
-     * rank, a bitmap of the ranks still to tell (NULL: none), how many
+     * rank, a bitmap of the ranks still to tell and a word counting those
+     * told (NULL: none), how many
      * dead ranks have some, and whether telling has stopped (finalize). */
     uint64_t **tell_todo;
     int tell_pending;

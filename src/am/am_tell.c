@@ -3,19 +3,30 @@
  *
  * Under SHOAL_FT a rank that takes a peer for dead, however it learned it
  * (its wire, the pidfd of a process of its host, the launcher, an
- * agreement's decision, or another rank's notice), tells every other rank
- * it does not know dead, once, with a short system frame AM_SYS_DEAD.  So
- * a rank that has no connection to the dead one, and no launcher to tell
- * it (srun, a PMIx launcher), still learns of the death: from any rank
- * that saw it.  Every rank forwards what it learns, so the death of a
- * teller part-way through its notices leaves nobody out (the same reliable
- * broadcast as a communicator's revocation, mpi/core/ft.c): at a death
- * each survivor sends at most one frame to each other survivor.
+ * agreement's decision, or another rank's notice), tells others, once,
+ * with a short system frame AM_SYS_DEAD.  So a rank that has no
+ * connection to the dead one, and no launcher to tell it (srun, a PMIx
+ * launcher), still learns of the death: from any rank that saw it.
+ *
+ * Whom: a dissemination pattern, not everyone.  Counting the ranks after
+ * this one (cyclically) that it does not know dead, the dead one left
+ * out, it tells the 1st, 2nd, 4th, 8th... so each rank sends at most
+ * ceil(log2 n) frames per death, n log n in all instead of n^2.  Every
+ * rank forwards what it learns the same way, so a death known to one rank
+ * reaches everyone in about log2 n hops (the source's frames reach
+ * distance 2^k at once, the others fill in), and nobody is left out even
+ * when tellers die part-way: each rank tells the next one alive, so the
+ * chain of 1st ranks goes round the whole job, and a target found dead
+ * (known dead now, or the send failing for it) is replaced by the next
+ * rank alive after it.  Forwarding is prompt: a rank that learns of a
+ * death looks for dead peers (and so sends its notices) at the next turn
+ * of its wait, not SHOAL_FT_DETECT later, so the hops cost microseconds
+ * on a host and a frame's way across hosts.
  *
  * Nothing here runs on the message path: notices are sent from the peer
- * checks of waits (every SHOAL_FT_DETECT at most), never waiting for room
- * or credits (a peer whose channel is full is tried again at the next
- * check), and received as system frames.
+ * checks of waits, never waiting for room or credits (a peer whose
+ * channel is full is tried again at the next check), and received as
+ * system frames.
  *
  * The ring of watches, which makes sure some wire watches every rank, is
  * in am_ring.c.
@@ -52,48 +63,89 @@ void am_tell_death(int rank)
 
     if (am.tell_todo == NULL || am.tell_stopped || am.tell_todo[rank] != NULL)
         return;
-    uint64_t *todo = calloc((size_t)words(), sizeof(*todo));
+    /* The ranks to tell, then how many were told (for the log). */
+    uint64_t *todo = calloc((size_t)words() + 1, sizeof(*todo));
     if (todo == NULL) {
         base_warn("am", "out of memory: the other ranks are not told of "
                   "rank %d's death by this one", rank);
         return;
     }
     int any = 0;
-    for (int r = 0; r < n; r++)
-        if (r != me && r != rank && !am.peers[r].dead) {
+    /* The 1st, 2nd, 4th... rank alive after this one, rank left out. */
+    for (int i = 1, count = 0; i < n; i++) {
+        int r = (me + i) % n;
+        if (r == rank || am.peers[r].dead)
+            continue;
+        count++;
+        if ((count & (count - 1)) == 0) {
             todo[r / 64] |= 1ull << (r % 64);
             any = 1;
         }
+    }
     if (!any) {
         free(todo);
         return;
     }
     am.tell_todo[rank] = todo;
     am.tell_pending++;
+    /* Forward at once: the next turn of a wait looks for dead peers. */
+    am.last_peer_check = 0;
+}
+
+/* The next rank alive after r (cyclically) that is neither this rank nor
+ * dead, -1 when the walk comes back to this rank first. */
+static int next_alive(int r, int dead)
+{
+    int n = am.job->size, me = am.job->rank;
+
+    for (int i = 1; i < n; i++) {
+        int x = (r + i) % n;
+        if (x == me)
+            return -1;
+        if (x != dead && !am.peers[x].dead)
+            return x;
+    }
+    return -1;
 }
 
 /* Tell the ranks of todo that dead is dead; 1 when all are told. */
 static int tell_some(int dead, uint64_t *todo)
 {
     uint64_t args[1] = {(uint64_t)dead};
-    int left = 0;
+    int left = 0, again = 1;
 
-    for (int w = 0; w < words(); w++) {
-        uint64_t bits = todo[w];
-        while (bits != 0) {
-            int r = w * 64 + __builtin_ctzll(bits);
-            uint64_t bit = bits & -bits;
-            bits &= bits - 1;
-            int status = am.peers[r].dead
-                             ? SHOAL_ERR_PEER_DEAD
-                             : am_system_try(r, AM_SYS_DEAD, args, 1);
-            if (status == SHOAL_ERR_AGAIN) {
-                left = 1;
-                continue;
+    /* Again while a target found dead put the next one alive in its
+     * place (each time further on: the walk ends at this rank). */
+    while (again) {
+        again = 0;
+        left = 0;
+        for (int w = 0; w < words(); w++) {
+            uint64_t bits = todo[w];
+            while (bits != 0) {
+                int r = w * 64 + __builtin_ctzll(bits);
+                uint64_t bit = bits & -bits;
+                bits &= bits - 1;
+                int status = am.peers[r].dead
+                                 ? SHOAL_ERR_PEER_DEAD
+                                 : am_system_try(r, AM_SYS_DEAD, args, 1);
+                if (status == SHOAL_ERR_AGAIN) {
+                    left = 1;
+                    continue;
+                }
+                todo[w] &= ~bit;
+                if (status == SHOAL_OK) {
+                    todo[words()]++;
+                    continue;
+                }
+                /* Dead, or no wire reaches it (which makes it dead
+                 * here): the next rank alive after it takes its place,
+                 * so the chain of notices goes on past it. */
+                int x = next_alive(r, dead);
+                if (x >= 0) {
+                    todo[x / 64] |= 1ull << (x % 64);
+                    again = 1;
+                }
             }
-            /* Told, or cannot be: a rank no wire reaches is told of by
-             * the wire that failed, a dead one needs nothing. */
-            todo[w] &= ~bit;
         }
     }
     return !left;
@@ -164,6 +216,8 @@ void am_tell_progress(void)
     for (int d = 0; d < am.job->size && am.tell_pending > 0; d++) {
         if (am.tell_todo[d] == NULL || !tell_some(d, am.tell_todo[d]))
             continue;
+        base_debug("am", "SHOAL_FT: told %llu rank(s) of rank %d's death",
+                   (unsigned long long)am.tell_todo[d][words()], d);
         free(am.tell_todo[d]);
         am.tell_todo[d] = NULL;
         am.tell_pending--;

@@ -198,6 +198,21 @@ foreach(entry "cyclic|6|3|cyclic|1,4" "unequal|5|2|block|0,1,2")
         LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()
 
+# In-band notices in a dissemination pattern (docs/FT.md): rank 5 of 2
+# pretend hosts x 4 dies while every other rank waits for it, nobody
+# having talked to it and shoalrun telling nobody; every survivor must
+# learn of it (ranks 0, 2 and 3 only from notices) and send at most 3
+# notices (the 1st, 2nd and 4th of the 6 others), not one to each.
+add_test(NAME mp.mpi.ft_notices_log.np8
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_FT_NOTICES=0
+                 SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_WIRES=shm,tcp
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh
+                 --notices 3 8
+                 $<TARGET_FILE:shoalrun> --ft -n 8 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> recvdead 5)
+set_tests_properties(mp.mpi.ft_notices_log.np8 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# usage: ft_ring_check.sh NP SHOALRUN ARGS...
+# usage: ft_ring_check.sh [--notices MAX] NP SHOALRUN ARGS...
 # Runs the job with SHOAL_LOG=debug; passes when it succeeds (exit 0, no
 # FAIL line) and the ranks the ring's watchers say they watch (their
 # first "watching ranks [...]" line each, docs/FT.md) cover every rank
-# 0..NP-1 whose host has another host beside it.
+# 0..NP-1 whose host has another host beside it.  With --notices MAX
+# (a job with one death), every survivor must also say how many death
+# notices it sent, at most MAX (the dissemination pattern: ceil(log2 of
+# the other survivors)).
 set -u
+max=""
+if [[ ${1:-} == --notices ]]; then
+    max=$2
+    shift 2
+fi
 np=$1
 shift
 out=$(SHOAL_LOG=debug "$@" 2>&1)
@@ -34,3 +42,13 @@ if [[ -n $missing ]]; then
 fi
 echo "OK: every rank is watched:"
 grep "SHOAL_FT: watching ranks" <<<"$out" | sort -u
+if [[ -n $max ]]; then
+    lines=$(grep -E "SHOAL_FT: told [0-9]+ rank\(s\) of rank [0-9]+'s death" <<<"$out")
+    if [[ $(wc -l <<<"$lines") -ne $((np - 1)) ]] ||
+        awk -v m="$max" '{for (i = 1; i <= NF; i++) if ($i == "told") n = $(i + 1); if (n > m) bad = 1} END {exit !bad}' <<<"$lines"; then
+        echo "FAIL: want $((np - 1)) survivors each sending at most $max death notices:"
+        echo "$lines"
+        exit 1
+    fi
+    echo "OK: each survivor sent at most $max death notices"
+fi

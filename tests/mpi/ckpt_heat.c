@@ -184,6 +184,18 @@ static void extras_in(int it, int rank, int left)
         die("the Iallreduce started before the checkpoint", MPI_ERR_OTHER);
 }
 
+/* pending: rank 1 receives the 7 that rank 0 sent with tag on comm. */
+static void recv_seven(int rank, int tag, MPI_Comm comm)
+{
+    int y = 0;
+
+    if (rank != 1)
+        return;
+    check("recv", MPI_Recv(&y, 1, MPI_INT, 0, tag, comm, MPI_STATUS_IGNORE));
+    if (y != 7)
+        die("message", MPI_ERR_OTHER);
+}
+
 int main(int argc, char **argv)
 {
     static double u[N + 2], v[N + 2];
@@ -273,24 +285,15 @@ int main(int argc, char **argv)
         if (cls != MPI_ERR_PENDING)
             die("a checkpoint with a message in flight on an "
                 "intercommunicator is not refused", rc);
-        if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 99, inter,
-                                   MPI_STATUS_IGNORE));
-        if (rank == 1 && y != 7)
-            die("message", MPI_ERR_OTHER);
+        recv_seven(rank, 99, inter);
         check("free", MPI_Comm_free(&inter));
         check("free", MPI_Comm_free(&half));
         /* on a duplicate of MPI_COMM_WORLD: carried */
-        y = 0;
         if (rank == 0)
             check("send", MPI_Send(&x, 1, MPI_INT, 1, 99, dup));
         check("checkpoint with a message in flight on a duplicate",
               MPIX_Checkpoint(MPI_COMM_WORLD));
-        if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 99, dup,
-                                   MPI_STATUS_IGNORE));
-        if (rank == 1 && y != 7)
-            die("message", MPI_ERR_OTHER);
+        recv_seven(rank, 99, dup);
         /* a synchronous send, matched only after the checkpoint */
         if (rank == 0)
             check("issend", MPI_Issend(&x, 1, MPI_INT, 1, 97, MPI_COMM_WORLD,
@@ -332,16 +335,11 @@ int main(int argc, char **argv)
             check("ibarrier", MPI_Ibarrier(dup, &r));
         check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         /* an ordinary message in flight on MPI_COMM_WORLD: carried */
-        y = 0;
         if (rank == 0)
             check("send", MPI_Send(&x, 1, MPI_INT, 1, 96, MPI_COMM_WORLD));
         check("checkpoint with a message in flight",
               MPIX_Checkpoint(MPI_COMM_WORLD));
-        if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 96, MPI_COMM_WORLD,
-                                   MPI_STATUS_IGNORE));
-        if (rank == 1 && y != 7)
-            die("message", MPI_ERR_OTHER);
+        recv_seven(rank, 96, MPI_COMM_WORLD);
         check("free", MPI_Comm_free(&dup));
         if (rank == 0)
             printf("pending checkpoints refused\n");

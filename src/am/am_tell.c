@@ -169,9 +169,12 @@ static void tell_zombies(void)
         int status = am_system_last(r, AM_SYS_DEAD, args, 1);
         if (status == SHOAL_ERR_AGAIN)
             continue; /* its channel is full: the next check */
+        /* Debug only: frames a rank that really died sent before it did
+         * (still in a ring or a socket) come this way too, and a process
+         * that lives says it itself when it learns it. */
         if (status == SHOAL_OK)
-            base_warn("am", "rank %d, taken for dead here, still talks: "
-                      "told it so (fail-stop)", r);
+            base_debug("am", "rank %d, taken for dead here, still talks: "
+                       "told it so (fail-stop)", r);
         else
             base_debug("am", "rank %d, taken for dead here, still talks "
                        "and cannot be told so: %s", r,

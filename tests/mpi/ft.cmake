@@ -160,16 +160,22 @@ shoal_ft_test(ft_finalize PROGRAM mpi_ft_ulfm NP 4 ARGS finalize 2)
 # rank of its own pretend host (peer 2: shared memory, told by that
 # rank's am layer unless a datagram wire that gave up on it tells it
 # first) or of the other (peer 0: told by the datagram wire).
-foreach(peer 2 0)
-    add_test(NAME mp.mpi.ft_zombie_${peer}.np4
+# (also with the progress thread, from which the rank exits)
+foreach(variant 2 0 2_thread)
+    string(REGEX REPLACE "_.*" "" peer ${variant})
+    set(progress SHOAL_PROGRESS=none)
+    if(variant MATCHES "_thread")
+        set(progress SHOAL_PROGRESS=thread)
+    endif()
+    add_test(NAME mp.mpi.ft_zombie_${variant}.np4
              COMMAND ${CMAKE_COMMAND} -E env SHOAL_FT_TIMEOUT=0
                      SHOAL_UDP_DEAD_TIMEOUT=1s SHOAL_WIRES_FAKE_HOSTS=2
-                     SHOAL_WIRES=shm,udp
+                     SHOAL_WIRES=shm,udp ${progress}
                      bash ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_log.sh
                      "rank 3 was taken for dead by rank [0-2] \\(.*\\) and still lives.*this process exits now"
                      $<TARGET_FILE:shoalrun> --ft -n 4 --timeout 60
                      $<TARGET_FILE:mpi_ft_ulfm> zombie 3 ${peer})
-    set_tests_properties(mp.mpi.ft_zombie_${peer}.np4 PROPERTIES
+    set_tests_properties(mp.mpi.ft_zombie_${variant}.np4 PROPERTIES
         LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
 endforeach()
 

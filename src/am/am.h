@@ -30,6 +30,10 @@
 #define AM_SYS_DEAD 2
 #define AM_SYS_BEAT 3
 
+/* The exit status of a process that learns it was taken for dead while
+ * it lives (am_fail_stop, docs/FT.md). */
+#define AM_EXIT_TAKEN_FOR_DEAD 75
+
 _Static_assert(SHOAL_AM_MAX_ARGS == WIRE_MAX_ARGS, "args limit");
 _Static_assert(SHOAL_MAX_ENDPOINTS < AM_SYSTEM_EP, "endpoint indices");
 
@@ -80,6 +84,10 @@ typedef struct am_peer {
      * caller will retry) until one succeeds: a sleep asks the wire to be
      * woken when this peer's channel gains room. */
     base_list_t space_link;
+    /* Under SHOAL_FT, a rank taken for dead here that was heard from
+     * again: to be told so (am_tell.c), and when it last was. */
+    int zombie;
+    uint64_t told_dead_at;
 } am_peer_t;
 
 /* Wires SHOAL_WIRES may list, and network wires up at once, at most. */
@@ -120,13 +128,19 @@ typedef struct am_state {
     uint64_t last_peer_check;
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
     /* In-band death notices (am_tell.c, SHOAL_FT only): for each dead
-     * rank, a bitmap of the ranks still to tell (NULL: none), how many
+     * rank, a bitmap of the ranks still to tell and a word counting those
+     * told (NULL: none), how many
      * dead ranks have some, and whether telling has stopped (finalize). */
     uint64_t **tell_todo;
     int tell_pending;
     int tell_stopped;
-    int ring_peer;            /* the rank the ring watches (-1: none yet) */
-    uint64_t ring_next_beat;  /* when to send it the next AM_SYS_BEAT */
+    int zombies;              /* peers with zombie set */
+    /* The ring of watches (am_ring.c): each rank's host (a dense index),
+     * the ranks in host order, and room for the live ones and the plan;
+     * and when to send the ranks watched the next AM_SYS_BEAT. */
+    int *ring_host, *ring_order, *ring_live, *ring_watcher;
+    uint64_t ring_watching; /* a hash of the set watched (for the log) */
+    uint64_t ring_next_beat;
     /* Run with each peer check of a wait: an upper layer that listens to
      * the launcher while the rank waits (the MPI layer's checkpoints the
      * launcher asks for, mpi/core/ckpt_trigger.c); NULL: none. */
@@ -273,6 +287,12 @@ int am_request_try(unsigned ep, int dest, unsigned handler,
 int am_system_try(int dest, unsigned handler, const uint64_t *args,
                   unsigned nargs);
 
+/* A short system frame to a peer even if it is taken for dead (telling
+ * it so), through its connection (opened if none), without credits;
+ * SHOAL_ERR_AGAIN when its channel is full.  Never waits. */
+int am_system_last(int dest, unsigned handler, const uint64_t *args,
+                   unsigned nargs);
+
 /* Send queued frames of every peer while their channels have room. */
 void am_flush_deferred(void);
 
@@ -320,11 +340,28 @@ void am_tell_death(int rank);
 /* Send the notices that wait, as far as channels have room; never
  * waits (each peer check of a wait). */
 void am_tell_progress(void);
-/* The ring: every beat period, an AM_SYS_BEAT to the next live rank on
- * another host, so that its wire watches it (each peer check of a wait). */
+/* ---- the ring of watches (am_ring.c; SHOAL_FT only) ---------------------- */
+
+/* Who watches whom: live holds the m live ranks listed host by host
+ * (ascending hosts, ranks ascending within one), host the host index of
+ * every rank.  Sets watcher[r], for each r of live, to the live rank of
+ * another host that watches it, -1 when every live rank is on r's host.
+ * Pure: the unit test checks it over placements. */
+void am_ring_plan(int m, const int *live, const int *host, int *watcher);
+/* The placement, from boot's nodes and the pretend hosts (am_tell_init). */
+int am_ring_init(void);
+void am_ring_fini(void);
+/* Every beat period, an AM_SYS_BEAT to each rank this one watches, so
+ * that its wire watches it (each peer check of a wait). */
 void am_ring_beat(uint64_t now);
 /* AM_SYS_DEAD arrived from src. */
 void am_tell_arrive(int src, const wire_msg_t *m);
+/* A frame m arrived from src, which this rank takes for dead (the
+ * caller checked): tell src so at the next peer check (fail-stop). */
+void am_tell_zombie(int src, const wire_msg_t *m);
+/* Rank by took this one for dead (why: how we know): say so and end the
+ * process at once, as ULFM's fail-stop model requires (docs/FT.md). */
+void am_fail_stop(int by, const char *why) BASE_NORETURN;
 /* Stop telling (shoal_finalize) and free the memory. */
 void am_tell_fini(void);
 

@@ -39,6 +39,12 @@ static void am_peer_failed(void *arg, int rank, int status, const char *why)
     am_mark_dead(rank, status, why);
 }
 
+static void am_declared_dead(void *arg, int by, const char *why)
+{
+    (void)arg;
+    am_fail_stop(by, why);
+}
+
 static void am_segment(void *arg, unsigned ep, void **base_p, size_t *size_p)
 {
     (void)arg;
@@ -104,8 +110,12 @@ static int connect_all(void)
 
 static int am_start(void)
 {
-    wire_upcalls_t up = {am_deliver, am_peer_failed, am_segment, NULL,
-                         am_place};
+    wire_upcalls_t up = {.deliver = am_deliver,
+                         .peer_failed = am_peer_failed,
+                         .segment = am_segment,
+                         .arg = NULL,
+                         .place = am_place,
+                         .declared_dead = am_declared_dead};
     char wires[64];
     int status;
 
@@ -135,7 +145,6 @@ static int am_start(void)
     }
     base_list_init(&am.pending_peers);
     base_list_init(&am.space_wanted);
-    am.ring_peer = -1;
     if (base_cfg.FT) {
         status = am_tell_init();
         if (status != SHOAL_OK)

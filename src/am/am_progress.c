@@ -47,6 +47,11 @@ int am_deliver(void *arg, int src, const wire_msg_t *m)
     const am_handler_t *h;
 
     (void)arg;
+    /* A rank taken for dead here still talks (a link back after the
+     * timeout, a stopped process continued): it is told so (am_tell.c);
+     * the MPI engine ignores what it sends. */
+    if (BASE_UNLIKELY(am.deaths != 0) && am.peers[src].dead)
+        am_tell_zombie(src, m);
     /* SHOAL_HANDLER_REQUEST is 1 and SHOAL_HANDLER_REPLY 2; flags are 0
      * for an unregistered index, so one test covers both. */
     if (BASE_UNLIKELY((m->kind & (WIRE_F_FRAGMENT | WIRE_F_SYSTEM)) ||

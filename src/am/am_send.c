@@ -515,6 +515,25 @@ int am_system_try(int dest, unsigned handler, const uint64_t *args,
     return request_try(peer, &m, dest);
 }
 
+int am_system_last(int dest, unsigned handler, const uint64_t *args,
+                   unsigned nargs)
+{
+    am_peer_t *peer = &am.peers[dest];
+    wire_msg_t m = frame(WIRE_CAT_SHORT | WIRE_F_SYSTEM, AM_SYSTEM_EP,
+                         handler, NULL, 0, 0, args, nargs);
+
+    if (peer->conn == NULL) {
+        const wire_ops_t *w = am_wire_for(dest, NULL);
+        if (w == NULL)
+            return am_wire_unreachable(dest);
+        int status = w->connect(dest, &peer->conn);
+        if (status != SHOAL_OK)
+            return status;
+    }
+    /* No credit taken: nothing more goes to this peer. */
+    return peer->conn->ops->send(peer->conn, &m);
+}
+
 static int defer(am_peer_t *p, const wire_msg_t *m)
 {
     size_t carried = (m->kind & WIRE_F_LANDED) ? 0 : m->len;

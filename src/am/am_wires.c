@@ -111,17 +111,11 @@ int am_wires_parse(const char *list)
 
 /* ---- which wire reaches whom ---------------------------------------------- */
 
-/* SHOAL_WIRES_FAKE_HOSTS=K puts rank r on pretend host r * K / size. */
-static int fake_host(int rank)
-{
-    return (int)((int64_t)rank * base_cfg.WIRES_FAKE_HOSTS / am.job->size);
-}
-
 static int shm_reaches(int rank)
 {
     return wire_shm_ops.reaches(rank) &&
-           (base_cfg.WIRES_FAKE_HOSTS <= 1 ||
-            fake_host(rank) == fake_host(am.job->rank));
+           wire_fake_host(rank, am.job->size) ==
+               wire_fake_host(am.job->rank, am.job->size);
 }
 
 int am_wire_same_host(int rank)

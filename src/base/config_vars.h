@@ -88,6 +88,8 @@ BASE_CONFIG_VAR(WIRES, STRING, "shm,udp,tcp", "", "library",
                 "Wires in order of preference, a comma-separated list of shm, udp and tcp: each peer goes to the first listed wire that is up and reaches it (shm: ranks of this host); the default takes the datagram wire between hosts and TCP to a host whose UDP is blocked or down; tcp sends to every other rank over TCP (a test of TCP on one host), shm never leaves the host")
 BASE_CONFIG_VAR(WIRES_FAKE_HOSTS, INT, "0", "0:65536", "library",
                 "Testing aid: ranks of one machine on different pretend hosts (rank r on host r*K/size) talk over the network wires, as across real hosts; 0 uses the real placement")
+BASE_CONFIG_VAR(WIRES_FAKE_PLACE, ENUM, "block", "block|cyclic", "library",
+                "Testing aid, with SHOAL_WIRES_FAKE_HOSTS=K: block puts rank r on pretend host r*K/size (srun's default distribution), cyclic on host r mod K (srun -m cyclic)")
 BASE_CONFIG_VAR(CONNECT, ENUM, "ondemand", "ondemand|all", "library",
                 "Open connections to peers on first use, or to every peer during initialization")
 BASE_CONFIG_VAR(WAIT, ENUM, "adaptive", "adaptive|poll|block", "library",

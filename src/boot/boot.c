@@ -24,6 +24,7 @@ static struct {
     boot_backend_t be;
     boot_info_t info;
     int *local_ranks;
+    int *node_of; /* node index of every rank (NULL: not found) */
     base_strmap_t put_keys; /* keys this rank has put: each only once */
 } boot;
 
@@ -212,13 +213,36 @@ static void cross_check_local(void)
         cross_check("SLURM_LOCALID", getenv("SLURM_LOCALID"), NULL);
 }
 
-/* From the backend's peer list (PMIx), then the node of every rank. */
+/* The node of every rank, kept in boot.node_of. */
+static int keep_nodes(void)
+{
+    boot.node_of = malloc((size_t)boot.info.size * sizeof(*boot.node_of));
+    if (boot.node_of == NULL)
+        return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
+    int status = find_nodes(boot.node_of);
+    if (status != SHOAL_OK) {
+        free(boot.node_of);
+        boot.node_of = NULL;
+    }
+    return status;
+}
+
+/* From the backend's peer list (PMIx), then the node of every rank.
+ * Under SHOAL_FT every rank also finds every rank's node first (the
+ * watch of ranks of other hosts needs the whole placement, am_ring.c):
+ * with the launcher's mapping that costs nothing, by exchange a fence. */
 static int find_local_ranks(void)
 {
     boot_info_t *in = &boot.info;
     int status = SHOAL_ERR_NOT_FOUND;
     int n = 0;
 
+    if (base_cfg.FT) {
+        status = keep_nodes();
+        if (status != SHOAL_OK)
+            return status;
+        status = SHOAL_ERR_NOT_FOUND;
+    }
     if (boot.be.local_peers != NULL)
         status = boot.be.local_peers(boot.be.kvs.ctx, &boot.local_ranks, &n);
     /* A launcher that answers nonsense is reported, not worked around. */
@@ -237,16 +261,14 @@ static int find_local_ranks(void)
         base_warn("boot", "the launcher's local peers omit rank %d; "
                   "exchanging node ids", in->rank);
     }
-    int *node_of = malloc((size_t)in->size * sizeof(*node_of));
-    if (node_of == NULL)
-        return base_err(SHOAL_ERR_NOMEM, "boot: out of memory");
-    status = find_nodes(node_of);
-    if (status == SHOAL_OK)
-        status = boot_local_ranks(node_of, in->size, in->rank,
-                                  &boot.local_ranks, &in->local_rank,
-                                  &in->local_size);
-    free(node_of);
-    return status;
+    if (boot.node_of == NULL) {
+        status = keep_nodes();
+        if (status != SHOAL_OK)
+            return status;
+    }
+    return boot_local_ranks(boot.node_of, in->size, in->rank,
+                            &boot.local_ranks, &in->local_rank,
+                            &in->local_size);
 }
 
 static int find_locality(void)
@@ -256,6 +278,7 @@ static int find_locality(void)
     if (status != SHOAL_OK)
         return status;
     boot.info.local_ranks = boot.local_ranks;
+    boot.info.node_of = boot.node_of;
     cross_check_local();
     return SHOAL_OK;
 }
@@ -298,6 +321,10 @@ int boot_init(const boot_info_t **info_p)
     return SHOAL_OK;
 err_fini:
     boot.be.fini(boot.be.kvs.ctx);
+    free(boot.local_ranks);
+    boot.local_ranks = NULL;
+    free(boot.node_of);
+    boot.node_of = NULL;
     base_strmap_fini(&boot.put_keys);
     boot.active = 0;
 err_log:
@@ -409,6 +436,9 @@ int boot_fini(void)
     int status = boot.be.fini(boot.be.kvs.ctx);
     free(boot.local_ranks);
     boot.local_ranks = NULL;
+    free(boot.node_of);
+    boot.node_of = NULL;
+    boot.info.node_of = NULL;
     base_strmap_fini(&boot.put_keys);
     boot.active = 0;
     return status;

@@ -37,6 +37,9 @@ typedef struct boot_info {
     int local_rank;      /* index of this rank among the ranks of its node */
     int local_size;      /* ranks on this node */
     const int *local_ranks; /* world ranks of this node, ascending (local_size) */
+    const int *node_of;  /* node index of every rank (size entries); NULL
+                            when the launcher named the local ranks itself,
+                            unless SHOAL_FT (then always set) */
     char node_id[64];    /* identity of this node (host + boot + network namespace) */
     char jobid[256];     /* the launcher's name for the job (PMI kvsname,
                             PMI-2 jobid, PMIx namespace) */

@@ -76,12 +76,25 @@ typedef struct wire_upcalls {
      * before deliver, and forgets it when the frame is dropped.
      */
     void *(*place)(void *arg, int src, const wire_msg_t *msg);
+    /*
+     * Optional (NULL: none): rank by, which took this process for dead
+     * (its wire gave up on us: a link silent past the timeout, a process
+     * stopped that long), heard from us again and says so.  Fail-stop
+     * (docs/FT.md): the layer above ends the process; why is the wire's
+     * one-line account.
+     */
+    void (*declared_dead)(void *arg, int by, const char *why);
 } wire_upcalls_t;
 
 /* path's answers */
 #define WIRE_PATH_BLOCKED 0
 #define WIRE_PATH_OK 1
 #define WIRE_PATH_PENDING 2
+
+/* SHOAL_WIRES_FAKE_HOSTS=K (a testing aid): the pretend host of rank,
+ * in blocks (r * K / size) or, with SHOAL_WIRES_FAKE_PLACE=cyclic,
+ * r mod K; 0 without pretend hosts. */
+int wire_fake_host(int rank, int size);
 
 /* A connection to one peer; each wire embeds this as its first member. */
 typedef struct wire_conn {

@@ -12,6 +12,17 @@
 
 volatile int wire_net_kick;
 
+int wire_fake_host(int rank, int size)
+{
+    int64_t k = base_cfg.WIRES_FAKE_HOSTS;
+
+    if (k <= 1)
+        return 0;
+    if (base_cfg.WIRES_FAKE_PLACE == 1) /* cyclic */
+        return (int)(rank % k);
+    return (int)((int64_t)rank * k / size);
+}
+
 int wire_secret_share(const boot_info_t *job, const char *key,
                       uint8_t *secret, size_t len)
 {

@@ -13,15 +13,20 @@
  *   b2b:     two checkpoints back to back at each point
  *   pending: first check that a checkpoint is refused on every rank with
  *            MPI_ERR_PENDING while communication it cannot carry crosses
- *            it: a message on a duplicate of MPI_COMM_WORLD, a
- *            synchronous send, a posted receive, an MPI_Ibarrier on the
+ *            it: a message on an intercommunicator, a
+ *            synchronous send, a posted receive, an MPI_Ibarrier on a
  *            duplicate that rank 0 starts before it and the others after
- *            it; and then that one with
- *            an ordinary message in flight on MPI_COMM_WORLD is taken
+ *            it; and that one with a message in flight on the duplicate
+ *            is taken, and one with
+ *            an ordinary message in flight on MPI_COMM_WORLD
  *   inflight: at each checkpoint the next iteration's halo values are
  *            sent first (eager), with two more messages of one tag (their
  *            order checked), a 200-byte one, one to itself on
- *            MPI_COMM_SELF, and a rendezvous (BIG bytes, above
+ *            MPI_COMM_SELF, one on each of the program's communicators
+ *            (a duplicate of MPI_COMM_WORLD and a split into even and odd
+ *            ranks, made before MPIX_Checkpoint_restarted: with
+ *            CKPT_COMMS_LATE=1, after it, which a restart must refuse),
+ *            and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
  *            the checkpoint: all in flight at the cut, received after it
  *            (or after a restart, from the image) and checked; and an
@@ -77,6 +82,17 @@ static MPI_Request big_req = MPI_REQUEST_NULL;
 /* inflight: the Iallreduce's result (registered) and request. */
 static double ared;
 static MPI_Request ared_req = MPI_REQUEST_NULL;
+/* inflight: the program's own communicators, a duplicate of
+ * MPI_COMM_WORLD and the even and odd ranks (MPI_Comm_split), made
+ * before MPIX_Checkpoint_restarted (with CKPT_COMMS_LATE=1 after it: a
+ * restart must then be refused, their messages having nowhere to go). */
+static MPI_Comm dup_c = MPI_COMM_NULL, half_c = MPI_COMM_NULL;
+
+static void make_comms(int rank)
+{
+    check("dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup_c));
+    check("split", MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half_c));
+}
 
 /* inflight: the messages besides the halos, sent before the checkpoint
  * after iteration it to the right neighbour and to itself. */
@@ -91,6 +107,13 @@ static void extras_out(int it, int rank, int right)
     check("send b", MPI_Send(b, 2, MPI_INT, right, 3, MPI_COMM_WORLD));
     check("send m", MPI_Send(m, 200, MPI_BYTE, right, 4, MPI_COMM_WORLD));
     check("send self", MPI_Send(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF));
+    /* on the program's communicators: to the right on the duplicate, to
+     * the next rank of the same parity on the half (itself when alone) */
+    int d[2] = {it, rank + 100}, h[2] = {it, rank + 200}, hr, hs;
+    check("send dup", MPI_Send(d, 2, MPI_INT, right, 7, dup_c));
+    MPI_Comm_rank(half_c, &hr);
+    MPI_Comm_size(half_c, &hs);
+    check("send half", MPI_Send(h, 2, MPI_INT, (hr + 1) % hs, 8, half_c));
     for (int i = 0; i < BIG; i++)
         big[i] = pat(it, rank, i * 3);
     check("isend big", MPI_Isend(big, BIG, MPI_BYTE, right, 6,
@@ -115,6 +138,20 @@ static void extras_in(int it, int rank, int left)
     check("recv m", MPI_Recv(m, 200, MPI_BYTE, left, 4, MPI_COMM_WORLD, &st));
     check("recv self", MPI_Recv(me, 2, MPI_INT, 0, 5, MPI_COMM_SELF,
                                 MPI_STATUS_IGNORE));
+    int d[2] = {0, 0}, h[2] = {0, 0}, hr, hs;
+    MPI_Status dst, hst;
+    check("recv dup", MPI_Recv(d, 2, MPI_INT, left, 7, dup_c, &dst));
+    if (left != MPI_PROC_NULL &&
+        (d[0] != it || d[1] != left + 100 || dst.MPI_SOURCE != left))
+        die("the message on the duplicate", MPI_ERR_OTHER);
+    MPI_Comm_rank(half_c, &hr);
+    MPI_Comm_size(half_c, &hs);
+    int hleft = (hr + hs - 1) % hs;
+    check("recv half", MPI_Recv(h, 2, MPI_INT, hleft, 8, half_c, &hst));
+    /* world rank of hleft: same parity, hleft-th of them */
+    if (h[0] != it || h[1] != hleft * 2 + rank % 2 + 200 ||
+        hst.MPI_SOURCE != hleft)
+        die("the message on the split communicator", MPI_ERR_OTHER);
     static unsigned char got[BIG];
     MPI_Status bst;
     int bn = 0;
@@ -145,6 +182,18 @@ static void extras_in(int it, int rank, int left)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (ared != size * (it * 1000.0) + size * (size - 1) / 2.0)
         die("the Iallreduce started before the checkpoint", MPI_ERR_OTHER);
+}
+
+/* pending: rank 1 receives the 7 that rank 0 sent with tag on comm. */
+static void recv_seven(int rank, int tag, MPI_Comm comm)
+{
+    int y = 0;
+
+    if (rank != 1)
+        return;
+    check("recv", MPI_Recv(&y, 1, MPI_INT, 0, tag, comm, MPI_STATUS_IGNORE));
+    if (y != 7)
+        die("message", MPI_ERR_OTHER);
 }
 
 int main(int argc, char **argv)
@@ -200,7 +249,13 @@ int main(int argc, char **argv)
                                                    ? 0 : 8)));
     check("register ahead", MPIX_Checkpoint_register(&ahead, sizeof(ahead)));
     check("register ared", MPIX_Checkpoint_register(&ared, sizeof(ared)));
+    const char *late = getenv("CKPT_COMMS_LATE");
+    int comms_late = late != NULL && strcmp(late, "1") == 0;
+    if (strcmp(mode, "inflight") == 0 && !comms_late)
+        make_comms(rank);
     check("restarted", MPIX_Checkpoint_restarted(&flag));
+    if (strcmp(mode, "inflight") == 0 && comms_late)
+        make_comms(rank);
     if (flag) {
         if (rank == 0)
             printf("restarted at iteration %d\n", it);
@@ -215,19 +270,30 @@ int main(int argc, char **argv)
         MPI_Comm dup;
         check("dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
         check("errhandler", MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
-        /* on another communicator than MPI_COMM_WORLD */
+        /* on an intercommunicator (the even ranks and the odd ones) */
+        MPI_Comm half, inter;
+        check("split", MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+        check("intercomm", MPI_Intercomm_create(half, 0, MPI_COMM_WORLD,
+                                                rank % 2 ? 0 : 1, 95,
+                                                &inter));
+        check("errhandler", MPI_Comm_set_errhandler(inter,
+                                                    MPI_ERRORS_RETURN));
         if (rank == 0)
-            check("send", MPI_Send(&x, 1, MPI_INT, 1, 99, dup));
+            check("send", MPI_Send(&x, 1, MPI_INT, 0, 99, inter));
         rc = MPIX_Checkpoint(MPI_COMM_WORLD);
         MPI_Error_class(rc, &cls);
         if (cls != MPI_ERR_PENDING)
-            die("a checkpoint with a message in flight on a duplicate is "
-                "not refused", rc);
-        if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 99, dup,
-                                   MPI_STATUS_IGNORE));
-        if (rank == 1 && y != 7)
-            die("message", MPI_ERR_OTHER);
+            die("a checkpoint with a message in flight on an "
+                "intercommunicator is not refused", rc);
+        recv_seven(rank, 99, inter);
+        check("free", MPI_Comm_free(&inter));
+        check("free", MPI_Comm_free(&half));
+        /* on a duplicate of MPI_COMM_WORLD: carried */
+        if (rank == 0)
+            check("send", MPI_Send(&x, 1, MPI_INT, 1, 99, dup));
+        check("checkpoint with a message in flight on a duplicate",
+              MPIX_Checkpoint(MPI_COMM_WORLD));
+        recv_seven(rank, 99, dup);
         /* a synchronous send, matched only after the checkpoint */
         if (rank == 0)
             check("issend", MPI_Issend(&x, 1, MPI_INT, 1, 97, MPI_COMM_WORLD,
@@ -269,16 +335,11 @@ int main(int argc, char **argv)
             check("ibarrier", MPI_Ibarrier(dup, &r));
         check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         /* an ordinary message in flight on MPI_COMM_WORLD: carried */
-        y = 0;
         if (rank == 0)
             check("send", MPI_Send(&x, 1, MPI_INT, 1, 96, MPI_COMM_WORLD));
         check("checkpoint with a message in flight",
               MPIX_Checkpoint(MPI_COMM_WORLD));
-        if (rank == 1)
-            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 96, MPI_COMM_WORLD,
-                                   MPI_STATUS_IGNORE));
-        if (rank == 1 && y != 7)
-            die("message", MPI_ERR_OTHER);
+        recv_seven(rank, 96, MPI_COMM_WORLD);
         check("free", MPI_Comm_free(&dup));
         if (rank == 0)
             printf("pending checkpoints refused\n");
@@ -359,6 +420,10 @@ int main(int argc, char **argv)
             die("writing the result", MPI_ERR_IO);
         printf("done: %d iterations\n", it);
         free(all);
+    }
+    if (dup_c != MPI_COMM_NULL) {
+        check("free", MPI_Comm_free(&dup_c));
+        check("free", MPI_Comm_free(&half_c));
     }
     MPI_Finalize();
     return 0;

@@ -6,13 +6,16 @@
 #   b2b:     the same with two checkpoints back to back each time
 #   inflight: the same with messages in flight at every checkpoint (the
 #            next iteration's halos and more, sent before it, received
-#            after it): a restart finds them, in order, in the images
+#            after it, also on the program's own communicators): a
+#            restart finds them, in order, in the images; one whose
+#            program makes its communicators too late is refused
 #   kill:    a rank killed at each phase boundary of a checkpoint: the
 #            previous one (or the new one once committed) restarts exactly
-#   pending: a checkpoint with a message in flight on another communicator
-#            than MPI_COMM_WORLD, a synchronous send or a receive posted is
-#            refused on every rank; one with an ordinary message in flight
-#            is taken; then the run goes on and is exact
+#   pending: a checkpoint with a message in flight on an intercommunicator,
+#            a synchronous send or a receive posted is
+#            refused on every rank; one with a message in flight on a
+#            duplicate, or an ordinary one, is taken; then the run goes on
+#            and is exact
 #   refuse:  torn, truncated, corrupt, missing, other-size and other-program
 #            checkpoints are refused with a clear message; the newest valid
 #            complete one is used
@@ -96,6 +99,15 @@ restart | b2b | inflight)
     [[ ! -e $tmp/x.out ]] || fail "the killed run wrote a result"
     [[ -e $tmp/d/ckpt.$([[ $what == b2b ]] && echo 4 || echo 2)/COMPLETE ]] ||
         fail "no complete checkpoint: $(ls -R "$tmp/d")"
+    if [[ $what == inflight ]]; then
+        # The program's communicators made only after
+        # MPIX_Checkpoint_restarted: the messages on them in the images
+        # have nowhere to go, and the restart is refused saying so.
+        CKPT_COMMS_LATE=1 run fail -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r3.out" $mode
+        expect_out "a message was in flight at the checkpoint on a communicator of [24] ranks \(context id [0-9]+\) that this process has not made again"
+        expect_out "no complete and valid checkpoint in"
+        [[ ! -e $tmp/r3.out ]] || fail "a refused restart wrote a result"
+    fi
     run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r.out" $mode
     expect_out "^restarted at iteration 12$"
     cmp "$tmp/ref.out" "$tmp/r.out" || fail "the restarted result differs"

@@ -154,6 +154,71 @@ shoal_ft_test(ft_revoke_many PROGRAM mpi_ft_ulfm NP 4 ARGS revoke_many 5000)
 # taken for failed there (ulfm-testing's tutorial/08.2.err_iany_src.c).
 shoal_ft_test(ft_finalize PROGRAM mpi_ft_ulfm NP 4 ARGS finalize 2)
 
+# Fail-stop (docs/FT.md): a rank taken for dead while it lives (stopped
+# past the datagram wire's timeout with no launcher watching stops, then
+# continued) must learn it and exit saying so, whether it then talks to a
+# rank of its own pretend host (peer 2: shared memory, told by that
+# rank's am layer unless a datagram wire that gave up on it tells it
+# first) or of the other (peer 0: told by the datagram wire).
+# (also with the progress thread, from which the rank exits)
+foreach(variant 2 0 2_thread)
+    string(REGEX REPLACE "_.*" "" peer ${variant})
+    set(progress SHOAL_PROGRESS=none)
+    if(variant MATCHES "_thread")
+        set(progress SHOAL_PROGRESS=thread)
+    endif()
+    add_test(NAME mp.mpi.ft_zombie_${variant}.np4
+             COMMAND ${CMAKE_COMMAND} -E env SHOAL_FT_TIMEOUT=0
+                     SHOAL_UDP_DEAD_TIMEOUT=1s SHOAL_WIRES_FAKE_HOSTS=2
+                     SHOAL_WIRES=shm,udp ${progress}
+                     bash ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_log.sh
+                     "rank 3 was taken for dead by rank [0-2] \\(.*\\) and still lives.*this process exits now"
+                     $<TARGET_FILE:shoalrun> --ft -n 4 --timeout 60
+                     $<TARGET_FILE:mpi_ft_ulfm> zombie 3 ${peer})
+    set_tests_properties(mp.mpi.ft_zombie_${variant}.np4 PROPERTIES
+        LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+endforeach()
+
+# The ring of watches covers every rank whatever the placement: the
+# watchers' log lines must name every rank (tests/mpi/ft_ring_check.sh),
+# and a pretend host's ranks that die at once, nobody having talked to
+# them, with shoalrun telling nobody (as srun), must be known dead by
+# every survivor: 6 ranks cyclic on 3 hosts (srun -m cyclic; the first
+# ring left rank 4 unwatched), and 5 ranks in blocks on hosts of 3 and 2
+# (it left rank 2 unwatched).
+foreach(entry "cyclic|6|3|cyclic|1,4" "unequal|5|2|block|0,1,2")
+    string(REPLACE "|" ";" f "${entry}")
+    list(GET f 0 what)
+    list(GET f 1 np)
+    list(GET f 2 hosts)
+    list(GET f 3 place)
+    list(GET f 4 lost)
+    add_test(NAME mp.mpi.ft_ring_${what}.np${np}
+             COMMAND ${CMAKE_COMMAND} -E env SHOAL_FT_NOTICES=0
+                     SHOAL_WIRES_FAKE_HOSTS=${hosts}
+                     SHOAL_WIRES_FAKE_PLACE=${place} SHOAL_WIRES=shm,tcp
+                     bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh ${np}
+                     $<TARGET_FILE:shoalrun> --ft -n ${np} --timeout 60
+                     $<TARGET_FILE:mpi_ft_ulfm> hostdie ${lost})
+    set_tests_properties(mp.mpi.ft_ring_${what}.np${np} PROPERTIES
+        LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+endforeach()
+
+# In-band notices in a dissemination pattern (docs/FT.md): rank 5 of 2
+# pretend hosts x 4 dies while every other rank waits for it, nobody
+# having talked to it and shoalrun telling nobody; every survivor must
+# learn of it (ranks 0, 2 and 3 only from notices) and send at most 3
+# notices (the 1st, 2nd and 4th of the 6 others), not one to each.
+add_test(NAME mp.mpi.ft_notices_log.np8
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_FT_NOTICES=0
+                 SHOAL_WIRES_FAKE_HOSTS=2 SHOAL_WIRES=shm,tcp
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh
+                 --notices 3 8
+                 $<TARGET_FILE:shoalrun> --ft -n 8 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> recvdead 5)
+set_tests_properties(mp.mpi.ft_notices_log.np8 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh

@@ -59,9 +59,9 @@
  *           the victim dies during MPI_Allreduce; the survivors shrink
  *           and compute together for MS ms more (a launcher that ends the
  *           job after a death fails this)
- *   hostdie FIRST
- *           ranks FIRST.. (with SHOAL_WIRES_FAKE_HOSTS, a pretend host's
- *           ranks) die at once before anyone talked to them, while the
+ *   hostdie FIRST | R1,R2,...
+ *           ranks FIRST.. or those listed (with SHOAL_WIRES_FAKE_HOSTS,
+ *           a pretend host's ranks) die at once before anyone talked to them, while the
  *           others wait in MPI_Recv from each in turn: every survivor
  *           gets MPIX_ERR_PROC_FAILED from each within 5 s in all (the
  *           ring's connections see them), agrees and shrinks
@@ -74,6 +74,13 @@
  *           kills the victim past the timeout, and not before: every
  *           survivor gets MPIX_ERR_PROC_FAILED no sooner than the
  *           timeout, and shrinks
+ *   zombie VICTIM PEER
+ *           (run with SHOAL_FT_TIMEOUT=0 and a short
+ *           SHOAL_UDP_DEAD_TIMEOUT over the datagram wire) the victim
+ *           stops itself with nobody to kill it; the survivors take it
+ *           for dead, shrink, and continue it; it then sends to PEER
+ *           again and again and must learn it was taken for dead and
+ *           end (fail-stop), never go on as a member
  *   attr WANT
  *           no victim: the MPIX_FT attribute of MPI_COMM_WORLD is there
  *           and its value is WANT (1 under --ft, 0 under --with-ft no);
@@ -140,10 +147,21 @@
 
 static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
+static uint64_t lost_set;  /* hostdie with a list: these ranks are lost */
 
 static int lost(int i)
 {
+    if (lost_set != 0)
+        return i < 64 && (lost_set >> i) & 1;
     return lost_from >= 0 ? i >= lost_from : i == victim || i == victim2;
+}
+
+static int nlost(void)
+{
+    int k = 0;
+    for (int i = 0; i < np; i++)
+        k += lost(i);
+    return k;
 }
 
 /* Check that nc (a shrink of MPI_COMM_WORLD) has the survivors in world
@@ -409,22 +427,27 @@ static void mode_hostdie(void)
     MPI_Comm nc;
     int buf = 0, flag = 1;
 
-    if (me >= lost_from) {
+    if (lost(me)) {
         usleep(300000);
         ft_die();
     }
     double t0 = MPI_Wtime();
-    for (int r = lost_from; r < np; r++)
-        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, r, 3,
-                                              MPI_COMM_WORLD,
-                                              MPI_STATUS_IGNORE));
+    for (int r = 0; r < np; r++)
+        if (lost(r))
+            EXPECT(MPIX_ERR_PROC_FAILED,
+                   MPI_Recv(&buf, 1, MPI_INT, r, 3, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
     double dt = MPI_Wtime() - t0;
     MT_CHECK(dt < 5.0, "MPIX_ERR_PROC_FAILED from all after %.3f s, want "
              "< 5 s", dt);
-    printf("hostdie: rank %d knew of ranks %d-%d after %.3f s\n", me,
-           lost_from, np - 1, dt);
+    if (lost_set != 0)
+        printf("hostdie: rank %d knew of the %d lost ranks after %.3f s\n",
+               me, nlost(), dt);
+    else
+        printf("hostdie: rank %d knew of ranks %d-%d after %.3f s\n", me,
+               lost_from, np - 1, dt);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
-    nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
+    nc = shrink_and_check(MPI_COMM_WORLD, np - nlost());
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -775,6 +798,78 @@ static void mode_stop(int stop_ms, int times, int timeout_ms)
                waited, timeout_ms);
     MPI_Comm nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
     MT_OK(MPI_Comm_free(&nc));
+}
+
+/* Fail-stop: the victim stops itself (SIGSTOP) with no launcher or
+ * guardian watching stops (run with SHOAL_FT_TIMEOUT=0); the datagram
+ * wire of the ranks that talked to it gives up on it after
+ * SHOAL_UDP_DEAD_TIMEOUT (run with 1s), every survivor learns it, they
+ * shrink, then one continues it (SIGCONT).  Awake, the victim sends to
+ * peer again and again: it must learn it was taken for dead and end
+ * (the library says so and exits) within 8 s, never go on as a member.
+ * With peer on its own (pretend) host the survivor's am layer tells it
+ * over shared memory; on the other host, the datagram wire that gave up
+ * on it.  The survivors compute on the shrunk communicator meanwhile and
+ * wait for the victim's process to be gone. */
+static void mode_zombie(int peer)
+{
+    int pid = (int)getpid(), vpid = -1, buf = 0, gone = 0;
+    MPI_Request *reqs = malloc(2 * (size_t)np * sizeof(MPI_Request));
+    int *pids = calloc((size_t)np, sizeof(int));
+
+    MT_CHECK(reqs != NULL && pids != NULL, "out of memory");
+    MT_CHECK(peer >= 0 && peer < np && peer != victim,
+             "zombie VICTIM PEER: bad peer %d", peer);
+    /* Every pair talks once, so every rank's wire watches the victim. */
+    for (int r = 0; r < np; r++) {
+        MT_OK(MPI_Irecv(&pids[r], 1, MPI_INT, r, 7, MPI_COMM_WORLD,
+                        &reqs[2 * r]));
+        MT_OK(MPI_Isend(&pid, 1, MPI_INT, r, 7, MPI_COMM_WORLD,
+                        &reqs[2 * r + 1]));
+    }
+    MT_OK(MPI_Waitall(2 * np, reqs, MPI_STATUSES_IGNORE));
+    vpid = pids[victim];
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == victim) {
+        raise(SIGSTOP); /* until a survivor's SIGCONT */
+        double t0 = now_s();
+        while (now_s() - t0 < 8.0) {
+            /* Errors or not, it keeps trying: what it gets does not
+             * matter, only that it ends. */
+            int flag = 0;
+            (void)MPI_Send(&me, 1, MPI_INT, peer, 8, MPI_COMM_WORLD);
+            /* An eager send need not look at what arrives; a probe
+             * does, as any wait would. */
+            (void)MPI_Iprobe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &flag,
+                             MPI_STATUS_IGNORE);
+            usleep(20000);
+        }
+        printf("FAIL: rank %d, taken for dead, still runs as a member "
+               "8 s after it was continued\n", me);
+        fflush(stdout);
+        _exit(1);
+    }
+    EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, victim, 3,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_Comm nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
+    int cont = live_next(victim, 1);
+    if (me == cont)
+        MT_CHECK(kill((pid_t)vpid, SIGCONT) == 0, "SIGCONT: %s",
+                 strerror(errno));
+    double t0 = now_s();
+    while (!gone && now_s() - t0 < 10.0) {
+        int here = kill((pid_t)vpid, 0) != 0 && errno == ESRCH;
+        MT_OK(MPI_Allreduce(&here, &gone, 1, MPI_INT, MPI_MIN, nc));
+        usleep(20000);
+    }
+    MT_CHECK(gone, "rank %d, taken for dead and continued, still lives "
+             "after %.1f s", victim, now_s() - t0);
+    if (me == cont)
+        printf("zombie: rank %d ended %.3f s after it was continued\n",
+               victim, now_s() - t0);
+    MT_OK(MPI_Comm_free(&nc));
+    free(pids);
+    free(reqs);
 }
 
 static void mode_revoke_loop(void)
@@ -1139,8 +1234,21 @@ int main(int argc, char **argv)
         victim2 = -1;
         mode_outlive(atoi(argv[3]));
     }
+    else if (strcmp(mode, "zombie") == 0 && argc > 3) {
+        victim2 = -1;
+        mode_zombie(atoi(argv[3]));
+    }
     else if (strcmp(mode, "hostdie") == 0) {
-        lost_from = victim;
+        if (argc > 2 && strchr(argv[2], ',') != NULL) {
+            for (char *p = argv[2]; *p != '\0'; p += *p == ',') {
+                int r = (int)strtol(p, &p, 10);
+                MT_CHECK(r >= 0 && r < np && r < 64, "hostdie: bad rank %d",
+                         r);
+                lost_set |= 1ull << r;
+            }
+            victim = -1;
+        } else
+            lost_from = victim;
         mode_hostdie();
     }
     else if (strcmp(mode, "hostcut") == 0) {

@@ -67,7 +67,7 @@ static int comm_setup(MPI_Comm c, MPI_Comm parent, MPI_Group group,
     c->errh = parent != NULL && parent->errh != NULL ? parent->errh
                                                      : MPI_ERRORS_ARE_FATAL;
     __atomic_add_fetch(&c->errh->refs, 1, __ATOMIC_RELAXED);
-    if (BASE_UNLIKELY(mpi_ft.on))
+    if (BASE_UNLIKELY(mpi_ft.by_ctx != NULL))
         mpi_ft_comm_register(c);
     return mpi_coll_comm_init(c);
 }
@@ -107,6 +107,10 @@ static void comm_teardown(MPI_Comm c)
             c->cq->quiet = 1;
         }
         mpi_ft_comm_unregister(c);
+        mpi_unlock();
+    } else if (BASE_UNLIKELY(mpi_ft.by_ctx != NULL)) {
+        mpi_lock();
+        mpi_ft_comm_unregister(c); /* kept for checkpoints */
         mpi_unlock();
     }
     if (c->coll != NULL)

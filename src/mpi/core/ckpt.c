@@ -30,8 +30,10 @@
 #include "mpi/p2p/p2p_engine.h"
 
 #define CK_MAGIC "SHOALCKP"
-#define CK_VERSION 3u /* 2: the regions' checksums are base_sum64;
-                           3: the messages in flight after the regions */
+#define CK_VERSION 4u /* 2: the regions' checksums are base_sum64;
+                           3: the messages in flight after the regions;
+                           4: ... on any intracommunicator, named by
+                              context id, size and group */
 #define CK_TAG 4242
 #define CK_MAX_CANDIDATES 16
 #define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
@@ -54,12 +56,17 @@ typedef struct ck_head {
 } ck_head_t;
 
 /* A message that had arrived here, unreceived, when the checkpoint was
- * cut: its bytes follow, then zeros to a multiple of 8. */
+ * cut: its bytes follow, then zeros to a multiple of 8.  Its
+ * communicator is named by what the restarted job can check: the
+ * point-to-point context id, the size and a digest of the group. */
 typedef struct ck_msg {
-    uint32_t ctx;       /* MPI_COMM_WORLD's or MPI_COMM_SELF's (p2p) */
+    uint32_t ctx;       /* the communicator's point-to-point context */
     int32_t src, tag;   /* rank in that communicator, tag */
     int32_t src_world;  /* the sender's world rank */
     uint64_t bytes;
+    uint32_t comm_size; /* the communicator's size */
+    uint32_t zero;
+    uint64_t group;     /* group_digest of its members */
 } ck_msg_t;
 
 #define CK_PAD8(n) (((n) + 7) & ~(uint64_t)7)
@@ -77,6 +84,11 @@ static struct {
     uint8_t *img;   /* the loaded image (whole file) */
     uint64_t epoch; /* the loaded checkpoint's */
 } ck;
+
+/* The context id of MPIX_Checkpoint_restarted's private communicator
+ * while it lives (UINT32_MAX: none): never one whose messages an image
+ * carries. */
+static uint32_t private_ctx = UINT32_MAX;
 
 #define ck_key ckpt_dir_key
 
@@ -626,8 +638,10 @@ static int regions_fit(const char *dir, const uint8_t *img, char *why,
     return 1;
 }
 
-static int chan_restore(const uint8_t *p, uint64_t len, char *why,
-                        size_t whylen);
+static int chan_check(const char *dir, const uint8_t *p, uint64_t len,
+                      uint64_t epoch, char *why, size_t whylen);
+static void chan_put(const uint8_t *p, uint64_t len);
+static const uint8_t *chan_of(const uint8_t *img, uint64_t *len_p);
 
 /* A private duplicate of MPI_COMM_WORLD that returns errors. */
 static int private_comm(MPI_Comm *c)
@@ -667,6 +681,7 @@ int PMPIX_Checkpoint_restarted(int *flag)
     rc = private_comm(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(NULL, rc, fn, "cannot duplicate MPI_COMM_WORLD");
+    private_ctx = c->ctx;
     /* Rank 0 lists the candidates, newest first; every rank checks its
      * own image of each; the newest valid everywhere wins. */
     if (mpi.world_rank == 0)
@@ -682,6 +697,11 @@ int PMPIX_Checkpoint_restarted(int *flag)
         if (ok) {
             img = read_image(dir, ep[i], why, sizeof(why));
             ok = img != NULL && regions_fit(dir, img, why, sizeof(why));
+            if (ok) {
+                uint64_t clen = 0;
+                const uint8_t *chan = chan_of(img, &clen);
+                ok = chan_check(dir, chan, clen, ep[i], why, sizeof(why));
+            }
         }
         /* Said before the ranks agree, so that it is said before any of
          * them can end the job. */
@@ -700,24 +720,13 @@ int PMPIX_Checkpoint_restarted(int *flag)
      * rank returns (each puts its own back before the all-reduce below),
      * so none of them is overtaken by what the restarted job sends. */
     if (rc == MPI_SUCCESS && pick >= 0) {
-        ck_head_t h;
-        memcpy(&h, img, sizeof(h));
+        uint64_t clen = 0;
+        const uint8_t *chan = chan_of(img, &clen);
         ck.epoch = ep[pick];
-        int ok = chan_restore(img + sizeof(h) + (size_t)h.nreg * 8 +
-                                  h.data_bytes,
-                              h.chan_bytes, why, sizeof(why)) == MPI_SUCCESS;
-        if (!ok)
-            base_error("ckpt", "rank %d: cannot restart from %s/%s",
-                       mpi.world_rank, dir, why);
-        rc = PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c);
-        if (rc == MPI_SUCCESS && !ok) {
-            PMPI_Comm_free(&c);
-            free(img);
-            return mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "a rank's "
-                             "image holds a malformed message: cannot "
-                             "restart");
-        }
+        chan_put(chan, clen);
+        rc = PMPI_Barrier(c);
     }
+    private_ctx = UINT32_MAX;
     PMPI_Comm_free(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(MPI_COMM_WORLD, rc, fn, "the ranks could not agree "
@@ -751,11 +760,40 @@ SHOAL_MPIX_WEAK(Checkpoint_restarted)
  * on another communicator or a collective's (and a rendezvous beside
  * any of those, which is then not received).
  */
+/* The intracommunicator here whose point-to-point context is ctx, when
+ * the checkpoint can carry its messages: MPI_COMM_WORLD, MPI_COMM_SELF,
+ * and the program's own intracommunicators not revoked (the registry of
+ * mpi/core/ft.c, kept under SHOAL_CKPT_DIR).  NULL otherwise:
+ * intercommunicators, a collective's context (ctx + 1), the library's. */
+static MPI_Comm carried_comm(uint32_t ctx)
+{
+    if (ctx == private_ctx)
+        return NULL; /* the program's communicator that had it is not made
+                        yet: this one is the library's */
+    if (ctx == MPI_COMM_WORLD->ctx)
+        return MPI_COMM_WORLD;
+    if (ctx == MPI_COMM_SELF->ctx)
+        return MPI_COMM_SELF;
+    if (mpi_ft.by_ctx == NULL || ctx >= MPI_CTX_MAX)
+        return NULL;
+    MPI_Comm c = mpi_ft.by_ctx[ctx];
+    if (c == NULL || !mpi_comm_ok(c) || c->ctx != ctx || c->is_inter ||
+        c->revoked)
+        return NULL;
+    return c;
+}
+
+/* A digest of c's members: their world ranks in c's rank order. */
+static uint64_t group_digest(MPI_Comm c)
+{
+    return base_sum64(c->peer_world, (size_t)c->size * sizeof(int),
+                      (uint64_t)c->size);
+}
+
 typedef struct ck_chan {
     uint8_t *buf; /* ck_msg_t records */
     size_t len, cap;
     long saved, unsaved, posted, queued;
-    uint32_t world_ctx, self_ctx;
     int nomem;
 } ck_chan_t;
 
@@ -763,9 +801,9 @@ static void chan_add(void *arg, const mpi_umsg_t *u)
 {
     ck_chan_t *k = arg;
     ck_msg_t m;
+    MPI_Comm c = carried_comm(u->ctx);
 
-    if (u->rdv || (u->flags & MPI_MF_SYNC) ||
-        (u->ctx != k->world_ctx && u->ctx != k->self_ctx)) {
+    if (u->rdv || (u->flags & MPI_MF_SYNC) || c == NULL) {
         k->unsaved++;
         return;
     }
@@ -784,7 +822,8 @@ static void chan_add(void *arg, const mpi_umsg_t *u)
         k->cap = cap;
     }
     m = (ck_msg_t){.ctx = u->ctx, .src = u->src, .tag = u->tag,
-                   .src_world = u->src_world, .bytes = (uint64_t)u->bytes};
+                   .src_world = u->src_world, .bytes = (uint64_t)u->bytes,
+                   .comm_size = (uint32_t)c->size, .group = group_digest(c)};
     memcpy(k->buf + k->len, &m, sizeof(m));
     memcpy(k->buf + k->len + sizeof(m), u->data, (size_t)u->bytes);
     memset(k->buf + k->len + sizeof(m) + u->bytes, 0,
@@ -801,8 +840,6 @@ static void chan_gather(uint32_t ctx, ck_chan_t *k)
     k->len = 0;
     k->saved = k->unsaved = k->posted = 0;
     k->nomem = 0;
-    k->world_ctx = MPI_COMM_WORLD->ctx;
-    k->self_ctx = MPI_COMM_SELF->ctx;
     mpi_lock();
     mpi_p2p_pending(ctx, &k->posted, chan_add, k);
     k->queued = !base_list_empty(&mpi_pq.deferred) ||
@@ -862,7 +899,7 @@ static void pull_add(void *arg, const mpi_umsg_t *u)
 {
     ck_pulls_t *l = arg;
 
-    if (u->ctx != MPI_COMM_WORLD->ctx && u->ctx != MPI_COMM_SELF->ctx)
+    if (carried_comm(u->ctx) == NULL)
         return;
     if (u->tag < 0 || (u->flags & MPI_MF_SYNC)) {
         l->bad = 1;
@@ -928,11 +965,14 @@ static int pull_rendezvous(uint32_t ctx)
     }
     for (i = 0; i < l.n; i++) {
         ck_pull_t *m = &l.m[i];
-        MPI_Comm cm = m->ctx == MPI_COMM_WORLD->ctx ? MPI_COMM_WORLD
-                                                    : MPI_COMM_SELF;
+        MPI_Comm cm = carried_comm(m->ctx);
         MPI_Message msg = MPI_MESSAGE_NULL;
         MPI_Status st;
         int flag = 0;
+        if (cm == NULL) { /* freed by another thread meanwhile */
+            rc = MPI_ERR_COMM;
+            break;
+        }
         rc = PMPI_Improbe(m->src, m->tag, cm, &flag, &msg, &st);
         if (rc == MPI_SUCCESS && !flag)
             rc = MPI_ERR_INTERN; /* it was listed under the lock */
@@ -964,39 +1004,67 @@ static int pull_rendezvous(uint32_t ctx)
     return rc;
 }
 
-/* Put the messages of a loaded image back where they were: unexpected,
- * in their order, before anything the restarted job sends.  MPI_SUCCESS,
- * or MPI_ERR_OTHER with why set when a record is malformed (the image's
- * checksum held, so it was written so: refused all the same). */
-static int chan_restore(const uint8_t *p, uint64_t len, char *why,
-                        size_t whylen)
+/* The messages of a loaded image (p, len bytes): 1 when every record is
+ * well formed and its communicator is here again, with the same size and
+ * members (the restarted program made it before MPIX_Checkpoint_restarted,
+ * in the same order, so it got the same context id), else 0 with why set.
+ * The image's checksum held, so a malformed record was written so: it is
+ * refused all the same. */
+static int chan_check(const char *dir, const uint8_t *p, uint64_t len,
+                      uint64_t epoch, char *why, size_t whylen)
 {
     uint64_t off = 0;
-    uint32_t wctx = MPI_COMM_WORLD->ctx, sctx = MPI_COMM_SELF->ctx;
-    long n = 0;
 
-    /* Checked whole first: nothing is put back from a bad image. */
     while (off < len) {
         ck_msg_t m;
         if (len - off < sizeof(m))
             goto bad;
         memcpy(&m, p + off, sizeof(m));
         if (m.bytes > len - off - sizeof(m) ||
-            CK_PAD8(m.bytes) > len - off - sizeof(m) ||
-            (m.ctx != wctx && m.ctx != sctx) || m.src_world < 0 ||
-            m.src_world >= mpi.world_size || m.src < 0 ||
-            (m.ctx == sctx && (m.src != 0 || m.src_world != mpi.world_rank)) ||
-            (m.ctx == wctx && m.src != m.src_world))
+            CK_PAD8(m.bytes) > len - off - sizeof(m) || m.src < 0 ||
+            m.src_world < 0 || m.src_world >= mpi.world_size ||
+            m.comm_size == 0 || (uint32_t)m.src >= m.comm_size)
+            goto bad;
+        MPI_Comm c = carried_comm(m.ctx);
+        if (c == NULL || (uint32_t)c->size != m.comm_size ||
+            group_digest(c) != m.group) {
+            snprintf(why, whylen, "%s/ckpt.%" PRIu64 "/rank.%d: a message "
+                     "was in flight at the checkpoint on a communicator of "
+                     "%u ranks (context id %u) that this process has not "
+                     "made again%s: make the program's communicators "
+                     "(MPI_Comm_dup, MPI_Comm_split, ...) before "
+                     "MPIX_Checkpoint_restarted, in the same order as "
+                     "before the checkpoint", dir, epoch, mpi.world_rank,
+                     m.comm_size, m.ctx,
+                     c == NULL ? "" : " (that context id has another group)");
+            return 0;
+        }
+        if (c->peer_world[m.src] != m.src_world)
             goto bad;
         off += sizeof(m) + CK_PAD8(m.bytes);
     }
+    return 1;
+bad:
+    snprintf(why, whylen, "%s/ckpt.%" PRIu64 "/rank.%d: a message in "
+             "flight at byte %" PRIu64 " of its %" PRIu64 " is malformed",
+             dir, epoch, mpi.world_rank, off, len);
+    return 0;
+}
+
+/* Put the messages of a loaded image (checked by chan_check) back where
+ * they were: unexpected, in their order, before anything the restarted
+ * job sends. */
+static void chan_put(const uint8_t *p, uint64_t len)
+{
+    long n = 0;
+
     mpi_lock();
-    for (off = 0; off < len; n++) {
+    for (uint64_t off = 0; off < len; n++) {
         ck_msg_t m;
         memcpy(&m, p + off, sizeof(m));
+        MPI_Comm c = carried_comm(m.ctx);
         mpi_in_t in = {
-            .ctx = m.ctx, .ep = mpi_ep_of(m.ctx), .src = m.src,
-            .tag = m.tag,
+            .ctx = m.ctx, .ep = c->ep, .src = m.src, .tag = m.tag,
             .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m.src_world,
             .bytes = (MPI_Count)m.bytes, .data = p + off + sizeof(m),
         };
@@ -1007,12 +1075,16 @@ static int chan_restore(const uint8_t *p, uint64_t len, char *why,
     if (n > 0)
         base_debug("ckpt", "rank %d: %ld messages in flight at the "
                    "checkpoint are back", mpi.world_rank, n);
-    return MPI_SUCCESS;
-bad:
-    snprintf(why, whylen, "ckpt.%" PRIu64 "/rank.%d: a message in flight "
-             "at byte %" PRIu64 " of its %" PRIu64 " is malformed", ck.epoch,
-             mpi.world_rank, off, len);
-    return MPI_ERR_OTHER;
+}
+
+/* Where an image's messages are, and how many bytes. */
+static const uint8_t *chan_of(const uint8_t *img, uint64_t *len_p)
+{
+    ck_head_t h;
+
+    memcpy(&h, img, sizeof(h));
+    *len_p = h.chan_bytes;
+    return img + sizeof(h) + (size_t)h.nreg * 8 + h.data_bytes;
 }
 
 /* SHOAL_CKPT_KILL=RANK@EPOCH:PHASE (tests): die here. */

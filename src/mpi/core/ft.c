@@ -61,11 +61,15 @@ static void reap_abandoned(void);
 int mpi_ft_init(void)
 {
     mpi_ft.on = base_cfg.FT != 0;
-    if (!mpi_ft.on)
+    /* The table serves revocations (SHOAL_FT) and checkpoints, which
+     * carry the messages in flight on the program's communicators
+     * (ckpt.c); untouched pages cost nothing. */
+    if (!mpi_ft.on &&
+        (base_cfg.CKPT_DIR == NULL || base_cfg.CKPT_DIR[0] == '\0'))
         return SHOAL_OK;
     mpi_ft.by_ctx = calloc(MPI_CTX_MAX, sizeof(MPI_Comm));
     if (mpi_ft.by_ctx == NULL)
-        return base_err(SHOAL_ERR_NOMEM, "SHOAL_FT: communicator table");
+        return base_err(SHOAL_ERR_NOMEM, "communicator table");
     return SHOAL_OK;
 }
 
@@ -449,7 +453,7 @@ void mpi_ft_comm_register(MPI_Comm c)
 {
     ft_stash_t **pp;
 
-    if (!mpi_ft.on || c->ctx >= MPI_CTX_MAX)
+    if (mpi_ft.by_ctx == NULL || c->ctx >= MPI_CTX_MAX)
         return;
     mpi_ft.by_ctx[c->ctx] = c;
     /* Early frames for it, oldest first (the stash is newest first). */

@@ -27,7 +27,8 @@ typedef struct mpi_ft_state {
     int revokes;     /* communicators revoked here, ever */
     int outbox;      /* frames queued for room (mpi_ft_progress sends) */
     MPI_Comm watch;  /* the blocking collective waiting now (FT only) */
-    MPI_Comm *by_ctx; /* communicators by context id (FT only) */
+    MPI_Comm *by_ctx; /* communicators by context id (under SHOAL_FT
+                         or SHOAL_CKPT_DIR; else NULL) */
 } mpi_ft_state_t;
 
 extern mpi_ft_state_t mpi_ft;
@@ -35,7 +36,8 @@ extern mpi_ft_state_t mpi_ft;
 int mpi_ft_init(void);
 void mpi_ft_fini(void);
 
-/* A communicator's life (comm_obj.c): reachable by its context or not. */
+/* A communicator's life (comm_obj.c): reachable by its context or not
+ * (when by_ctx is kept). */
 void mpi_ft_comm_register(MPI_Comm c);
 void mpi_ft_comm_unregister(MPI_Comm c);
 

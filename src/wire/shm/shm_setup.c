@@ -420,17 +420,10 @@ static int peer_gone(shm_peer_t *p)
     return kill((pid_t)p->ctrl->pid, 0) != 0 && errno == ESRCH;
 }
 
-/* SHOAL_WIRES_FAKE_HOSTS=K: rank's pretend host (as am_wires.c). */
-static int pretend_host(int rank)
-{
-    return (int)((int64_t)rank * base_cfg.WIRES_FAKE_HOSTS /
-                 shm_state.job->size);
-}
-
 static void shm_check_peers(void)
 {
     shm_state_t *s = &shm_state;
-    int fake = base_cfg.WIRES_FAKE_HOSTS > 1;
+    int fake = base_cfg.WIRES_FAKE_HOSTS > 1, n = s->job->size;
 
     for (int slot = 0; slot < s->job->local_size; slot++) {
         shm_peer_t *p = &s->peers[slot];
@@ -441,7 +434,8 @@ static void shm_check_peers(void)
          * only: across real hosts nobody watches another host's
          * processes. */
         if (p->ctrl == s->me || p->conn.dead ||
-            (fake && pretend_host(p->rank) != pretend_host(s->job->rank)) ||
+            (fake && wire_fake_host(p->rank, n) !=
+                         wire_fake_host(s->job->rank, n)) ||
             !peer_gone(p))
             continue;
         p->dead = 1;

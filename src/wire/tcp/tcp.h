@@ -25,7 +25,9 @@
 #define TCP_HS_HELLO 1u     /* initiator: who I am, whom I want, my nonce */
 #define TCP_HS_CHALLENGE 2u /* acceptor: my nonce and my proof */
 #define TCP_HS_PROOF 3u     /* initiator: its proof */
-#define TCP_HS_VERDICT 4u   /* acceptor: 1 use this socket, 0 close it */
+#define TCP_HS_VERDICT 4u   /* acceptor: 1 use this socket, 0 close it,
+                               TCP_VERDICT_DEAD: you are taken for dead */
+#define TCP_VERDICT_DEAD 2u /* (SHOAL_FT: fail-stop, docs/FT.md) */
 #define TCP_NONCE 16u
 #define TCP_MAC 16u
 #define TCP_SECRET 32u

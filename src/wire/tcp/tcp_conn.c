@@ -549,6 +549,16 @@ static void on_proof(tcp_sock_t *s, const tcp_hs_t *h)
     }
     v.verdict = !p->dead && !p->bye && p->sock == NULL &&
                 !(p->out != NULL && me < s->peer);
+    /* A rank this wire gave up on that connects again lives: under
+     * SHOAL_FT it must learn it was taken for dead (fail-stop). */
+    if (p->dead && !p->bye && base_cfg.FT) {
+        base_debug("tcp", "rank %d, given up for dead, connects again: "
+                   "telling it", s->peer);
+        v.verdict = TCP_VERDICT_DEAD;
+        (void)hs_send(s, &v);
+        tcp_sock_close(s);
+        return;
+    }
     if (hs_send(s, &v) != SHOAL_OK || !v.verdict) {
         base_debug("tcp", "second connection from rank %d closed (crossing "
                    "connects)", s->peer);
@@ -568,6 +578,13 @@ static void on_verdict(tcp_sock_t *s, const tcp_hs_t *h)
     if (h->type != TCP_HS_VERDICT || h->from != (uint32_t)s->peer) {
         sock_drop(s, "bad VERDICT");
         return;
+    }
+    if (h->verdict == TCP_VERDICT_DEAD && base_cfg.FT &&
+        tcp_state.up.declared_dead != NULL) {
+        tcp_state.up.declared_dead(tcp_state.up.arg, s->peer,
+                                   "its TCP wire had given up on this rank "
+                                   "(a connection broken or silent past "
+                                   "SHOAL_TCP_DEAD_TIMEOUT)");
     }
     if (!h->verdict || p->sock != NULL) {
         base_debug("tcp", "rank %d keeps its own connection (crossing "

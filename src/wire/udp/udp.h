@@ -45,6 +45,8 @@
 #define UDP_T_ACK 2u       /* acknowledgement only */
 #define UDP_T_PROBE 3u     /* to a peer's liveness socket: are you there? */
 #define UDP_T_PROBE_ACK 4u /* from a liveness socket: yes (seq echoed) */
+#define UDP_T_DEAD 5u      /* to a rank this one gave up on that still
+                              sends: you are taken for dead (SHOAL_FT) */
 
 #define UDP_F_ACK_NOW 0x01u /* the sender waits for room: answer at once */
 #define UDP_F_MASK 0x01u
@@ -161,6 +163,7 @@ typedef struct udp_peer {
     uint64_t probe_at;      /* the next liveness probe (0: none due) */
     uint64_t probe_since;   /* the first probe not answered yet (0: none) */
     uint32_t probe_seq;
+    uint64_t told_dead_ns; /* when it was last sent UDP_T_DEAD */
     int in_due;             /* in udp_state.due */
     /* First contact (udp_path.c): do datagrams pass both ways? */
     int path;               /* UDP_PATH_* */
@@ -379,6 +382,11 @@ int udp_addr_equal(const struct sockaddr_storage *a,
 /* udp_live.c */
 int udp_live_start(void);
 void udp_live_stop(void);
+/* Fail-stop (docs/FT.md): p, reported dead, still sends: tell it so
+ * (UDP_T_DEAD, under SHOAL_FT, at most every 100 ms); and p told us. */
+void udp_live_tell_dead(udp_peer_t *p, uint64_t now);
+void udp_live_told_dead(const udp_peer_t *p);
+
 /* p, with data waiting, silent too long: probe it, or report it dead. */
 void udp_live_peer(udp_peer_t *p, uint64_t now);
 /* The kernel's errors for datagrams sent (port unreachable: the process

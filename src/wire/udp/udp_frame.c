@@ -79,7 +79,7 @@ int udp_hdr_decode(const uint8_t *buf, size_t n, const uint8_t key[16],
     h->src_epoch = wire_get32(buf + 32);
     h->dst_epoch = wire_get32(buf + 36);
     h->tag = tag;
-    if (h->type < UDP_T_DATA || h->type > UDP_T_PROBE_ACK) {
+    if (h->type < UDP_T_DATA || h->type > UDP_T_DEAD) {
         *why = "unknown datagram type";
         return SHOAL_ERR_PROTOCOL;
     }

@@ -118,16 +118,47 @@ void udp_peer_lost(udp_peer_t *p, int status, const char *why)
     udp_state.up.peer_failed(udp_state.up.arg, p->base.rank, status, why);
 }
 
-void udp_live_probe(udp_peer_t *p)
+/* A header-only datagram of type to p's socket at to. */
+static void send_bare(udp_peer_t *p, unsigned type, uint32_t seq,
+                      const struct sockaddr_storage *to)
 {
-    udp_hdr_t h = {.type = UDP_T_PROBE, .src = (uint32_t)udp_state.job->rank,
-                   .dst = (uint32_t)p->base.rank, .seq = ++p->probe_seq,
+    udp_hdr_t h = {.type = (uint8_t)type,
+                   .src = (uint32_t)udp_state.job->rank,
+                   .dst = (uint32_t)p->base.rank, .seq = seq,
                    .src_epoch = udp_state.epoch, .dst_epoch = p->epoch};
     uint8_t buf[UDP_HDR];
     struct iovec iov = {buf, UDP_HDR};
 
     udp_hdr_encode(&h, udp_state.key, buf);
-    udp_xmit(p, &p->live_addr, p->addr_len, &iov, 1);
+    udp_xmit(p, to, p->addr_len, &iov, 1);
+}
+
+void udp_live_probe(udp_peer_t *p)
+{
+    send_bare(p, UDP_T_PROBE, ++p->probe_seq, &p->live_addr);
+}
+
+/* A rank told it was taken for dead is told again at most this often. */
+#define TELL_DEAD_EVERY_NS 100000000ull
+
+void udp_live_tell_dead(udp_peer_t *p, uint64_t now)
+{
+    if (!base_cfg.FT || p->bye ||
+        (p->told_dead_ns != 0 && now - p->told_dead_ns < TELL_DEAD_EVERY_NS))
+        return;
+    p->told_dead_ns = now;
+    base_debug("udp", "rank %d, given up for dead, still sends: telling it",
+               p->base.rank);
+    send_bare(p, UDP_T_DEAD, 0, &p->addr);
+}
+
+void udp_live_told_dead(const udp_peer_t *p)
+{
+    if (base_cfg.FT && udp_state.up.declared_dead != NULL)
+        udp_state.up.declared_dead(udp_state.up.arg, p->base.rank,
+                                   "its datagram wire had given up on this "
+                                   "rank: no answer to its liveness probes "
+                                   "for SHOAL_UDP_DEAD_TIMEOUT");
 }
 
 void udp_live_peer(udp_peer_t *p, uint64_t now)

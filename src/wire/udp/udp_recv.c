@@ -370,8 +370,15 @@ static int on_datagram(const uint8_t *hdr, const uint8_t *payload, size_t n,
                                   : !same_addr(from, &p->addr) &&
                                         !same_addr(from, &p->send_addr))
         return reject("from an address that is not its rank's", from);
-    if (p->dead)
+    if (BASE_UNLIKELY(h.type == UDP_T_DEAD)) {
+        udp_live_told_dead(p);
         return -1;
+    }
+    if (p->dead) {
+        if (h.type == UDP_T_DATA || h.type == UDP_T_ACK)
+            udp_live_tell_dead(p, now);
+        return -1;
+    }
     p->heard_ns = now;
     if (BASE_UNLIKELY(p->path != UDP_PATH_OK))
         udp_path_heard(p);

@@ -6,17 +6,19 @@
  * The worker sends the request to the source, the parent's copy that
  * waits at the block; the parent answers from its memory while it waits
  * in SHOAL_PAREND (task_page_serve), or, when the page is absent in it
- * too, passes the request up to its own source (TM_PAGE_UP), so a miss
- * climbs the job tree to the first ancestor that has the page.  The
- * answer goes straight to the requester's worker.  When the source is a
- * copy of the same worker that waits at the block, the child reads the
- * page from its memory itself (own_read: no message, no other process
- * woken), as the worker would.
+ * too, takes it from its own source and serves it then, so a miss climbs
+ * the job tree to the first ancestor that has the page once and leaves
+ * it at every parent on the way.  The answer goes straight to the
+ * requester's worker.  When the source is a copy of the same worker, or
+ * of another worker of the host, that waits at the block, the child
+ * reads the page from its memory itself (own_read: no message, no other
+ * process woken), as the worker would.
  *
  * Everything here runs in a signal handler or next to one: no allocation,
  * fixed buffers, only system calls that are async-signal-safe.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,11 +83,26 @@ static void say(const char *s)
  * task_src_slot_t); 0 when it cannot be. */
 static int own_read(uint32_t area, size_t page, void *dst)
 {
-    if (pg.src_rank != (uint32_t)task_rt.rank || pg.src_copy == UINT32_MAX ||
-        task_rt.srcs == NULL)
+    task_src_slot_t *slots = NULL;
+
+    if (pg.src_copy == UINT32_MAX)
+        return 0;
+    if (pg.src_rank == (uint32_t)task_rt.rank)
+        slots = task_rt.srcs;
+    else if (task_rt.host_srcs != NULL && pg.src_rank < (uint32_t)task_rt.size &&
+             task_rt.host_srcs[pg.src_rank] != NULL) {
+        /* Another worker of this host: its slots name live copies only
+         * while it lives (it forgets a pid before it reaps the process;
+         * dead, it forgets nothing). */
+        struct pollfd pfd = {task_rt.host_pidfd[pg.src_rank], POLLIN, 0};
+        if (poll(&pfd, 1, 0) != 0)
+            return 0;
+        slots = task_rt.host_srcs[pg.src_rank];
+    }
+    if (slots == NULL)
         return 0;
     for (size_t i = 0; i < TASK_SRC_SLOTS; i++) {
-        task_src_slot_t *s = &task_rt.srcs[i];
+        task_src_slot_t *s = &slots[i];
         uint32_t seq = atomic_load(&s->seq);
         if ((seq & 1) || atomic_load(&s->copy) != pg.src_copy)
             continue;

@@ -132,6 +132,13 @@ typedef struct task_rt {
     /* In the page the bell is in: this worker's copies that wait at a
      * block, and how many pages children read from them themselves. */
     struct task_src_slot *srcs;
+    /* The same page of every other worker of this host, read-only (NULL
+     * for ranks of other hosts, or where it could not be shared), and a
+     * pidfd of each such worker: a child reads a page of a source on
+     * another worker of its host itself too (task_page.c), while that
+     * worker lives. */
+    struct task_src_slot **host_srcs;
+    int *host_pidfd;
     _Atomic uint64_t *self_reads;
     /* In the page after the bell's: a flag per copy (by copy id modulo
      * TASK_NEWS) that it sent its worker a message, so that the worker

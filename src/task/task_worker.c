@@ -16,10 +16,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "am/am.h"
 #include "base/base.h"
+#include "boot/boot.h"
 #include "task/task_chan.h"
 #include "task/task_grow.h"
 #include "task/task_msg.h"
@@ -113,20 +116,89 @@ static void on_chld(int sig)
     errno = e;
 }
 
+/*
+ * Every worker of this host maps the others' source slots (task_rt.h,
+ * host_srcs) before its template is made, so its copies read pages of a
+ * source on another worker of the host themselves, as they do on their
+ * own worker: no message, no worker woken (B3 across workers of a host:
+ * four process wake-ups a page before).  Each worker's page is a memfd,
+ * published as "pid fd" and taken with pidfd_getfd after a fence (the
+ * launcher's; every worker runs this).  A rank whose page cannot be
+ * taken is left out: its pages come through the workers as before.
+ */
+static void share_slots(int mfd)
+{
+    const boot_info_t *bi = am.job;
+    char v[48];
+    int n = snprintf(v, sizeof v, "%d %d", (int)getpid(), mfd);
+
+    if (bi == NULL || bi->local_size < 2 || bi->local_ranks == NULL ||
+        boot_put("task-slots", v, (size_t)n + 1) != SHOAL_OK ||
+        boot_fence() != SHOAL_OK)
+        return;
+    task_rt.host_srcs = calloc((size_t)task_rt.size,
+                               sizeof(*task_rt.host_srcs));
+    task_rt.host_pidfd = malloc((size_t)task_rt.size *
+                                sizeof(*task_rt.host_pidfd));
+    if (task_rt.host_srcs == NULL || task_rt.host_pidfd == NULL) {
+        free(task_rt.host_srcs);
+        free(task_rt.host_pidfd);
+        task_rt.host_srcs = NULL;
+        task_rt.host_pidfd = NULL;
+        return;
+    }
+    for (int r = 0; r < task_rt.size; r++)
+        task_rt.host_pidfd[r] = -1;
+    for (int i = 0; i < bi->local_size; i++) {
+        int r = bi->local_ranks[i], pid, fd;
+        size_t len;
+        if (r == task_rt.rank || r < 0 || r >= task_rt.size ||
+            boot_get(r, "task-slots", v, sizeof v, &len) != SHOAL_OK ||
+            sscanf(v, "%d %d", &pid, &fd) != 2)
+            continue;
+        int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+        int rfd = pfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+        void *map = rfd < 0 ? MAP_FAILED
+                            : mmap(NULL, 4096, PROT_READ, MAP_SHARED, rfd, 0);
+        if (rfd >= 0)
+            close(rfd);
+        if (map == MAP_FAILED) {
+            base_info("task", "rank %d: rank %d's source slots are not "
+                      "shared (%s): its pages come through the workers",
+                      task_rt.rank, r, strerror(errno));
+            if (pfd >= 0)
+                close(pfd);
+            continue;
+        }
+        task_rt.host_srcs[r] =
+            (task_src_slot_t *)((char *)map + TASK_SRC_OFFSET);
+        task_rt.host_pidfd[r] = pfd;
+    }
+}
+
 int task_worker_init(void)
 {
     struct sigaction sa;
-    void *bell = mmap(NULL, 4096 + TASK_NEWS, PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int mfd = memfd_create("shoal-task-bell", MFD_CLOEXEC);
+    void *bell = MAP_FAILED;
 
-    if (bell == MAP_FAILED)
-        return base_err(SHOAL_ERR_NOMEM, "task: doorbell page");
+    /* (Kept open: the other workers of the host take it, share_slots.) */
+    if (mfd >= 0 && ftruncate(mfd, 4096 + TASK_NEWS) == 0)
+        bell = mmap(NULL, 4096 + TASK_NEWS, PROT_READ | PROT_WRITE,
+                    MAP_SHARED, mfd, 0);
+    if (bell == MAP_FAILED) {
+        if (mfd >= 0)
+            close(mfd);
+        return base_err(SHOAL_ERR_NOMEM, "task: doorbell page: %s",
+                        strerror(errno));
+    }
     task_rt.bell = bell;
     task_rt.self_reads = (_Atomic uint64_t *)((char *)bell + 8);
     task_rt.srcs = (task_src_slot_t *)((char *)bell + TASK_SRC_OFFSET);
     task_rt.news = (_Atomic uint8_t *)((char *)bell + 4096);
     for (size_t i = 0; i < TASK_SRC_SLOTS; i++)
         atomic_store(&task_rt.srcs[i].copy, UINT32_MAX);
+    share_slots(mfd);
     /* The template of copies, before this worker writes anything. */
     int s = task_spawn_init();
     if (s != SHOAL_OK)

@@ -56,6 +56,9 @@
 #                   the second stop runs again (3 runs at most)
 #   (any mode) TASK_TEST_MAX_PAGE_REQS=N: SHOAL_LOG=info, and the page
 #                   requests the workers handled in all may be at most N
+#   (any mode) TASK_TEST_MIN_SELF_READS=N: SHOAL_LOG=info, and the
+#                   workers' summaries must count at least N pages read by
+#                   the children themselves from their source's memory
 #   (any mode) TASK_TEST_DONE=RE: SHOAL_LOG=info, and the coordinator's
 #                   summary line ("task: done: ...") must match RE
 #         freeze    one worker (not rank 0) and its copies frozen in a
@@ -215,7 +218,8 @@ if [ "$mode" = freeze ]; then
 fi
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
 case $mode in coordkeep2 | coordsbusy | stoptwice) export SHOAL_LOG=info ;; esac
-[ -n "${TASK_TEST_MAX_PAGE_REQS:-}${TASK_TEST_DONE:-}" ] && export SHOAL_LOG=info
+[ -n "${TASK_TEST_MAX_PAGE_REQS:-}${TASK_TEST_DONE:-}${TASK_TEST_MIN_SELF_READS:-}" ] &&
+    export SHOAL_LOG=info
 "$shoalrun" -n "$np" --timeout 100 "$@" >"$out" 2>&1 &
 run=$!
 # Wait until every rank is up.
@@ -511,6 +515,14 @@ if [ -n "${TASK_TEST_DONE:-}" ]; then
     grep -Eq "task: done: .*$TASK_TEST_DONE" "$out" ||
         fail "the coordinator's summary does not match '$TASK_TEST_DONE':" \
             "$(grep -o 'task: done: .*' "$out")"
+fi
+if [ -n "${TASK_TEST_MIN_SELF_READS:-}" ]; then
+    own=$(sed -n 's/.* pages read from waiting parents (\([0-9]*\) by the children themselves).*/\1/p' \
+        "$out" | awk '{n += $1} END {print n + 0}')
+    echo "pages the children read themselves: $own (at least $TASK_TEST_MIN_SELF_READS)" >>"$log"
+    [ "$own" -ge "$TASK_TEST_MIN_SELF_READS" ] ||
+        fail "$own pages read by the children themselves, fewer than" \
+            "$TASK_TEST_MIN_SELF_READS: the pages went through the workers"
 fi
 if [ -n "${TASK_TEST_MAX_PAGE_REQS:-}" ]; then
     # Page requests the workers handled (a copy's own, and misses passed

@@ -20,11 +20,15 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "task/task_chan.h"
 #include "task/task_rt.h"
+#include "wire/wire.h"
 
 #define PAGE_MAX 65536 /* the largest page size served */
 #define TASK_FILL_WAITERS 32 /* requests that wait for one page taken */
@@ -78,6 +82,43 @@ static void say(const char *s)
     (void)r;
 }
 
+/* Maps the source slots of rank, a worker of this host (task_worker.c,
+ * share_slots): 1 done.  A few tries per process (the worker may not have
+ * made its page yet); only system calls, as in a fault handler. */
+static int host_map(int r)
+{
+    struct stat st;
+    int pid = wire_shm_local_pid(r);
+
+    if (pid <= 0 || r == task_rt.rank || task_rt.host_tries[r] >= 8)
+        return 0;
+    task_rt.host_tries[r]++;
+    int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    int fd = pfd < 0 ? -1
+                     : (int)syscall(SYS_pidfd_getfd, pfd, TASK_SLOTS_FD, 0);
+    void *map = MAP_FAILED;
+    if (fd >= 0 && fstat(fd, &st) == 0 &&
+        st.st_size == (off_t)(4096 + TASK_NEWS))
+        map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    const struct task_slots_mark *m =
+        map == MAP_FAILED
+            ? NULL
+            : (const struct task_slots_mark *)((char *)map + TASK_SLOTS_MARK);
+    if (m == NULL || m->magic != TASK_SLOTS_MAGIC || m->rank != r ||
+        m->pid != pid) {
+        if (map != MAP_FAILED)
+            munmap(map, 4096);
+        if (pfd >= 0)
+            close(pfd);
+        return 0;
+    }
+    task_rt.host_pidfd[r] = pfd;
+    task_rt.host_srcs[r] = (task_src_slot_t *)((char *)map + TASK_SRC_OFFSET);
+    return 1;
+}
+
 /* The page read from the source's memory by this copy itself, when the
  * source is a copy of this worker that waits at the block (task_rt.h,
  * task_src_slot_t); 0 when it cannot be. */
@@ -89,8 +130,10 @@ static int own_read(uint32_t area, size_t page, void *dst)
         return 0;
     if (pg.src_rank == (uint32_t)task_rt.rank)
         slots = task_rt.srcs;
-    else if (task_rt.host_srcs != NULL && pg.src_rank < (uint32_t)task_rt.size &&
-             task_rt.host_srcs[pg.src_rank] != NULL) {
+    else if (task_rt.host_srcs != NULL &&
+             pg.src_rank < (uint32_t)task_rt.size &&
+             (task_rt.host_srcs[pg.src_rank] != NULL ||
+              host_map((int)pg.src_rank))) {
         /* Another worker of this host: its slots name live copies only
          * while it lives (it forgets a pid before it reaps the process;
          * dead, it forgets nothing). */

@@ -132,13 +132,16 @@ typedef struct task_rt {
     /* In the page the bell is in: this worker's copies that wait at a
      * block, and how many pages children read from them themselves. */
     struct task_src_slot *srcs;
-    /* The same page of every other worker of this host, read-only (NULL
-     * for ranks of other hosts, or where it could not be shared), and a
-     * pidfd of each such worker: a child reads a page of a source on
-     * another worker of its host itself too (task_page.c), while that
-     * worker lives. */
+    /* The same page of other workers of this host, read-only, as a copy
+     * mapped it when it first needed it (NULL: not yet, or never: another
+     * host's rank, or one whose page could not be taken after
+     * host_tries[rank] tries), and a pidfd of each such worker: a child
+     * reads a page of a source on another worker of its host itself too
+     * (task_page.c), while that worker lives.  NULL arrays: not shared
+     * (task_worker.c, share_slots). */
     struct task_src_slot **host_srcs;
     int *host_pidfd;
+    uint8_t *host_tries;
     _Atomic uint64_t *self_reads;
     /* In the page after the bell's: a flag per copy (by copy id modulo
      * TASK_NEWS) that it sent its worker a message, so that the worker
@@ -167,6 +170,15 @@ typedef struct task_src_slot {
     _Atomic int32_t pid;
 } task_src_slot_t;
 #define TASK_SRC_OFFSET 64
+/* In the same page, before the slots: whose page it is, checked by a copy
+ * of another worker that maps it (the descriptor could be another). */
+struct task_slots_mark {
+    uint64_t magic;
+    int32_t rank, pid;
+};
+#define TASK_SLOTS_MARK 16
+#define TASK_SLOTS_MAGIC 0x73746f6c736b7374ull /* "tsklots" */
+#define TASK_SLOTS_FD 1000 /* the page's descriptor in every worker */
 #define TASK_SRC_SLOTS ((4096 - TASK_SRC_OFFSET) / sizeof(task_src_slot_t))
 
 extern task_rt_t task_rt;

@@ -11,18 +11,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "am/am.h"
 #include "base/base.h"
-#include "boot/boot.h"
 #include "task/task_chan.h"
 #include "task/task_grow.h"
 #include "task/task_msg.h"
@@ -117,63 +115,51 @@ static void on_chld(int sig)
 }
 
 /*
- * Every worker of this host maps the others' source slots (task_rt.h,
- * host_srcs) before its template is made, so its copies read pages of a
- * source on another worker of the host themselves, as they do on their
- * own worker: no message, no worker woken (B3 across workers of a host:
- * four process wake-ups a page before).  Each worker's page is a memfd,
- * published as "pid fd" and taken with pidfd_getfd after a fence (the
- * launcher's; every worker runs this).  A rank whose page cannot be
- * taken is left out: its pages come through the workers as before.
+ * The source slots' page is shared across the host (task_rt.h,
+ * host_srcs): it is a memfd on a fixed descriptor (TASK_SLOTS_FD), marked
+ * with this rank and pid, which a child of another worker of the host
+ * maps the first time it needs it (task_page.c), with pidfd_getfd.  No
+ * exchange at start-up: a fence there would stop every worker when a
+ * host is lost before the run begins.  Where the descriptor is taken,
+ * the page stays private and pages of this worker's sources come
+ * through the workers as before.
  */
-static void share_slots(int mfd)
+static void share_slots(int *mfd_p, void *bell)
 {
-    const boot_info_t *bi = am.job;
-    char v[48];
-    int n = snprintf(v, sizeof v, "%d %d", (int)getpid(), mfd);
+    struct task_slots_mark *mark =
+        (struct task_slots_mark *)((char *)bell + TASK_SLOTS_MARK);
 
-    if (bi == NULL || bi->local_size < 2 || bi->local_ranks == NULL ||
-        boot_put("task-slots", v, (size_t)n + 1) != SHOAL_OK ||
-        boot_fence() != SHOAL_OK)
-        return;
+    if (*mfd_p != TASK_SLOTS_FD) {
+        errno = 0;
+        if (fcntl(TASK_SLOTS_FD, F_GETFD) != -1 || errno != EBADF ||
+            dup2(*mfd_p, TASK_SLOTS_FD) != TASK_SLOTS_FD) {
+            base_info("task", "rank %d: descriptor %d is taken: the source "
+                      "slots stay private", task_rt.rank, TASK_SLOTS_FD);
+            return;
+        }
+        close(*mfd_p);
+        *mfd_p = TASK_SLOTS_FD;
+    }
+    mark->magic = TASK_SLOTS_MAGIC;
+    mark->rank = task_rt.rank;
+    mark->pid = (int32_t)getpid();
     task_rt.host_srcs = calloc((size_t)task_rt.size,
                                sizeof(*task_rt.host_srcs));
     task_rt.host_pidfd = malloc((size_t)task_rt.size *
                                 sizeof(*task_rt.host_pidfd));
-    if (task_rt.host_srcs == NULL || task_rt.host_pidfd == NULL) {
+    task_rt.host_tries = calloc((size_t)task_rt.size, 1);
+    if (task_rt.host_srcs == NULL || task_rt.host_pidfd == NULL ||
+        task_rt.host_tries == NULL) {
         free(task_rt.host_srcs);
         free(task_rt.host_pidfd);
+        free(task_rt.host_tries);
         task_rt.host_srcs = NULL;
         task_rt.host_pidfd = NULL;
+        task_rt.host_tries = NULL;
         return;
     }
     for (int r = 0; r < task_rt.size; r++)
         task_rt.host_pidfd[r] = -1;
-    for (int i = 0; i < bi->local_size; i++) {
-        int r = bi->local_ranks[i], pid, fd;
-        size_t len;
-        if (r == task_rt.rank || r < 0 || r >= task_rt.size ||
-            boot_get(r, "task-slots", v, sizeof v, &len) != SHOAL_OK ||
-            sscanf(v, "%d %d", &pid, &fd) != 2)
-            continue;
-        int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-        int rfd = pfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-        void *map = rfd < 0 ? MAP_FAILED
-                            : mmap(NULL, 4096, PROT_READ, MAP_SHARED, rfd, 0);
-        if (rfd >= 0)
-            close(rfd);
-        if (map == MAP_FAILED) {
-            base_info("task", "rank %d: rank %d's source slots are not "
-                      "shared (%s): its pages come through the workers",
-                      task_rt.rank, r, strerror(errno));
-            if (pfd >= 0)
-                close(pfd);
-            continue;
-        }
-        task_rt.host_srcs[r] =
-            (task_src_slot_t *)((char *)map + TASK_SRC_OFFSET);
-        task_rt.host_pidfd[r] = pfd;
-    }
 }
 
 int task_worker_init(void)
@@ -198,7 +184,7 @@ int task_worker_init(void)
     task_rt.news = (_Atomic uint8_t *)((char *)bell + 4096);
     for (size_t i = 0; i < TASK_SRC_SLOTS; i++)
         atomic_store(&task_rt.srcs[i].copy, UINT32_MAX);
-    share_slots(mfd);
+    share_slots(&mfd, bell);
     /* The template of copies, before this worker writes anything. */
     int s = task_spawn_init();
     if (s != SHOAL_OK)

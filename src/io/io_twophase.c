@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
 #ifndef IOV_MAX
@@ -629,6 +631,8 @@ enum {
     NB_ENDW,   /* wait for it; finish */
     NB_DECODE, /* reads in a user's representation: wait for the IO
                   thread's call of the read conversion */
+    NB_GONE,   /* SHOAL_FT: a rank of the file's communicator died (or it
+                  was revoked): wait for the IO thread's part, then fail */
     NB_DONE
 };
 
@@ -795,6 +799,35 @@ static int nb_all_done(io_tpnb_t *o, MPI_Request *a, int *n)
     }
     *n = 0;
     return 1;
+}
+
+/* Free the messages of a[0..*n) that are done; keep the rest. */
+static void nb_settle(MPI_Request *a, int *n)
+{
+    int kept = 0;
+
+    for (int i = 0; i < *n; i++) {
+        if (mpi_req_is_done(a[i]))
+            mpi_req_free(a[i]);
+        else
+            a[kept++] = a[i];
+    }
+    *n = kept;
+}
+
+/* Take back the receives of a[0..*n) that have not matched, free what is
+ * done; what is under way stays in a (its buffers are the access's). */
+static void nb_let_go(MPI_Request *a, int *n)
+{
+    for (int i = 0; i < *n; i++) {
+        MPI_Request r = a[i];
+        if (!mpi_req_is_done(r) && r->kind == MPI_REQ_RECV &&
+            mpi_posted_cancel(r)) {
+            r->status.shoal_cancelled = 1;
+            mpi_req_complete(r);
+        }
+    }
+    nb_settle(a, n);
 }
 
 /* The IO thread's part: the aggregator's IO of one round. */
@@ -1060,6 +1093,33 @@ static void nb_finish(io_tpnb_t *o)
     }
 }
 
+/*
+ * SHOAL_FT: a rank of the file's communicator died, or the communicator
+ * was revoked, during the access: it cannot finish (its messages to and
+ * from that rank never come), and every survivor learns of the failure
+ * on its own, so each gives up its part here instead of waiting.  The
+ * receives that have not matched are taken back and what is done freed;
+ * messages under way use the access's buffers, so they stay with it, and
+ * the buffers with them (nb_free, nb_reap), until they end.  The IO
+ * thread's part of a round, if any, ends first (NB_GONE).
+ */
+static void nb_abandon(io_tpnb_t *o, int cls)
+{
+    nb_let_go(o->reqs, &o->nreq);
+    nb_let_go(o->sends, &o->nsends);
+    o->rc = cls;
+    o->done = 0;
+    snprintf(o->why, sizeof(o->why),
+             "%s: %s %lld bytes at stream byte %lld through the "
+             "aggregators: %s",
+             o->fh->path, o->wr ? "writing" : "reading", (long long)o->bytes,
+             (long long)o->pos,
+             cls == MPIX_ERR_REVOKED
+                 ? "the file's communicator was revoked"
+                 : "a rank of the file's communicator failed");
+    o->state = NB_GONE;
+}
+
 /* The IO thread's part of a read in a user's representation: the user's
  * read conversion, outside the progress engine (it may call MPI). */
 static void nb_decode(void *arg)
@@ -1240,6 +1300,18 @@ static int nb_step(io_tpnb_t *o)
             o->dec = NULL;
             o->state = NB_DONE;
             return 1;
+        case NB_GONE:
+            /* The IO thread may still be in this access's buffers. */
+            if ((o->job != NULL && !io_async_call_done(o->job)) ||
+                (o->dec != NULL && !io_async_call_done(o->dec)))
+                return 0;
+            if (o->job != NULL)
+                io_async_call_free(o->job);
+            if (o->dec != NULL)
+                io_async_call_free(o->dec);
+            o->job = o->dec = NULL;
+            o->state = NB_DONE;
+            return 1;
         default:
             return 1;
         }
@@ -1254,6 +1326,11 @@ static int nb_poll(MPI_Request r)
     /* One at a time per file, in call order. */
     if (__atomic_load_n(&fh->tp_head, __ATOMIC_ACQUIRE) != o)
         return 0;
+    if (o->state < NB_GONE) {
+        int broken = mpi_ft_entry(fh->comm);
+        if (broken != MPI_SUCCESS)
+            nb_abandon(o, broken);
+    }
     if (!nb_step(o))
         return 0;
     if (o->conv != MPI_SUCCESS && o->rc == MPI_SUCCESS) {
@@ -1309,15 +1386,47 @@ static void nb_release(io_tpnb_t *o)
     free(o);
 }
 
+/* Abandoned accesses (nb_abandon) whose messages are still under way:
+ * kept, buffers and all, until those end. */
+static pthread_mutex_t linger_lock = PTHREAD_MUTEX_INITIALIZER;
+static io_tpnb_t *lingering;
+
+/* Release the lingering accesses whose messages have all ended. */
+static void nb_reap(void)
+{
+    pthread_mutex_lock(&linger_lock);
+    for (io_tpnb_t **p = &lingering; *p != NULL;) {
+        io_tpnb_t *o = *p;
+        nb_settle(o->reqs, &o->nreq);
+        nb_settle(o->sends, &o->nsends);
+        if (o->nreq + o->nsends > 0) {
+            p = &o->next;
+            continue;
+        }
+        __atomic_store_n(p, o->next, __ATOMIC_RELAXED);
+        nb_release(o);
+    }
+    pthread_mutex_unlock(&linger_lock);
+}
+
 static int nb_free(MPI_Request r)
 {
     io_tpnb_t *o = r->extra;
 
-    if (o != NULL) {
-        io_file_unref(o->fh);
+    r->extra = NULL;
+    if (o == NULL)
+        return MPI_SUCCESS;
+    io_file_unref(o->fh);
+    o->fh = NULL;
+    if (o->nreq + o->nsends > 0) {
+        pthread_mutex_lock(&linger_lock);
+        o->next = lingering;
+        __atomic_store_n(&lingering, o, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&linger_lock);
+    } else {
         nb_release(o);
     }
-    r->extra = NULL;
+    nb_reap();
     return MPI_SUCCESS;
 }
 
@@ -1341,6 +1450,9 @@ static int tp_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     io_tpnb_t *o = calloc(1, sizeof(*o));
     MPI_Request r;
     int P, A, ok;
+
+    if (__atomic_load_n(&lingering, __ATOMIC_RELAXED) != NULL)
+        nb_reap();
 
     if (o == NULL)
         return io_error(fh, MPI_ERR_NO_MEM, fn, "no memory for a request");

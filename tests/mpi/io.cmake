@@ -99,6 +99,14 @@ add_test(NAME mp.mpi.io_crash.np2
                  $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash>)
 set_tests_properties(mp.mpi.io_crash.np2 PROPERTIES LABELS "mp;mpi"
                      RUN_SERIAL TRUE TIMEOUT 150)
+# The same through collective buffering on 3 ranks, the aggregator or
+# another rank killed mid-call, one or two aggregators, blocking and
+# nonblocking, with and without --ft (io_crash.sh cb).
+add_test(NAME mp.mpi.io_crash_cb.np3
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_crash.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash> cb)
+set_tests_properties(mp.mpi.io_crash_cb.np3 PROPERTIES LABELS "mp;mpi"
+                     RUN_SERIAL TRUE TIMEOUT 300)
 # The same programs on a tmpfs and on ext4 (a loop device), mounted for
 # the run (io_fs.sh; needs root, skips with the reason otherwise).
 foreach(p io_rw io_basic io_shared io_atomic io_dswrite)

@@ -9,7 +9,10 @@
  * counts.
  *
  *   io [--op OP] [--sizes S1,S2,...] [--iters N] [--dir DIR] [--sync]
- *      [--span] [--file PATH] [--quick]
+ *      [--span] [--nb] [--file PATH] [--quick]
+ *
+ * --nb makes the collective calls nonblocking (MPI_File_iwrite_at_all,
+ * iread_at_all, iwrite_all, iread_all, then MPI_Wait), timed the same way.
  *
  * --file names the data file (default DIR/iobench.<ppid>.dat), so that a
  * tracer can watch that one file (strace -P).
@@ -57,7 +60,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank, nprocs;
+static int rank, nprocs, nb;
+
+/* A collective access, blocking or (--nb) started and waited for. */
+#define COLL(blocking, nonblocking, ...)                                    \
+    do {                                                                    \
+        if (nb) {                                                           \
+            MPI_Request r_;                                                 \
+            nonblocking(__VA_ARGS__, &r_);                                  \
+            MPI_Wait(&r_, MPI_STATUS_IGNORE);                               \
+        } else {                                                            \
+            blocking(__VA_ARGS__, MPI_STATUS_IGNORE);                       \
+        }                                                                   \
+    } while (0)
 
 /* Seconds of the host's monotonic clock (comparable between processes). */
 static double now(void)
@@ -177,9 +192,10 @@ static double run(const char *op, const char *path, long long size,
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = now();
         if (nc && rd)
-            MPI_File_read_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+            COLL(MPI_File_read_all, MPI_File_iread_all, fh, buf, count, vt);
         else if (nc)
-            MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+            COLL(MPI_File_write_all, MPI_File_iwrite_all, fh, buf, count,
+                 vt);
         else if (list && rd)
             MPI_File_read_at(fh, rank * size, buf, 1, mt, MPI_STATUS_IGNORE);
         else if (list)
@@ -191,11 +207,11 @@ static double run(const char *op, const char *path, long long size,
             MPI_File_write_at(fh, rank * size, packed, pos, MPI_BYTE,
                               MPI_STATUS_IGNORE);
         } else if (rd)
-            MPI_File_read_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
-                                 MPI_STATUS_IGNORE);
+            COLL(MPI_File_read_at_all, MPI_File_iread_at_all, fh,
+                 rank * size, buf, (int)size, MPI_BYTE);
         else
-            MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
-                                  MPI_STATUS_IGNORE);
+            COLL(MPI_File_write_at_all, MPI_File_iwrite_at_all, fh,
+                 rank * size, buf, (int)size, MPI_BYTE);
         if (sync && !rd)
             MPI_File_sync(fh);
         se[0] = -t0;
@@ -252,6 +268,8 @@ int main(int argc, char **argv)
             sync = 1;
         else if (strcmp(argv[i], "--span") == 0)
             span = 1;
+        else if (strcmp(argv[i], "--nb") == 0)
+            nb = 1;
         else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
             file = argv[++i];
     }
@@ -276,9 +294,10 @@ int main(int argc, char **argv)
         MPI_Info_set(info, "cb_nodes", cbn);
     MPI_Get_library_version(lib, &len);
     if (rank == 0)
-        printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "
+        printf("# library: %.60s\n# io --op %s%s, %d ranks, median of %d, "
                "aggregate MB/s\n",
-               strtok(lib, "\n"), op, nprocs, iters);
+               strtok(lib, "\n"), op, nb ? " (nonblocking)" : "", nprocs,
+               iters);
     if (file != NULL)
         snprintf(path, sizeof(path), "%s", file);
     else

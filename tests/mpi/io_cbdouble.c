@@ -20,6 +20,24 @@
  * - Errors: a write past RLIMIT_FSIZE fails in a later round on the
  *   aggregator; every rank gets MPI_ERR_NO_SPACE, none hangs, and the
  *   handle writes every byte once the limit is back.
+ * - The nonblocking calls (iwrite_at_all, iwrite_all, iread_at_all,
+ *   iread_all) through the same rounds, three patterns: the vector view
+ *   with contiguous memory, the vector view with every other byte of
+ *   memory (a vector memory type), and each rank's contiguous block
+ *   without a view; two accesses outstanding at once; every byte of the
+ *   file checked, every byte read back.
+ * - Where the nonblocking rounds' data move (2 ranks and more): rank 0's
+ *   IO thread is held (as above) while every rank writes 256 KiB with
+ *   iwrite_all through a vector view in rounds of 256 KiB of file, so
+ *   rank 1's part of each round is at least 64 KiB, sent by rendezvous:
+ *   the data are taken from rank 1's buffer only when the aggregator
+ *   receives them.  All ranks test their requests for 0.5 s; then rank 1
+ *   overwrites its buffer (an erroneous program, on purpose: it shows
+ *   when its bytes were taken) and only then the IO thread is let go.
+ *   Round 0's bytes were taken before (its IO is what waits), so the file
+ *   must hold the first values; round 1's were taken during round 0's IO
+ *   with double buffering (the first values) and after it without (the
+ *   overwritten ones).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -29,6 +47,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "io_test.h"
 
@@ -223,6 +242,192 @@ static void where(const char *path, const char *lockpath)
     free(b);
 }
 
+/* The nonblocking calls through the same rounds: pattern 0 the vector
+ * view from contiguous memory, 1 the vector view from every other byte
+ * of memory, 2 each rank's contiguous block (no view). */
+static void nb_data(const char *path, int pattern)
+{
+    MPI_File fh = open_cb(path);
+    MPI_Request r[2];
+    MPI_Status st[2];
+    MPI_Datatype mem = MPI_BYTE;
+    int stride = pattern == 1 ? 2 : 1, c;
+    unsigned salt = 20u + (unsigned)pattern;
+    unsigned char *b = calloc(1, (size_t)2 * N * stride);
+    unsigned char *in = calloc(1, (size_t)2 * N * stride);
+
+    MT_CHECK(b && in, "malloc");
+    for (int i = 0; i < 2 * N; i++)
+        b[i * stride] = val(rank, i, salt);
+    if (pattern == 1) {
+        MT_OK(MPI_Type_vector(N, 1, 2, MPI_BYTE, &mem));
+        MT_OK(MPI_Type_commit(&mem));
+    }
+    if (pattern != 2) {
+        set_view(fh);
+        /* Two at once: one by offset, one by the individual pointer. */
+        MT_OK(MPI_File_iwrite_at_all(fh, 0, b, pattern == 1 ? 1 : N, mem,
+                                     &r[0]));
+        MT_OK(MPI_File_seek(fh, N, MPI_SEEK_SET));
+        MT_OK(MPI_File_iwrite_all(fh, b + (size_t)N * stride,
+                                  pattern == 1 ? 1 : N, mem, &r[1]));
+    } else {
+        /* Each rank's own contiguous block, copy k after copy k - 1's
+         * nprocs blocks. */
+        for (int k = 0; k < 2; k++)
+            MT_OK(MPI_File_iwrite_at_all(
+                fh, ((MPI_Offset)k * nprocs + rank) * N, b + (size_t)k * N,
+                N, MPI_BYTE, &r[k]));
+    }
+    MT_OK(MPI_Waitall(2, r, st));
+    for (int k = 0; k < 2; k++) {
+        MT_OK(MPI_Get_count(&st[k], MPI_BYTE, &c));
+        MT_CHECK(c == N, "%s: nonblocking write %d of pattern %d counted %d",
+                 mode, k, pattern, c);
+    }
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MT_OK(MPI_File_sync(fh));
+    if (pattern != 2) {
+        check_file(path, 2, salt);
+    } else if (rank == 0) {
+        size_t n;
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == (size_t)2 * N * nprocs, "%s: file of %zu bytes", mode,
+                 n);
+        for (int k = 0; k < 2; k++)
+            for (int q = 0; q < nprocs; q++)
+                for (int i = 0; i < N; i++) {
+                    size_t at = ((size_t)k * nprocs + (size_t)q) * N + i;
+                    MT_CHECK(f[at] == val(q, k * N + i, salt),
+                             "%s: contiguous copy %d, rank %d's byte %d is "
+                             "%u, want %u",
+                             mode, k, q, i, f[at], val(q, k * N + i, salt));
+                }
+        free(f);
+    }
+    if (pattern != 2) {
+        MT_OK(MPI_File_iread_at_all(fh, 0, in, pattern == 1 ? 1 : N, mem,
+                                    &r[0]));
+        MT_OK(MPI_File_seek(fh, N, MPI_SEEK_SET));
+        MT_OK(MPI_File_iread_all(fh, in + (size_t)N * stride,
+                                 pattern == 1 ? 1 : N, mem, &r[1]));
+    } else {
+        for (int k = 0; k < 2; k++)
+            MT_OK(MPI_File_iread_at_all(
+                fh, ((MPI_Offset)k * nprocs + rank) * N, in + (size_t)k * N,
+                N, MPI_BYTE, &r[k]));
+    }
+    MT_OK(MPI_Waitall(2, r, st));
+    for (int k = 0; k < 2; k++) {
+        MT_OK(MPI_Get_count(&st[k], MPI_BYTE, &c));
+        MT_CHECK(c == N, "%s: nonblocking read %d of pattern %d counted %d",
+                 mode, k, pattern, c);
+    }
+    MT_CHECK(memcmp(in, b, (size_t)2 * N * stride) == 0,
+             "%s: pattern %d read back differs", mode, pattern);
+    MT_OK(MPI_File_close(&fh));
+    if (pattern == 1)
+        MT_OK(MPI_Type_free(&mem));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    free(b);
+    free(in);
+}
+
+#define WN (256 * 1024) /* bytes per rank in nb_where, and per round */
+#define WB 1024         /* its view's blocks */
+
+static void nb_where(const char *path, const char *lockpath)
+{
+    MPI_File fh, g = MPI_FILE_NULL;
+    MPI_Request r, rg = MPI_REQUEST_NULL;
+    MPI_Info info;
+    MPI_Datatype v, ft;
+    unsigned char *b = malloc(WN), z[16] = {0};
+    int release = -1, stat = 0, flag = 0;
+    pid_t pid = 0;
+    struct timespec t0, t1;
+
+    MT_CHECK(b != NULL, "malloc");
+    for (int i = 0; i < WN; i++)
+        b[i] = val(rank, i, 13);
+    MT_OK(MPI_Info_create(&info));
+    MT_OK(MPI_Info_set(info, "romio_cb_write", "enable"));
+    MT_OK(MPI_Info_set(info, "cb_nodes", "1"));
+    MT_OK(MPI_Info_set(info, "cb_buffer_size", "262144"));
+    if (strcmp(mode, "default") != 0)
+        MT_OK(MPI_Info_set(info, "shoal_cb_double_buffer", mode));
+    MT_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                        info, &fh));
+    MT_OK(MPI_Info_free(&info));
+    MT_OK(MPI_Type_vector(WN / WB, WB, WB * nprocs, MPI_BYTE, &v));
+    MT_OK(MPI_Type_create_resized(v, 0, (MPI_Aint)WN * nprocs, &ft));
+    MT_OK(MPI_Type_commit(&ft));
+    MT_OK(MPI_File_set_view(fh, (MPI_Offset)rank * WB, MPI_BYTE, ft,
+                            "native", MPI_INFO_NULL));
+    MT_OK(MPI_Type_free(&v));
+    MT_OK(MPI_Type_free(&ft));
+    if (rank == 0) {
+        MT_OK(MPI_File_open(MPI_COMM_SELF, lockpath,
+                            MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                            &g));
+        MT_OK(MPI_File_set_atomicity(g, 1));
+        pid = locker(lockpath, sizeof(z), &release, 20000);
+        MT_OK(MPI_File_iwrite_at(g, 0, z, sizeof(z), MPI_BYTE, &rg));
+    }
+    MT_OK(MPI_File_iwrite_all(fh, b, WN, MPI_BYTE, &r));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        MT_OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+        MT_CHECK(!flag, "%s: iwrite_all done while the aggregator's IO "
+                 "thread was held", mode);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    } while ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+                 (t1.tv_nsec - t0.tv_nsec) <
+             500000000L);
+    if (rank == 1)
+        memset(b, 0xEE, WN); /* on purpose, see the top */
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        MT_CHECK(write(release, "U", 1) == 1, "release the locker");
+        close(release);
+        MT_CHECK(waitpid(pid, &stat, 0) == pid, "waitpid");
+        MT_CHECK(WIFEXITED(stat) && WEXITSTATUS(stat) == 0, "locker failed");
+        MT_OK(MPI_Wait(&rg, MPI_STATUS_IGNORE));
+        MT_OK(MPI_File_close(&g));
+        unlink(lockpath);
+    }
+    MT_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MT_OK(MPI_File_sync(fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+        size_t n, per = WN / nprocs; /* rank 1's bytes per round */
+        unsigned char *f = io_slurp(path, &n);
+        MT_CHECK(n == (size_t)WN * nprocs, "%s: file of %zu bytes", mode, n);
+        for (size_t i = 0; i < 2 * per; i++) {
+            size_t at = (i / WB * nprocs + 1) * WB + i % WB;
+            int first = i < per || dbl; /* round 0, or 1 double-buffered */
+            unsigned char want = first ? val(1, (int)i, 13) : 0xEE;
+            MT_CHECK(f[at] == want,
+                     "%s: rank 1's byte %zu (round %zu) is %u, want %u: "
+                     "round 1's data were %s",
+                     mode, i, i / per, f[at], want,
+                     dbl ? "not received during round 0's IO (no double "
+                           "buffering)"
+                         : "received during round 0's IO (double "
+                           "buffering was not off)");
+        }
+        free(f);
+    }
+    MT_OK(MPI_File_close(&fh));
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MT_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    free(b);
+}
+
 /* A write past RLIMIT_FSIZE fails on the aggregator in a later round:
  * every rank gets MPI_ERR_NO_SPACE, nothing hangs; within the limit again
  * the same handle writes every byte. */
@@ -279,6 +484,10 @@ int main(int argc, char **argv)
     io_path(l, sizeof(l), "lock.dat");
     where(a, l);
     errors(a);
+    for (int pattern = 0; pattern < 3; pattern++)
+        nb_data(a, pattern);
+    if (nprocs > 1)
+        nb_where(a, l);
     io_dir_remove();
     if (rank == 0)
         printf("io_cbdouble (%s) at %d ranks: ok\n", mode, nprocs);

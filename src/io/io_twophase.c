@@ -1257,9 +1257,13 @@ static int nb_step(io_tpnb_t *o)
                 return 1;
             }
             nb_plan(o, -g[0], g[1]);
-            /* Double buffering (as the blocking calls: on unless
-             * shoal_cb_double_buffer is disable) needs two rounds. */
-            o->dbl = o->fh->cb_double != 0 && o->nrounds > 1;
+            /* Double buffering needs two rounds; shoal_cb_double_buffer
+             * enable asks for it.  automatic leaves it off here (unlike
+             * the blocking calls): measured on 2 CPUs, it was no faster
+             * for writes (0.76-1.69x, median 1.02) and slower for
+             * noncontiguous reads (0.44-0.67x), the IO thread's round
+             * competing with the return of the one before (docs/IO.md). */
+            o->dbl = o->fh->cb_double == 1 && o->nrounds > 1;
             o->k = 0;
             o->state = NB_SEND;
             break;

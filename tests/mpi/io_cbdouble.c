@@ -36,8 +36,9 @@
  *   when its bytes were taken) and only then the IO thread is let go.
  *   Round 0's bytes were taken before (its IO is what waits), so the file
  *   must hold the first values; round 1's were taken during round 0's IO
- *   with double buffering (the first values) and after it without (the
- *   overwritten ones).
+ *   with double buffering (the first values: "enable") and after it
+ *   without (the overwritten ones: "disable", and "default", which
+ *   double-buffers only the blocking calls).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -54,7 +55,8 @@
 #define N 1000 /* bytes per rank and access */
 #define B 10   /* bytes per block of the vector view */
 
-static int rank, nprocs, dbl;
+static int rank, nprocs, dbl, nbdbl; /* double-buffered: blocking calls,
+                                        nonblocking ones */
 static const char *mode;
 
 static unsigned char val(int r, int i, unsigned salt)
@@ -408,14 +410,14 @@ static void nb_where(const char *path, const char *lockpath)
         MT_CHECK(n == (size_t)WN * nprocs, "%s: file of %zu bytes", mode, n);
         for (size_t i = 0; i < 2 * per; i++) {
             size_t at = (i / WB * nprocs + 1) * WB + i % WB;
-            int first = i < per || dbl; /* round 0, or 1 double-buffered */
+            int first = i < per || nbdbl; /* round 0, or 1 double-buffered */
             unsigned char want = first ? val(1, (int)i, 13) : 0xEE;
             MT_CHECK(f[at] == want,
                      "%s: rank 1's byte %zu (round %zu) is %u, want %u: "
                      "round 1's data were %s",
                      mode, i, i / per, f[at], want,
-                     dbl ? "not received during round 0's IO (no double "
-                           "buffering)"
+                     nbdbl ? "not received during round 0's IO (no double "
+                             "buffering)"
                          : "received during round 0's IO (double "
                            "buffering was not off)");
         }
@@ -478,6 +480,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* a locker that has exited */
     mode = argc > 1 ? argv[1] : "default";
     dbl = strcmp(mode, "disable") != 0;
+    nbdbl = strcmp(mode, "enable") == 0; /* automatic: off for these */
     io_dir_make("cbdouble");
     io_path(a, sizeof(a), "d.dat");
     data(a);

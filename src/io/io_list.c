@@ -307,7 +307,6 @@ out:
  * with io_uring (shoal_io_uring, io_uring.c), gathered into batches of up
  * to IO_UR_BATCH runs, one submission each.
  */
-#define IO_UR_BATCH 256
 
 typedef struct run_batch {
     io_run_t runs[IO_UR_BATCH];

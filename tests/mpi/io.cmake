@@ -37,10 +37,15 @@ shoal_mp_test(mpi.io_nbcb_pt PROGRAM mpi_io_nbcb NP 2
               ENV SHOAL_PROGRESS=thread LABELS mpi)
 shoal_mp_test(mpi.io_nbcb_block PROGRAM mpi_io_nbcb NP 2
               ENV SHOAL_WAIT=block SHOAL_WAIT_CHECK=fatal LABELS mpi)
-# The same double-buffered (shoal_cb_double_buffer=enable), at 1, 2, 4.
+# The same double-buffered (shoal_cb_double_buffer=enable), at 1, 2, 4;
+# at 2 also under ThreadSanitizer (label thread).
 foreach(np 1 2 4)
+    set(labels mpi)
+    if(np EQUAL 2)
+        list(APPEND labels thread)
+    endif()
     shoal_mp_test(mpi.io_nbcb_double PROGRAM mpi_io_nbcb NP ${np}
-                  ARGS double LABELS mpi)
+                  ARGS double LABELS ${labels})
 endforeach()
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),

@@ -11,8 +11,10 @@
  *                        version; prints "io_crash: synced bytes intact"
  *
  *   io_crash cbwrite DIR VICTIM CB_NODES blocking|nonblocking
- *                        (3 ranks, romio_cb_write=enable, cb_nodes
- *                        CB_NODES, cb_buffer_size 1000: hundreds of
+ *                        (P ranks, 2 to 64: io_crash.sh runs 3, the
+ *                        multihost test 2 + 2; romio_cb_write=enable,
+ *                        cb_nodes CB_NODES (0: the default, one per
+ *                        host), cb_buffer_size 1000: hundreds of
  *                        rounds) the file is cells of 48 bytes, each
  *                        rank's cells interleaved with the others'
  *                        (rank r owns cells 2 (q P + r) and
@@ -29,7 +31,7 @@
  *                        Under shoalrun --ft (MPIX_FT set) the survivors'
  *                        write must come back; each prints
  *                        "io_crash: survivor R: write returned, class C".
- *   io_crash cbcheck DIR [complete]
+ *   io_crash cbcheck DIR P [complete]
  *                        (1 rank) every byte of every odd cell is its
  *                        synced value, every byte of an even cell is 0
  *                        (not written yet) or its new value, its new value
@@ -47,10 +49,11 @@
 #include <unistd.h>
 
 #define BS 65536
-#define CP 3          /* ranks of cbwrite */
+#define CPMAX 64      /* ranks of cbwrite at most */
 #define CELL 48       /* bytes per cell */
 #define NCELL 1365    /* cells per rank and write */
-#define NALL (2 * CP * NCELL)
+
+static int nranks; /* ranks of cbwrite (cbcheck: given) */
 
 /* The byte at file offset x in write g (1: synced, 2: the crashed one);
  * never 0, so a byte never written shows. */
@@ -87,14 +90,14 @@ static void cb_view(MPI_File fh, int r, int ph, unsigned char *data)
     MPI_Datatype ft;
     MPI_Offset disp = (MPI_Offset)(2 * r + ph) * CELL;
 
-    MT_OK(MPI_Type_vector(NCELL, CELL, 2 * CP * CELL, MPI_BYTE, &ft));
+    MT_OK(MPI_Type_vector(NCELL, CELL, 2 * nranks * CELL, MPI_BYTE, &ft));
     MT_OK(MPI_Type_commit(&ft));
     MT_OK(MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native",
                             MPI_INFO_NULL));
     MT_OK(MPI_Type_free(&ft));
     for (long long q = 0; q < NCELL; q++)
         for (int i = 0; i < CELL; i++) {
-            long long x = disp + q * 2 * CP * CELL + i;
+            long long x = disp + q * 2 * nranks * CELL + i;
             data[q * CELL + i] = val(x, ph ? 1 : 2);
         }
 }
@@ -112,10 +115,12 @@ static int cb_write(int argc, char **argv)
                         "blocking|nonblocking");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MT_CHECK(size == CP, "cbwrite runs on %d ranks", CP);
+    MT_CHECK(size >= 2 && size <= CPMAX, "cbwrite runs on 2 to %d ranks",
+             CPMAX);
+    nranks = size;
     victim = atoi(argv[3]);
     nb = strcmp(argv[5], "nonblocking") == 0;
-    MT_CHECK(victim >= 0 && victim < CP, "bad victim %s", argv[3]);
+    MT_CHECK(victim >= 0 && victim < nranks, "bad victim %s", argv[3]);
     {
         int *v = NULL;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &v, &ft);
@@ -182,7 +187,8 @@ static int cb_write(int argc, char **argv)
 static int cb_check(const char *dir, int complete)
 {
     char path[600];
-    static unsigned char got[NALL * CELL];
+    static unsigned char got[2 * CPMAX * NCELL * CELL];
+    long long nall = 2LL * nranks * NCELL;
     struct stat sb;
     long long synced_end = 0;
     int fd;
@@ -192,13 +198,13 @@ static int cb_check(const char *dir, int complete)
     MT_CHECK(fd >= 0, "open %s", path);
     MT_CHECK(fstat(fd, &sb) == 0, "fstat");
     /* The last odd cell ends the synced bytes. */
-    synced_end = (long long)NALL * CELL;
+    synced_end = nall * CELL;
     MT_CHECK(sb.st_size >= synced_end,
              "the file is %lld bytes, shorter than the synced %lld",
              (long long)sb.st_size, synced_end);
     MT_CHECK(sb.st_size <= synced_end, "the file grew to %lld bytes",
              (long long)sb.st_size);
-    MT_CHECK(pread(fd, got, sizeof(got), 0) == (ssize_t)sizeof(got),
+    MT_CHECK(pread(fd, got, (size_t)synced_end, 0) == (ssize_t)synced_end,
              "short read");
     close(fd);
     {
@@ -209,7 +215,7 @@ static int cb_check(const char *dir, int complete)
                 MT_CHECK(got[x] == val(x, 1),
                          "synced byte %lld (cell %lld of rank %lld) is %d, "
                          "not %d",
-                         x, c, (c / 2) % CP, got[x], val(x, 1));
+                         x, c, (c / 2) % nranks, got[x], val(x, 1));
             } else {
                 MT_CHECK((got[x] == 0 && !complete) || got[x] == val(x, 2),
                          "byte %lld of the crashed write (cell %lld) is %d: "
@@ -241,7 +247,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "cbwrite") == 0)
         return cb_write(argc, argv);
     if (strcmp(argv[1], "cbcheck") == 0) {
-        cb_check(argv[2], argc > 3 && strcmp(argv[3], "complete") == 0);
+        MT_CHECK(argc >= 4, "usage: io_crash cbcheck DIR NP [complete]");
+        nranks = atoi(argv[3]);
+        MT_CHECK(nranks >= 2 && nranks <= CPMAX, "bad NP %s", argv[3]);
+        cb_check(argv[2], argc > 4 && strcmp(argv[4], "complete") == 0);
         MPI_Finalize();
         return 0;
     }

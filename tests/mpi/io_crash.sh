@@ -31,14 +31,15 @@ no_side_file() {
     fi
 }
 
-check_synced() { # dir mode first-job-output [complete]
-    local out status
-    out=$("$shoalrun" -n 1 --timeout 60 "$prog" "$2" "$1" ${4:-} 2>&1)
+check_synced() { # dir mode first-job-output [args...]
+    local out status d=$1 mode=$2 first=$3
+    shift 3
+    out=$("$shoalrun" -n 1 --timeout 60 "$prog" "$mode" "$d" "$@" 2>&1)
     status=$?
     echo "$out"
     if [[ $status -ne 0 ]] || ! grep -q "io_crash: synced bytes intact" <<<"$out"; then
         echo "FAIL: the check after the crash failed (the crashed job's output below)"
-        cat "$3"
+        cat "$first"
         exit 1
     fi
 }
@@ -97,7 +98,7 @@ run_cb() { # ft|noft victim cb_nodes blocking|nonblocking
     # A survivor's write that succeeded (the victim's part had all gone
     # before it died) must have written everything.
     grep -q "write returned, class 0\b" "$out" && complete=complete
-    check_synced "$d" cbcheck "$out" $complete
+    check_synced "$d" cbcheck "$out" 3 $complete
     no_side_file "$d"
 }
 

@@ -1264,7 +1264,7 @@ mpi_io_crash)
     layout mixed
     for c in "2 blocking" "3 blocking" "2 nonblocking" "3 nonblocking"; do
         set -- $c
-        d=$(mktemp -d /tmp/shoal-mh-io-crash.XXXXXX)
+        d=$(mktemp -d "$tmp/io-crash.XXXXXX") # $tmp: /tmp, shared
         run_within 20000 "$lns" --timeout 30 --host "$hosts" \
             "$MH_MPIBIN/mpi_io_crash" cbwrite "$d" "$1" 0 "$2"
         [ "$rc" -ne 0 ] || fail "rank $1 killed ($2): the job succeeded"

@@ -9,7 +9,10 @@
  * counts.
  *
  *   io [--op OP] [--sizes S1,S2,...] [--iters N] [--dir DIR] [--sync]
- *      [--span] [--file PATH] [--quick]
+ *      [--span] [--nb] [--file PATH] [--quick]
+ *
+ * --nb makes the collective calls nonblocking (MPI_File_iwrite_at_all,
+ * iread_at_all, iwrite_all, iread_all, then MPI_Wait), timed the same way.
  *
  * --file names the data file (default DIR/iobench.<ppid>.dat), so that a
  * tracer can watch that one file (strace -P).
@@ -27,6 +30,15 @@
  *                      by MPI_Pack first and written as bytes
  *   listio_read        the same read back: MPI_File_read_at with the
  *                      datatype
+ *   flistio,           1000 pieces of the file (file-noncontiguous):
+ *   flistio_read       pieces of size/1000 bytes, rank r's j-th at piece
+ *                      2 P j + r (half the file holes, at any number of
+ *                      ranks P; a vector filetype), from (into)
+ *                      contiguous memory, one MPI_File_write_at
+ *                      (read_at) of the whole: list IO, one request for
+ *                      1000 segments
+ *   fseg, fseg_read    the same pieces without list IO: one
+ *                      MPI_File_write_at (read_at) per piece, 1000 calls
  *   mtile_write,       mpi-tile-io's geometry: the ranks a grid of tiles
  *   mtile_read         (2 x 2 at 4 ranks, MPI_Dims_create), each tile
  *                      1024 x 768 elements of `size` bytes (32: the
@@ -57,7 +69,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank, nprocs;
+static int rank, nprocs, nb;
+
+/* A collective access, blocking or (--nb) started and waited for. */
+#define COLL(blocking, nonblocking, ...)                                    \
+    do {                                                                    \
+        if (nb) {                                                           \
+            MPI_Request r_;                                                 \
+            nonblocking(__VA_ARGS__, &r_);                                  \
+            MPI_Wait(&r_, MPI_STATUS_IGNORE);                               \
+        } else {                                                            \
+            blocking(__VA_ARGS__, MPI_STATUS_IGNORE);                       \
+        }                                                                   \
+    } while (0)
 
 /* Seconds of the host's monotonic clock (comparable between processes). */
 static double now(void)
@@ -140,7 +164,9 @@ static double run(const char *op, const char *path, long long size,
     const char *u = strchr(op, '_');
     int rd = strcmp(op, "read") == 0 || (u && strcmp(u, "_read") == 0);
     int list = strncmp(op, "listio", 6) == 0, pack = strcmp(op, "pack") == 0;
-    int nc = u != NULL && !list; /* tile_, mtile_, sub3d_: a view */
+    int flist = strncmp(op, "flistio", 7) == 0, fseg = strncmp(op, "fseg", 4) == 0;
+    int nc = u != NULL && !list && !flist && !fseg; /* tile_, mtile_, sub3d_ */
+    long long fp = size / 1000; /* flistio, fseg: bytes per piece */
     int count = (int)size;
     long long bytes = size, alloc;
 
@@ -167,19 +193,51 @@ static double run(const char *op, const char *path, long long size,
      * untimed write first. */
     if (nc)
         MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+    else if (flist || fseg) /* the whole file, holes too */
+        for (int k = 0; k < 2; k++)
+            MPI_File_write_at_all(fh, (k * nprocs + rank) * size, buf,
+                                  (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
     else if (!(list || pack) || rd)
         MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
                               MPI_STATUS_IGNORE);
+    if (flist) {
+        MPI_Datatype v;
+        MPI_Type_vector(1000, (int)fp, (int)(2 * fp * nprocs), MPI_BYTE, &v);
+        MPI_Type_create_resized(v, 0, 2 * fp * nprocs * 1000, &ft);
+        MPI_Type_free(&v);
+        MPI_Type_commit(&ft);
+        MPI_File_set_view(fh, rank * fp, MPI_BYTE, ft, "native", info);
+        bytes = fp * 1000;
+    } else if (fseg) {
+        bytes = fp * 1000;
+    }
     for (int i = 0; i < iters; i++) {
         double t0, se[3], g[3];
         if (nc)
             MPI_File_seek(fh, 0, MPI_SEEK_SET);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = now();
-        if (nc && rd)
-            MPI_File_read_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+        if (flist && rd)
+            MPI_File_read_at(fh, 0, buf, (int)bytes, MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+        else if (flist)
+            MPI_File_write_at(fh, 0, buf, (int)bytes, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        else if (fseg)
+            for (long long j = 0; j < 1000; j++) {
+                MPI_Offset at = (2 * j * nprocs + rank) * fp;
+                if (rd)
+                    MPI_File_read_at(fh, at, buf + j * fp, (int)fp, MPI_BYTE,
+                                     MPI_STATUS_IGNORE);
+                else
+                    MPI_File_write_at(fh, at, buf + j * fp, (int)fp,
+                                      MPI_BYTE, MPI_STATUS_IGNORE);
+            }
+        else if (nc && rd)
+            COLL(MPI_File_read_all, MPI_File_iread_all, fh, buf, count, vt);
         else if (nc)
-            MPI_File_write_all(fh, buf, count, vt, MPI_STATUS_IGNORE);
+            COLL(MPI_File_write_all, MPI_File_iwrite_all, fh, buf, count,
+                 vt);
         else if (list && rd)
             MPI_File_read_at(fh, rank * size, buf, 1, mt, MPI_STATUS_IGNORE);
         else if (list)
@@ -191,11 +249,11 @@ static double run(const char *op, const char *path, long long size,
             MPI_File_write_at(fh, rank * size, packed, pos, MPI_BYTE,
                               MPI_STATUS_IGNORE);
         } else if (rd)
-            MPI_File_read_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
-                                 MPI_STATUS_IGNORE);
+            COLL(MPI_File_read_at_all, MPI_File_iread_at_all, fh,
+                 rank * size, buf, (int)size, MPI_BYTE);
         else
-            MPI_File_write_at_all(fh, rank * size, buf, (int)size, MPI_BYTE,
-                                  MPI_STATUS_IGNORE);
+            COLL(MPI_File_write_at_all, MPI_File_iwrite_at_all, fh,
+                 rank * size, buf, (int)size, MPI_BYTE);
         if (sync && !rd)
             MPI_File_sync(fh);
         se[0] = -t0;
@@ -252,6 +310,8 @@ int main(int argc, char **argv)
             sync = 1;
         else if (strcmp(argv[i], "--span") == 0)
             span = 1;
+        else if (strcmp(argv[i], "--nb") == 0)
+            nb = 1;
         else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
             file = argv[++i];
     }
@@ -276,9 +336,10 @@ int main(int argc, char **argv)
         MPI_Info_set(info, "cb_nodes", cbn);
     MPI_Get_library_version(lib, &len);
     if (rank == 0)
-        printf("# library: %.60s\n# io --op %s, %d ranks, median of %d, "
+        printf("# library: %.60s\n# io --op %s%s, %d ranks, median of %d, "
                "aggregate MB/s\n",
-               strtok(lib, "\n"), op, nprocs, iters);
+               strtok(lib, "\n"), op, nb ? " (nonblocking)" : "", nprocs,
+               iters);
     if (file != NULL)
         snprintf(path, sizeof(path), "%s", file);
     else

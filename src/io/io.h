@@ -110,8 +110,9 @@ struct shoal_mpi_file {
     MPI_Offset cb_bufsize; /* bytes of file per round (cb_buffer_size) */
     MPI_Offset cb_align;   /* file domains start at multiples (striping_unit) */
     int cb_double; /* shoal_cb_double_buffer: 0 disable, 1 enable, 2
-                      automatic (= enable): the blocking calls' rounds
-                      (io_twophase.c) */
+                      automatic (io_twophase.c: the blocking calls'
+                      rounds double-buffered, the nonblocking calls'
+                      not, as measured) */
     int *aggs; /* ranks of the aggregators: local rank 0 of each host */
     int naggs;
     /* data sieving (io_list.c): 0 disable, 1 enable, 2 automatic */
@@ -325,11 +326,12 @@ typedef struct io_run {
     MPI_Offset off;
     MPI_Count len;
 } io_run_t;
+#define IO_UR_BATCH 1024 /* runs per io_uring submission */
 /* io_uring (io_uring.c; with liburing only): the runs[0..n) of one access,
  * in stream order, with the memory blocks the cursor c gives, submitted
- * in batches of up to 256 entries, one system call each; *moved, *eof as
- * io_rw_full.  0, an errno, or ENOSYS when this thread has no ring (then
- * nothing was done). */
+ * in batches of up to IO_UR_BATCH entries, one system call each; *moved,
+ * *eof as io_rw_full.  0, an errno, or ENOSYS when this thread has no
+ * ring (then nothing was done). */
 int io_ur_runs(int fd, int wr, mpi_dt_cursor_t *c, const io_run_t *runs,
                int n, MPI_Count *moved, int *eof);
 /* Can this thread use io_uring (a ring made, or makeable)? */

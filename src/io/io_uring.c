@@ -1,15 +1,17 @@
 /*
  * List IO through io_uring (built when liburing is found at configure
  * time, SHOAL_HAVE_LIBURING): the runs of one file-noncontiguous access
- * go to the kernel as one submission of up to IO_UR_DEPTH readv/writev
- * entries, one io_uring_enter for the batch instead of one
- * preadv/pwritev per run.  Each thread that does IO has its own ring,
+ * go to the kernel as one submission of up to IO_UR_BATCH read/write
+ * entries (1024: a request of 1000 file segments is one io_uring_enter),
+ * instead of one preadv/pwritev per run.  Each thread that does IO has its own ring,
  * made on first use (the caller's and the IO thread of io_async.c); a ring
  * that cannot be made (an old kernel, io_uring disabled or filtered) makes
  * the caller take the preadv/pwritev path, for good in that thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -19,18 +21,62 @@
 #ifdef SHOAL_HAVE_LIBURING
 #include <liburing.h>
 
-#define IO_UR_DEPTH 256   /* entries per submission */
+#define IO_UR_DEPTH IO_UR_BATCH /* entries per submission */
 #define IO_UR_IOVS 1024   /* memory blocks per submission */
 #define IO_UR_MAXLEN (1 << 30) /* bytes per entry at most */
+
+/* One entry of a submission: where it goes and its memory blocks. */
+typedef struct ur_ent {
+    MPI_Offset off;
+    MPI_Count len;
+    int iov0, niov;
+    int res;
+} ur_ent_t;
 
 static __thread struct io_uring ring;
 static __thread int ring_state; /* 0 not tried, 1 up, -1 cannot */
 static __thread pid_t ring_pid; /* a fork's child makes its own */
+/* A submission's entries and memory blocks, the thread's (48 KiB: not
+ * on the stack of a thread that may have a small one), in one block that
+ * the thread's exit frees (with its ring). */
+static __thread ur_ent_t *ring_ent;
+static __thread struct iovec *ring_iov;
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static int ring_key_ok;
+
+static void ring_gone(void *mem)
+{
+    if (ring_state == 1 && ring_pid == getpid())
+        io_uring_queue_exit(&ring);
+    ring_state = 0;
+    ring_ent = NULL;
+    ring_iov = NULL;
+    free(mem);
+}
+
+static void ring_key_make(void)
+{
+    ring_key_ok = pthread_key_create(&ring_key, ring_gone) == 0;
+}
 
 static int ring_get(void)
 {
     if (ring_state == 1 && ring_pid != getpid())
         ring_state = 0; /* the parent's: left alone */
+    if (ring_state == 0 && ring_ent == NULL) {
+        void *mem;
+        pthread_once(&ring_once, ring_key_make);
+        mem = ring_key_ok ? malloc(IO_UR_DEPTH * sizeof(*ring_ent) +
+                                   IO_UR_IOVS * sizeof(*ring_iov))
+                          : NULL;
+        if (mem == NULL || pthread_setspecific(ring_key, mem) != 0) {
+            free(mem);
+            return 0; /* plain calls this time; tried again later */
+        }
+        ring_ent = mem;
+        ring_iov = (struct iovec *)(ring_ent + IO_UR_DEPTH);
+    }
     if (ring_state == 0) {
         /* One thread submits and reaps (the ring is the thread's): the
          * kernel may then run completions when asked, not by interrupt
@@ -54,24 +100,18 @@ int io_ur_available(void)
     return ring_get();
 }
 
-/* One entry of a submission: where it goes and its memory blocks. */
-typedef struct ur_ent {
-    MPI_Offset off;
-    MPI_Count len;
-    int iov0, niov;
-    int res;
-} ur_ent_t;
-
 int io_ur_runs(int fd, int wr, mpi_dt_cursor_t *c, const io_run_t *runs,
                int n, MPI_Count *moved, int *eof)
 {
-    struct iovec iov[IO_UR_IOVS];
-    ur_ent_t ent[IO_UR_DEPTH];
+    struct iovec *iov;
+    ur_ent_t *ent;
     MPI_Count roff = 0; /* bytes of runs[i] submitted */
     int i = 0;
 
     if (!ring_get())
         return ENOSYS;
+    iov = ring_iov;
+    ent = ring_ent;
     while (i < n && !*eof) {
         int ns = 0, nv = 0, err = 0, left;
 

@@ -37,6 +37,16 @@ shoal_mp_test(mpi.io_nbcb_pt PROGRAM mpi_io_nbcb NP 2
               ENV SHOAL_PROGRESS=thread LABELS mpi)
 shoal_mp_test(mpi.io_nbcb_block PROGRAM mpi_io_nbcb NP 2
               ENV SHOAL_WAIT=block SHOAL_WAIT_CHECK=fatal LABELS mpi)
+# The same double-buffered (shoal_cb_double_buffer=enable), at 1, 2, 4;
+# at 2 also under ThreadSanitizer (label thread).
+foreach(np 1 2 4)
+    set(labels mpi)
+    if(np EQUAL 2)
+        list(APPEND labels thread)
+    endif()
+    shoal_mp_test(mpi.io_nbcb_double PROGRAM mpi_io_nbcb NP ${np}
+                  ARGS double LABELS ${labels})
+endforeach()
 # The same through two-phase collective buffering (hints from rank 0 win):
 # one aggregator per host, then cb_nodes aggregators (more than hosts),
 # file domains aligned to a small striping_unit; rounds bounded by
@@ -49,13 +59,18 @@ shoal_mp_test(mpi.io_rw_cb3 PROGRAM mpi_io_rw NP 8 ARGS cb 3 64 LABELS mpi)
 # ...and in rounds of 100 bytes of file per aggregator (cb_buffer_size).
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 4 ARGS cb 3 64 100 LABELS mpi)
 shoal_mp_test(mpi.io_rw_cbr PROGRAM mpi_io_rw NP 2 ARGS cb 0 0 100 LABELS mpi)
-# Double buffering of blocking collective buffering (shoal_cb_double_buffer,
-# on by default): one aggregator, 100-byte rounds, every byte checked; with
-# it the rounds' IO waits behind another handle's access holding the IO
-# thread, without it the call does the IO itself.
+# Double buffering of collective buffering (shoal_cb_double_buffer, on by
+# default for the blocking calls, asked for by enable for the nonblocking
+# ones): one aggregator, 100-byte rounds, every byte checked, blocking and
+# nonblocking (three patterns); with it the blocking rounds' IO waits
+# behind another handle's access holding the IO thread, without it the
+# call does the IO itself; a nonblocking aggregator takes round 1's data
+# during round 0's IO only with it.
 shoal_mpi_test(io_cbdouble SOURCES io_cbdouble.c NP 1 2 4)
-shoal_mp_test(mpi.io_cbdouble_on PROGRAM mpi_io_cbdouble NP 2 ARGS enable
-              LABELS mpi)
+foreach(np 1 2 4)
+    shoal_mp_test(mpi.io_cbdouble_on PROGRAM mpi_io_cbdouble NP ${np}
+                  ARGS enable LABELS mpi)
+endforeach()
 shoal_mp_test(mpi.io_cbdouble_off PROGRAM mpi_io_cbdouble NP 2 ARGS disable
               LABELS mpi)
 shoal_mp_test(mpi.io_cbdouble_off PROGRAM mpi_io_cbdouble NP 4 ARGS disable
@@ -99,6 +114,14 @@ add_test(NAME mp.mpi.io_crash.np2
                  $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash>)
 set_tests_properties(mp.mpi.io_crash.np2 PROPERTIES LABELS "mp;mpi"
                      RUN_SERIAL TRUE TIMEOUT 150)
+# The same through collective buffering on 3 ranks, the aggregator or
+# another rank killed mid-call, one or two aggregators, blocking and
+# nonblocking, with and without --ft (io_crash.sh cb).
+add_test(NAME mp.mpi.io_crash_cb.np3
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_crash.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_crash> cb)
+set_tests_properties(mp.mpi.io_crash_cb.np3 PROPERTIES LABELS "mp;mpi"
+                     RUN_SERIAL TRUE TIMEOUT 300)
 # The same programs on a tmpfs and on ext4 (a loop device), mounted for
 # the run (io_fs.sh; needs root, skips with the reason otherwise).
 foreach(p io_rw io_basic io_shared io_atomic io_dswrite)

@@ -39,6 +39,10 @@
  *   rank's request fails with MPI_ERR_NO_SPACE (MPI_Wait, and MPI_Test)
  *   and the file's error handler is called; a nonblocking collective
  *   write of a read-only file fails in the call with MPI_ERR_READ_ONLY.
+ *
+ * With argv[1] "double" all of it runs double-buffered
+ * (shoal_cb_double_buffer=enable: an aggregator's round k + 1 comes in
+ * while round k's IO runs).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -62,6 +66,7 @@ enum { CONTIG, VECTOR, SUBARRAY, NKINDS };
 static const char *const kind_name[] = {"contiguous", "vector", "subarray"};
 
 static int rank, nprocs;
+static int double_buffer; /* argv[1] "double": shoal_cb_double_buffer on */
 
 static unsigned char val(int r, int k, int i, unsigned salt)
 {
@@ -126,6 +131,8 @@ static MPI_Info cb_info(void)
     MT_OK(MPI_Info_set(info, "romio_cb_read", "enable"));
     MT_OK(MPI_Info_set(info, "cb_nodes", "2"));
     MT_OK(MPI_Info_set(info, "cb_buffer_size", "100"));
+    if (double_buffer)
+        MT_OK(MPI_Info_set(info, "shoal_cb_double_buffer", "enable"));
     return info;
 }
 
@@ -852,6 +859,7 @@ int main(int argc, char **argv)
     char a[512], b[512], l[512];
 
     MPI_Init(&argc, &argv);
+    double_buffer = argc > 1 && strcmp(argv[1], "double") == 0;
     main_thread = pthread_self();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

@@ -3,7 +3,7 @@
  * automatic (src/io/io_uring.c; without liburing every setting takes the
  * preadv/pwritev path and the test checks that path): every rank writes
  * its interleaved blocks of 1500 bytes (not sieved: romio_ds_* disable),
- * 700 of them per call (three io_uring batches), from contiguous memory
+ * 2500 of them per call (three io_uring batches), from contiguous memory
  * and from a strided memory type, blocking and nonblocking (the IO
  * thread's own ring); every byte of the file checked against an image;
  * read back, also after the file was cut short in the middle of a batch,
@@ -12,7 +12,7 @@
 #include "io_test.h"
 
 #define BL 1500
-#define NB 700
+#define NB 2500
 
 static int rank, nprocs;
 
@@ -100,7 +100,7 @@ static void one(const char *path, const char *mode, int strided, int nb)
      * in what lies before it. */
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     {
-        MPI_Offset cut = ((MPI_Offset)400 * nprocs + nprocs - 1) * BL + 700;
+        MPI_Offset cut = ((MPI_Offset)1400 * nprocs + nprocs - 1) * BL + 700;
         long want;
         MT_OK(MPI_File_set_size(fh, cut));
         want = (long)(cut / (BL * nprocs)) * BL;

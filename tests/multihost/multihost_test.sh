@@ -1250,6 +1250,36 @@ mpi_io)
     job io_ext32 "$MH_MPIBIN/mpi_io_ext32"
     nothing_left
     ;;
+mpi_io_crash)
+    # A rank killed in the middle of a collective write through collective
+    # buffering across two hosts sharing a directory (2 + 2 ranks, one
+    # aggregator per host: ranks 0 and 2; tests/mpi/io_crash.c cbwrite,
+    # hundreds of rounds): the second host's aggregator, then a rank of it
+    # that is not one, blocking and nonblocking.  The job must end at once
+    # (not by its 30 s bound) naming the rank and its host, the victim must
+    # have died inside the call, and every byte of the collective write an
+    # MPI_File_sync covered before must be there (cbcheck: each byte of
+    # the crashed write 0 or its new value).
+    need_wire
+    layout mixed
+    for c in "2 blocking" "3 blocking" "2 nonblocking" "3 nonblocking"; do
+        set -- $c
+        d=$(mktemp -d "$tmp/io-crash.XXXXXX") # $tmp: /tmp, shared
+        run_within 20000 "$lns" --timeout 30 --host "$hosts" \
+            "$MH_MPIBIN/mpi_io_crash" cbwrite "$d" "$1" 0 "$2"
+        [ "$rc" -ne 0 ] || fail "rank $1 killed ($2): the job succeeded"
+        expect_err "rank $1 \(pid [0-9]+\) on host $P-h1 was killed by signal 9"
+        [ "$(cat "$d/victim.txt" 2>/dev/null)" = mid ] ||
+            fail "rank $1 ($2) was not killed inside the write"
+        run "$lns" --timeout 30 --host localhost:1 "$MH_MPIBIN/mpi_io_crash" \
+            cbcheck "$d" 4
+        expect_rc 0
+        expect_out "synced bytes intact"
+        echo "  rank $1 killed, $2: $(sed -n 's/^io_crash: //p' "$tmp/out")"
+        rm -rf "$d"
+    done
+    nothing_left
+    ;;
 mpi_2x2|mpi_4x1)
     need_wire
     case $case_name in mpi_2x2) layout mixed ;; *) layout h4x1 ;; esac

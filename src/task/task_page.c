@@ -119,6 +119,17 @@ static int host_map(int r)
     return 1;
 }
 
+const struct task_slots_mark *task_page_host_mark(int rank)
+{
+    if (task_rt.host_srcs == NULL || rank < 0 || rank >= task_rt.size ||
+        (task_rt.host_srcs[rank] == NULL && !host_map(rank)))
+        return NULL;
+    return (const struct task_slots_mark *)((const char *)
+                                                task_rt.host_srcs[rank] -
+                                            TASK_SRC_OFFSET +
+                                            TASK_SLOTS_MARK);
+}
+
 /* The page read from the source's memory by this copy itself, when the
  * source is a copy of this worker that waits at the block (task_rt.h,
  * task_src_slot_t); 0 when it cannot be. */

@@ -175,6 +175,10 @@ typedef struct task_src_slot {
 struct task_slots_mark {
     uint64_t magic;
     int32_t rank, pid;
+    /* Set by a coordinator once its run is over (end_run): a worker of
+     * the host stopped across the end, which finds it gone, reads here
+     * that it left after the run rather than died. */
+    _Atomic uint32_t over;
 };
 #define TASK_SLOTS_MARK 16
 #define TASK_SLOTS_MAGIC 0x73746f6c736b7374ull /* "tsklots" */
@@ -334,6 +338,9 @@ int task_page_rearm(uint32_t copy, int sibling);
  * (task_page_take). */
 void task_page_serve(int fd, const uint8_t *msg, size_t len,
                      uint32_t waiting);
+/* The mark of the source slots of rank, a worker of this host, mapped on
+ * first use (NULL: another host's, or not shared). */
+const struct task_slots_mark *task_page_host_mark(int rank);
 /* A TM_PAGE for this copy outside a fault: the page task_page_serve asked
  * for, filled in and served to the requests that wait for it (or one
  * meant for a wait that is over: ignored). */

@@ -232,10 +232,14 @@ static int turn(int *exit_p, int *status_p)
     size_t len;
     uint64_t now = base_time_ns();
 
-    /* Ranks the launcher let go (a host lost): once a heartbeat. */
+    /* Ranks the launcher let go (a host lost): once a heartbeat.  And
+     * the coordinator's slots page, where it marks the run over (a
+     * worker of its host maps it while it lives). */
     if (now >= next_poll) {
         next_poll = now + task_rt.beat_ns;
         task_msg_poll_gone();
+        if (task_rt.rank != task_rt.coord)
+            (void)task_page_host_mark(task_rt.coord);
     }
 
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
@@ -264,7 +268,11 @@ static int turn(int *exit_p, int *status_p)
         /* (A message that came meanwhile, the coordinator's last, is read
          * first.)  Told the run is over, the worker only missed its exit
          * order: the coordinator left without waiting for it any longer. */
-        if (task_worker_over()) {
+        const struct task_slots_mark *m = task_page_host_mark(task_rt.coord);
+        if (task_worker_over() || (m != NULL && atomic_load(&m->over))) {
+            /* (A worker of its host stopped across the end never read
+             * TM_END: the coordinator marked the run over in its page
+             * before it waited for the goodbyes.) */
             base_info("task", "rank %d: the coordinator (rank %d) left "
                       "after the run", task_rt.rank, task_rt.coord);
             *exit_p = 2;
@@ -301,6 +309,13 @@ static int end_run(void)
 
     if (wait < 10000000000ull)
         wait = 10000000000ull;
+    /* The run is over, for a worker of this host that finds this rank
+     * gone without having read TM_END (turn). */
+    if (task_rt.bell != NULL)
+        atomic_store(&((struct task_slots_mark *)((char *)task_rt.bell +
+                                                  TASK_SLOTS_MARK))
+                          ->over,
+                     1);
     for (int phase = 0; phase < 2; phase++) {
         uint64_t deadline = base_time_ns() + wait;
         for (;;) {

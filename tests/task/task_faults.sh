@@ -61,6 +61,11 @@
 #                   the children themselves from their source's memory
 #   (any mode) TASK_TEST_DONE=RE: SHOAL_LOG=info, and the coordinator's
 #                   summary line ("task: done: ...") must match RE
+#         stopend   SIGSTOP one worker (not rank 0) early and SIGCONT it
+#                   only once rank 0 has left (past the run's end and
+#                   rank 0's wait for its goodbye): it must not take over
+#                   and run the program again, and the result is printed
+#                   once
 #         freeze    one worker (not rank 0) and its copies frozen in a
 #                   cgroup (v2 cgroup.freeze, else the v1 freezer) for
 #                   2 s and thawed: stopped without a signal, as a host's
@@ -309,6 +314,23 @@ stoptwice)
             stop_for "$victim" "${TASK_TEST_STOP2:-850}" " again"
     fi
     ;;
+stopend)
+    nap $((200 + RANDOM % 300))
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    r0=$(ranks | awk '$1 == 0 {print $2}')
+    if [ -n "$victim" ] && [ -n "$r0" ] &&
+        kill -STOP "${victim#* }" 2>/dev/null; then
+        echo "fault: stopped rank ${victim% *} until rank 0 left" >>"$log"
+        for _ in $(seq 1200); do # 60 s
+            kill -0 "$r0" 2>/dev/null || break
+            nap 50
+        done
+        kill -0 "$r0" 2>/dev/null && fail "rank 0 did not leave in 60 s"
+        grep -Eq "$expect" "$out" ||
+            echo "fault: the stop came before the run's end" >>"$log"
+        kill -CONT "${victim#* }" 2>/dev/null
+    fi
+    ;;
 freeze)
     nap $((200 + RANDOM % 600))
     victim=$(ranks | awk '$1 != 0' | head -n 1)
@@ -492,6 +514,14 @@ if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ] ||
     [ "$after" -lt $((jobs - 1)) ] ||
         fail "$after runs after the failover: the work done before it was" \
             "not kept"
+fi
+if [ "$mode" = stopend ]; then
+    # Woken after rank 0 left, it must see that the run was over (rank
+    # 0's mark), not take over and start the program again.
+    ! grep -q "coordinates now" "$out" ||
+        fail "the worker stopped across the end took over after it"
+    n=$(grep -Ec "$expect" "$out")
+    [ "$n" -eq 1 ] || fail "$n result lines"
 fi
 if [ "$mode" = coordsbusy ]; then
     # Rank 2 lives to the end: rank 3 coordinates only when it took rank

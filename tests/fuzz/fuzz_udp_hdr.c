@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     CHECK(r == UDP_HDR && n >= UDP_HDR);
     CHECK((size_t)h.len == n - UDP_HDR);
-    CHECK(h.type >= UDP_T_DATA && h.type <= UDP_T_PROBE_ACK);
+    CHECK(h.type >= UDP_T_DATA && h.type <= UDP_T_DEAD);
     CHECK(h.type == UDP_T_DATA || h.len == 0);
     udp_hdr_encode(&h, key, out);
     CHECK(memcmp(out, buf, UDP_HDR) == 0);

@@ -470,7 +470,9 @@ static void begin_run(uint32_t copy, const task_path_t *path, uint32_t flags)
 {
     cp.copy = copy;
     cp.flags = flags;
-    task_rt.my_news = task_rt.news ? &task_rt.news[copy % TASK_NEWS] : NULL;
+    task_rt.my_news =
+        task_rt.news ? &task_rt.news[(copy % TASK_NEWS) / 64] : NULL;
+    task_rt.my_news_bit = 1ull << (copy % 64);
     cp.nblocks = cp.nreq = cp.nroutines = cp.waiting = cp.subreq = 0;
     cp.chunk_next = cp.chunk_left = cp.alloc_total = 0;
     cp.open = 0;

@@ -98,7 +98,7 @@ static int host_map(int r)
                      : (int)syscall(SYS_pidfd_getfd, pfd, TASK_SLOTS_FD, 0);
     void *map = MAP_FAILED;
     if (fd >= 0 && fstat(fd, &st) == 0 &&
-        st.st_size == (off_t)(4096 + TASK_NEWS))
+        st.st_size == (off_t)TASK_BELL_SIZE)
         map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
     if (fd >= 0)
         close(fd);

@@ -143,14 +143,22 @@ typedef struct task_rt {
     int *host_pidfd;
     uint8_t *host_tries;
     _Atomic uint64_t *self_reads;
-    /* In the page after the bell's: a flag per copy (by copy id modulo
-     * TASK_NEWS) that it sent its worker a message, so that the worker
-     * reads only the channels that have some (not every waiting
-     * parent's at every turn); my_news: this copy's flag (NULL in a
+    /* In the page after the bell's: a bit per copy (by copy id modulo
+     * TASK_NEWS), in TASK_NEWS / 64 words, that it sent its worker a
+     * message, so that the worker reads only the channels that have some
+     * (not every waiting parent's at every turn), and finds the raised
+     * bits by looking at 64 words, not at each of its copies (a deep
+     * chain keeps thousands of parents waiting on one worker);
+     * my_news: this copy's word, my_news_bit its bit (NULL in a
      * worker). */
-    _Atomic uint8_t *news, *my_news;
+    _Atomic uint64_t *news, *my_news;
+    uint64_t my_news_bit;
 } task_rt_t;
 #define TASK_NEWS 4096
+#define TASK_NEWS_WORDS (TASK_NEWS / 64)
+/* The bell's memfd: the bell, the mark and the source slots, then the
+ * page of the news bits. */
+#define TASK_BELL_SIZE 8192
 
 /*
  * A copy of this worker that waits at a block (TM_BLOCK passed on,

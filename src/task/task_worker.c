@@ -45,7 +45,7 @@ typedef struct w_copy {
     uint32_t waits; /* block + 1 while it waits at it (TM_BLOCK sent,
                        TM_RESULTS not yet passed on): its memory is the
                        block's children's start, still */
-    int news;       /* its flag was up at this turn: read its channel */
+    int32_t next;   /* the next copy in its news bucket (wk.head); -1 */
     uint8_t *path;  /* its job's (task_keeps_results: its result is kept) */
     uint32_t pathlen;
     int blocks;     /* it sent a TM_BLOCK: its job has children */
@@ -88,6 +88,13 @@ static struct {
     uint64_t next_beat;
     uint64_t next_sweep; /* every channel read, every process looked at */
     int over; /* the coordinator said the run is over (TM_END) */
+    /* Copies by news bucket (copy id modulo TASK_NEWS): the index in c
+     * of the first, chained by next; -1: none.  A deep chain keeps
+     * thousands of parents waiting on a worker, and every message to a
+     * copy and every raised news bit would otherwise look at each. */
+    int32_t head[TASK_NEWS];
+    int retire_due;       /* a copy finished since retire last looked */
+    uint64_t next_ptime;  /* page_timeouts' next look */
     w_kept_t *kept;
     size_t nkept, capkept;
 } wk;
@@ -99,7 +106,7 @@ void task_ring(void)
 {
     /* The flag after the message it announces, before the bell. */
     if (task_rt.my_news != NULL)
-        atomic_store(task_rt.my_news, 1);
+        atomic_fetch_or(task_rt.my_news, task_rt.my_news_bit);
     if (task_rt.bell != NULL)
         atomic_store_explicit(task_rt.bell, 1, memory_order_release);
     wire_shm_wake_self();
@@ -169,8 +176,8 @@ int task_worker_init(void)
     void *bell = MAP_FAILED;
 
     /* (Kept open: the other workers of the host take it, share_slots.) */
-    if (mfd >= 0 && ftruncate(mfd, 4096 + TASK_NEWS) == 0)
-        bell = mmap(NULL, 4096 + TASK_NEWS, PROT_READ | PROT_WRITE,
+    if (mfd >= 0 && ftruncate(mfd, TASK_BELL_SIZE) == 0)
+        bell = mmap(NULL, TASK_BELL_SIZE, PROT_READ | PROT_WRITE,
                     MAP_SHARED, mfd, 0);
     if (bell == MAP_FAILED) {
         if (mfd >= 0)
@@ -181,7 +188,9 @@ int task_worker_init(void)
     task_rt.bell = bell;
     task_rt.self_reads = (_Atomic uint64_t *)((char *)bell + 8);
     task_rt.srcs = (task_src_slot_t *)((char *)bell + TASK_SRC_OFFSET);
-    task_rt.news = (_Atomic uint8_t *)((char *)bell + 4096);
+    task_rt.news = (_Atomic uint64_t *)((char *)bell + 4096);
+    for (size_t i = 0; i < TASK_NEWS; i++)
+        wk.head[i] = -1;
     for (size_t i = 0; i < TASK_SRC_SLOTS; i++)
         atomic_store(&task_rt.srcs[i].copy, UINT32_MAX);
     share_slots(&mfd, bell);
@@ -419,10 +428,33 @@ void task_worker_fini(void)
 
 static w_copy_t *find(uint32_t copy)
 {
-    for (size_t i = 0; i < wk.n; i++)
+    for (int32_t i = wk.head[copy % TASK_NEWS]; i >= 0; i = wk.c[i].next)
         if (wk.c[i].copy == copy)
             return &wk.c[i];
     return NULL;
+}
+
+/* Where the index of wk.c[i] is kept: its bucket's head or the next of
+ * the copy before it. */
+static int32_t *link_to(size_t i)
+{
+    int32_t *l = &wk.head[wk.c[i].copy % TASK_NEWS];
+    while (*l != (int32_t)i)
+        l = &wk.c[*l].next;
+    return l;
+}
+
+/* Takes wk.c[i] out of the table: the last copy moves to its place. */
+static void c_remove(size_t i)
+{
+    size_t last = wk.n - 1;
+
+    *link_to(i) = wk.c[i].next;
+    if (i != last) {
+        *link_to(last) = (int32_t)i;
+        wk.c[i] = wk.c[last];
+    }
+    wk.n--;
 }
 
 /* ---- sources in the shared page (task_rt.h) ---------------------------- */
@@ -547,13 +579,15 @@ made:
         else if (m.pathlen > 0)
             memcpy(kpath, m.path, m.pathlen);
     }
-    wk.c[wk.n++] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
+    wk.c[wk.n] = (w_copy_t){.copy = copy, .pid = pid, .fd = fds[0],
                               .src_rank = m.src_rank,
                               .src_copy = m.src_copy,
                               .src_block = m.src_block, .runs = runs,
                               .absent = !!(m.flags & TASK_RUN_ABSENT),
                               .path = kpath,
-                              .pathlen = (uint32_t)m.pathlen};
+                              .pathlen = (uint32_t)m.pathlen,
+                              .next = wk.head[copy % TASK_NEWS]};
+    wk.head[copy % TASK_NEWS] = (int32_t)wk.n++;
     return s;
 }
 
@@ -695,11 +729,8 @@ static int page_direct(const w_copy_t *c, uint32_t block, uint32_t area,
 static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
                     const uint8_t *msg, size_t len)
 {
-    w_copy_t *c = NULL;
+    w_copy_t *c = find(copy);
 
-    for (size_t i = 0; i < wk.n && c == NULL; i++)
-        if (wk.c[i].copy == copy)
-            c = &wk.c[i];
     if (type == TM_PAGE) {
         (void)task_rd_u32(rd); /* rank: this one */
         uint32_t area = task_rd_u32(rd);
@@ -732,6 +763,11 @@ static int page_msg(uint32_t type, uint32_t copy, task_rd_t *rd,
  * coordinator answers them, and the copy's later ones. */
 static int page_timeouts(uint64_t now)
 {
+    /* (Every millisecond: the waits are hundreds of them, and a deep
+     * chain's worker has thousands of copies to look at.) */
+    if (now < wk.next_ptime)
+        return SHOAL_OK;
+    wk.next_ptime = now + 1000000;
     for (size_t i = 0; i < wk.n; i++) {
         w_copy_t *c = &wk.c[i];
         /* A waiting parent's request (a page it takes for its children,
@@ -894,8 +930,10 @@ static int drain(w_copy_t *c)
         int r = task_chan_recv(c->fd, &msg, &len);
         if (r <= 0)
             return r == SHOAL_ERR_PEER_DEAD ? SHOAL_OK : r;
-        if (len >= 4 && msg[0] == TM_DONE)
+        if (len >= 4 && msg[0] == TM_DONE) {
             c->done = 1;
+            wk.retire_due = 1;
+        }
         if (len >= 12 && msg[0] == TM_BLOCK) {
             task_rd_t rd;
             task_rd_init(&rd, msg, len);
@@ -971,7 +1009,7 @@ static int reap(int sweep)
         src_forget(c.copy);
         close(c.fd);
         free(c.path);
-        wk.c[i] = wk.c[--wk.n];
+        c_remove(i);
         if (s == SHOAL_OK && !c.done && !c.killed) {
             task_buf_t b = {0};
             task_msg_start(&b, TM_LOST, c.copy);
@@ -989,6 +1027,9 @@ static int reap(int sweep)
  * SHOAL_TASK_REUSE) or are told to exit by the end of their channel. */
 static void retire(void)
 {
+    if (!wk.retire_due)
+        return;
+    wk.retire_due = 0;
     for (size_t i = 0; i < wk.n;) {
         w_copy_t *c = &wk.c[i];
         if (!c->done || c->killed || c->shut) {
@@ -1004,7 +1045,7 @@ static void retire(void)
             wk.nidle < (size_t)base_cfg.TASK_IDLE && wk.nidle < IDLE_MAX) {
             wk.idle[wk.nidle++] = (w_idle_t){c->pid, c->fd, c->runs};
             free(c->path);
-            wk.c[i] = wk.c[--wk.n];
+            c_remove(i);
             continue;
         }
         shutdown(c->fd, SHUT_WR); /* it exits; reap forgets it */
@@ -1013,22 +1054,37 @@ static void retire(void)
     }
 }
 
-/* The copies whose flag is up (task_rt.h, news): each flag is lowered
- * before its channel is read, so a message sent after the read raises it
- * again.  Copies sharing a flag are all read.  A sweep reads every
- * channel (once a heartbeat: a safety net, no message waits longer). */
+/* The copies whose bit is up (task_rt.h, news): each word is taken
+ * (its bits lowered) before their channels are read, so a message sent
+ * after the read raises its bit again.  Copies sharing a bit are all
+ * read.  A sweep reads every channel (once a heartbeat: a safety net, no
+ * message waits longer).  (Draining a channel never changes the table of
+ * copies: the indices chained from the buckets stay valid.) */
 static int drain_news(int sweep)
 {
-    for (size_t i = 0; i < wk.n; i++)
-        wk.c[i].news = sweep ||
-                       atomic_load(&task_rt.news[wk.c[i].copy % TASK_NEWS]);
-    for (size_t i = 0; i < wk.n; i++)
-        if (wk.c[i].news)
-            atomic_store(&task_rt.news[wk.c[i].copy % TASK_NEWS], 0);
-    for (size_t i = 0; i < wk.n; i++) {
-        int s = wk.c[i].news ? drain(&wk.c[i]) : SHOAL_OK;
-        if (s != SHOAL_OK)
-            return s;
+    if (sweep) {
+        for (size_t w = 0; w < TASK_NEWS_WORDS; w++)
+            atomic_store(&task_rt.news[w], 0);
+        for (size_t i = 0; i < wk.n; i++) {
+            int s = drain(&wk.c[i]);
+            if (s != SHOAL_OK)
+                return s;
+        }
+        return SHOAL_OK;
+    }
+    for (size_t w = 0; w < TASK_NEWS_WORDS; w++) {
+        if (atomic_load_explicit(&task_rt.news[w], memory_order_relaxed) == 0)
+            continue;
+        uint64_t bits = atomic_exchange(&task_rt.news[w], 0);
+        while (bits != 0) {
+            size_t b = w * 64 + (size_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            for (int32_t i = wk.head[b]; i >= 0; i = wk.c[i].next) {
+                int s = drain(&wk.c[i]);
+                if (s != SHOAL_OK)
+                    return s;
+            }
+        }
     }
     return SHOAL_OK;
 }
@@ -1096,4 +1152,6 @@ void task_worker_kill_all(void)
         free(wk.c[i].path);
     }
     wk.n = 0;
+    for (size_t i = 0; i < TASK_NEWS; i++)
+        wk.head[i] = -1;
 }

@@ -65,6 +65,10 @@
  *           others wait in MPI_Recv from each in turn: every survivor
  *           gets MPIX_ERR_PROC_FAILED from each within 5 s in all (the
  *           ring's connections see them), agrees and shrinks
+ *   hostquiet FIRST | R1,R2,...
+ *           the same, the survivors computing (outside MPI) for 1.5 s
+ *           first, so each learns every death in its first look for
+ *           dead peers (from the launcher) and tells them in one round
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -156,6 +160,7 @@
 static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
 static uint64_t lost_set;  /* hostdie with a list: these ranks are lost */
+static int quiet_ms;       /* hostquiet: the survivors compute this long */
 
 static int lost(int i)
 {
@@ -429,7 +434,9 @@ static void mode_recvdead(void)
  * in MPI_Recv from each of them in turn: with no launcher notices and no
  * pidfd across (pretend) hosts, each death must be seen by the ring's
  * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
- * each within 5 s in all, agrees and shrinks. */
+ * each within 5 s in all, agrees and shrinks.  hostquiet (quiet_ms): the
+ * survivors first compute past the deaths, so that each learns of them
+ * all at once (docs/FT.md: one round of notices for a host). */
 static void mode_hostdie(void)
 {
     MPI_Comm nc;
@@ -439,6 +446,8 @@ static void mode_hostdie(void)
         usleep(300000);
         ft_die();
     }
+    if (quiet_ms > 0)
+        usleep((useconds_t)quiet_ms * 1000);
     double t0 = MPI_Wtime();
     for (int r = 0; r < np; r++)
         if (lost(r))
@@ -1262,7 +1271,9 @@ int main(int argc, char **argv)
         victim2 = -1;
         mode_zombie(atoi(argv[3]), argv[4]);
     }
-    else if (strcmp(mode, "hostdie") == 0) {
+    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0) {
+        if (strcmp(mode, "hostquiet") == 0)
+            quiet_ms = 1500;
         if (argc > 2 && strchr(argv[2], ',') != NULL) {
             for (char *p = argv[2]; *p != '\0'; p += *p == ',') {
                 int r = (int)strtol(p, &p, 10);

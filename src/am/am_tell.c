@@ -9,9 +9,9 @@
  * launcher), still learns of the death: from any rank that saw it.
  *
  * Whom: a dissemination pattern, not everyone.  Counting the ranks after
- * this one (cyclically) that it does not know dead, the dead one left
+ * this one (cyclically) that it does not know dead, the dead ones left
  * out, it tells the 1st, 2nd, 4th, 8th... so each rank sends at most
- * ceil(log2 n) frames per death, n log n in all instead of n^2.  Every
+ * ceil(log2 n) frames per round, n log n in all instead of n^2.  Every
  * rank forwards what it learns the same way, so a death known to one rank
  * reaches everyone in about log2 n hops (the source's frames reach
  * distance 2^k at once, the others fill in), and nobody is left out even

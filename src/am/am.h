@@ -20,13 +20,16 @@
 #include "boot/boot.h"
 #include "wire/wire.h"
 
+#include "am_notice.h"
+
 /* Endpoint index of the library's own traffic (init/finalize barriers). */
 #define AM_SYSTEM_EP (WIRE_MAX_EPS - 1)
 
 /* System handler indices (frames with WIRE_F_SYSTEM). */
 #define AM_SYS_BARRIER 1
-/* In-band death notices and the ring (am_tell.c): args[0] of AM_SYS_DEAD
- * is a rank the sender takes for dead; AM_SYS_BEAT carries nothing. */
+/* In-band death notices and the ring (am_tell.c): AM_SYS_DEAD names the
+ * ranks the sender takes for dead (am_notice.h: one rank, or a set);
+ * AM_SYS_BEAT carries nothing. */
 #define AM_SYS_DEAD 2
 #define AM_SYS_BEAT 3
 
@@ -127,12 +130,13 @@ typedef struct am_state {
     int *dead_order;
     uint64_t last_peer_check;
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
-    /* In-band death notices (am_tell.c, SHOAL_FT only): for each dead
-     * rank, a bitmap of the ranks still to tell and a word counting those
-     * told (NULL: none), how many
-     * dead ranks have some, and whether telling has stopped (finalize). */
-    uint64_t **tell_todo;
-    int tell_pending;
+    /* In-band death notices (am_tell.c, SHOAL_FT only): the ranks taken
+     * for dead since the last round of notices went out (a bitmap; NULL:
+     * not under SHOAL_FT) and whether it has any, the rounds still going
+     * out, and whether telling has stopped (finalize). */
+    uint64_t *tell_new;
+    int tell_new_any;
+    struct am_tell_round *tell_rounds;
     int tell_stopped;
     int zombies;              /* peers with zombie set */
     /* The ring of watches (am_ring.c): each rank's host (a dense index),
@@ -354,8 +358,9 @@ void am_ring_fini(void);
 /* Every beat period, an AM_SYS_BEAT to each rank this one watches, so
  * that its wire watches it (each peer check of a wait). */
 void am_ring_beat(uint64_t now);
-/* AM_SYS_DEAD arrived from src. */
-void am_tell_arrive(int src, const wire_msg_t *m);
+/* AM_SYS_DEAD arrived from src: 0 when it is malformed (the caller
+ * drops it). */
+int am_tell_arrive(int src, const wire_msg_t *m);
 /* A frame m arrived from src, which this rank takes for dead (the
  * caller checked): tell src so at the next peer check (fail-stop). */
 void am_tell_zombie(int src, const wire_msg_t *m);

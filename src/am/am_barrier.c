@@ -97,11 +97,8 @@ int am_barrier_run(unsigned epi)
 
 void am_system_deliver(int src, const wire_msg_t *m)
 {
-    if (m->handler == AM_SYS_DEAD && m->nargs == 1 &&
-        m->args[0] < (uint64_t)am.job->size) {
-        am_tell_arrive(src, m);
+    if (m->handler == AM_SYS_DEAD && am_tell_arrive(src, m))
         return;
-    }
     if (m->handler == AM_SYS_BEAT && m->nargs == 0)
         return; /* its wire saw we are alive: that was the point */
     if (m->handler == AM_SYS_BARRIER && m->nargs == 2 && m->ep < WIRE_MAX_EPS &&

@@ -9,9 +9,9 @@
  * launcher), still learns of the death: from any rank that saw it.
  *
  * Whom: a dissemination pattern, not everyone.  Counting the ranks after
- * this one (cyclically) that it does not know dead, the dead one left
+ * this one (cyclically) that it does not know dead, the dead ones left
  * out, it tells the 1st, 2nd, 4th, 8th... so each rank sends at most
- * ceil(log2 n) frames per death, n log n in all instead of n^2.  Every
+ * ceil(log2 n) frames per round, n log n in all instead of n^2.  Every
  * rank forwards what it learns the same way, so a death known to one rank
  * reaches everyone in about log2 n hops (the source's frames reach
  * distance 2^k at once, the others fill in), and nobody is left out even
@@ -22,6 +22,12 @@
  * death looks for dead peers (and so sends its notices) at the next turn
  * of its wait, not SHOAL_FT_DETECT later, so the hops cost microseconds
  * on a host and a frame's way across hosts.
+ *
+ * Deaths go out in rounds: every death learned since the last round (in
+ * one peer check, and the handlers run since the one before) is named in
+ * one notice (am_notice.h: a set of ranks, up to 256 consecutive ones a
+ * frame), so a host of c ranks lost whose deaths a rank learns together
+ * costs it one dissemination round, not c.
  *
  * Nothing here runs on the message path: notices are sent from the peer
  * checks of waits, never waiting for room or credits (a peer whose
@@ -43,58 +49,88 @@ static int words(void)
     return (am.job->size + 63) / 64;
 }
 
+/* One round of notices: the dead ranks it names (one notice's window of
+ * them), how many ranks were told, and the ranks still to tell. */
+typedef struct am_tell_round {
+    struct am_tell_round *next;
+    am_notice_t notice;
+    uint64_t told;
+    uint64_t todo[];
+} am_tell_round_t;
+
 int am_tell_init(void)
 {
-    am.tell_todo = calloc((size_t)am.job->size, sizeof(*am.tell_todo));
-    if (am.tell_todo == NULL)
+    am.tell_new = calloc((size_t)words(), sizeof(*am.tell_new));
+    if (am.tell_new == NULL)
         return base_err(SHOAL_ERR_NOMEM, "SHOAL_FT: death notices of %d "
                         "ranks", am.job->size);
     int status = am_ring_init();
     if (status != SHOAL_OK) {
-        free(am.tell_todo);
-        am.tell_todo = NULL;
+        free(am.tell_new);
+        am.tell_new = NULL;
     }
     return status;
 }
 
 void am_tell_death(int rank)
 {
-    int n = am.job->size, me = am.job->rank;
-
-    if (am.tell_todo == NULL || am.tell_stopped || am.tell_todo[rank] != NULL)
+    if (am.tell_new == NULL || am.tell_stopped)
         return;
-    /* The ranks to tell, then how many were told (for the log). */
-    uint64_t *todo = calloc((size_t)words() + 1, sizeof(*todo));
-    if (todo == NULL) {
-        base_warn("am", "out of memory: the other ranks are not told of "
-                  "rank %d's death by this one", rank);
-        return;
-    }
-    int any = 0;
-    /* The 1st, 2nd, 4th... rank alive after this one, rank left out. */
-    for (int i = 1, count = 0; i < n; i++) {
-        int r = (me + i) % n;
-        if (r == rank || am.peers[r].dead)
-            continue;
-        count++;
-        if ((count & (count - 1)) == 0) {
-            todo[r / 64] |= 1ull << (r % 64);
-            any = 1;
-        }
-    }
-    if (!any) {
-        free(todo);
-        return;
-    }
-    am.tell_todo[rank] = todo;
-    am.tell_pending++;
+    /* Told with the others learned before the next peer check, in one
+     * round (open_rounds). */
+    am.tell_new[rank / 64] |= 1ull << (rank % 64);
+    am.tell_new_any = 1;
     /* Forward at once: the next turn of a wait looks for dead peers. */
     am.last_peer_check = 0;
 }
 
+/* The deaths learned since the last round, as rounds: for each notice's
+ * window of them, the 1st, 2nd, 4th... rank alive after this one (they
+ * are all dead here already, so left out). */
+static void open_rounds(void)
+{
+    int n = am.job->size, me = am.job->rank;
+    size_t size = sizeof(am_tell_round_t) + (size_t)words() * sizeof(uint64_t);
+    am_tell_round_t **tail = &am.tell_rounds;
+    am_notice_t notice;
+    uint32_t w = 0;
+
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    while (am_notice_next(am.tell_new, (uint32_t)words(), &w, &notice)) {
+        am_tell_round_t *round = calloc(1, size);
+        if (round == NULL) {
+            base_warn("am", "out of memory: the other ranks are not told "
+                      "of deaths by this one");
+            break;
+        }
+        int any = 0;
+        for (int i = 1, count = 0; i < n; i++) {
+            int r = (me + i) % n;
+            if (am.peers[r].dead)
+                continue;
+            count++;
+            if ((count & (count - 1)) == 0) {
+                round->todo[r / 64] |= 1ull << (r % 64);
+                any = 1;
+            }
+        }
+        if (!any) {
+            free(round);
+            break; /* nobody alive to tell, nor for the next window */
+        }
+        round->notice = notice;
+        *tail = round;
+        tail = &round->next;
+    }
+    for (int i = 0; i < words(); i++)
+        am.tell_new[i] = 0;
+    am.tell_new_any = 0;
+}
+
 /* The next rank alive after r (cyclically) that is neither this rank nor
  * dead, -1 when the walk comes back to this rank first. */
-static int next_alive(int r, int dead)
+static int next_alive(int r)
 {
     int n = am.job->size, me = am.job->rank;
 
@@ -102,16 +138,18 @@ static int next_alive(int r, int dead)
         int x = (r + i) % n;
         if (x == me)
             return -1;
-        if (x != dead && !am.peers[x].dead)
+        if (!am.peers[x].dead)
             return x;
     }
     return -1;
 }
 
-/* Tell the ranks of todo that dead is dead; 1 when all are told. */
-static int tell_some(int dead, uint64_t *todo)
+/* Tell the ranks of round's todo its notice; 1 when all are told. */
+static int tell_some(am_tell_round_t *round)
 {
-    uint64_t args[1] = {(uint64_t)dead};
+    uint64_t *todo = round->todo;
+    uint64_t args[WIRE_MAX_ARGS];
+    unsigned nargs = am_notice_encode(&round->notice, args);
     int left = 0, again = 1;
 
     /* Again while a target found dead put the next one alive in its
@@ -127,20 +165,20 @@ static int tell_some(int dead, uint64_t *todo)
                 bits &= bits - 1;
                 int status = am.peers[r].dead
                                  ? SHOAL_ERR_PEER_DEAD
-                                 : am_system_try(r, AM_SYS_DEAD, args, 1);
+                                 : am_system_try(r, AM_SYS_DEAD, args, nargs);
                 if (status == SHOAL_ERR_AGAIN) {
                     left = 1;
                     continue;
                 }
                 todo[w] &= ~bit;
                 if (status == SHOAL_OK) {
-                    todo[words()]++;
+                    round->told++;
                     continue;
                 }
                 /* Dead, or no wire reaches it (which makes it dead
                  * here): the next rank alive after it takes its place,
                  * so the chain of notices goes on past it. */
-                int x = next_alive(r, dead);
+                int x = next_alive(r);
                 if (x >= 0) {
                     todo[x / 64] |= 1ull << (x % 64);
                     again = 1;
@@ -192,8 +230,10 @@ void am_tell_zombie(int src, const wire_msg_t *m)
     if (!base_cfg.FT || am.tell_stopped || p->zombie)
         return;
     /* Its word that this rank is dead is not talk to answer. */
+    am_notice_t notice;
     if ((m->kind & WIRE_F_SYSTEM) && m->handler == AM_SYS_DEAD &&
-        m->nargs == 1 && m->args[0] == (uint64_t)am.job->rank)
+        am_notice_decode(m->args, m->nargs, am.job->size, &notice) &&
+        am_notice_has(&notice, am.job->rank))
         return;
     p->zombie = 1;
     am.zombies++;
@@ -208,54 +248,81 @@ void am_fail_stop(int by, const char *why)
     _exit(AM_EXIT_TAKEN_FOR_DEAD);
 }
 
+/* "[4 5 6 7]": the ranks a notice names, for the log (cut at cap). */
+static void notice_text(const am_notice_t *n, char *out, size_t cap)
+{
+    size_t len = 0;
+
+    out[0] = '\0';
+    for (unsigned i = 0; i < n->nwords * 64 && len + 16 < cap; i++)
+        if (n->bits[i / 64] >> (i % 64) & 1)
+            len += (size_t)snprintf(out + len, cap - len, "%s%llu",
+                                    len ? " " : "",
+                                    (unsigned long long)n->w0 * 64 + i);
+}
+
 void am_tell_progress(void)
 {
     if (am.in_handler || am.tell_stopped)
         return;
     if (am.zombies > 0)
         tell_zombies();
-    if (am.tell_pending == 0)
-        return;
-    for (int d = 0; d < am.job->size && am.tell_pending > 0; d++) {
-        if (am.tell_todo[d] == NULL || !tell_some(d, am.tell_todo[d]))
+    if (am.tell_new_any)
+        open_rounds();
+    for (am_tell_round_t **at = &am.tell_rounds; *at != NULL;) {
+        am_tell_round_t *round = *at;
+        if (!tell_some(round)) {
+            at = &round->next;
             continue;
-        base_debug("am", "SHOAL_FT: told %llu rank(s) of rank %d's death",
-                   (unsigned long long)am.tell_todo[d][words()], d);
-        free(am.tell_todo[d]);
-        am.tell_todo[d] = NULL;
-        am.tell_pending--;
+        }
+        if (BASE_LOG_DEBUG <= base_log_level) {
+            char ranks[192];
+            notice_text(&round->notice, ranks, sizeof(ranks));
+            base_debug("am", "SHOAL_FT: told %llu rank(s) of the death of "
+                       "ranks [%s]", (unsigned long long)round->told, ranks);
+        }
+        *at = round->next;
+        free(round);
     }
 }
 
-void am_tell_arrive(int src, const wire_msg_t *m)
+int am_tell_arrive(int src, const wire_msg_t *m)
 {
-    int dead = (int)m->args[0];
+    am_notice_t notice;
     char why[64];
 
+    if (!am_notice_decode(m->args, m->nargs, am.job->size, &notice))
+        return 0;
     if (!base_cfg.FT || am.tell_stopped)
-        return;
-    /* Notices go to every rank but the dead one: one naming this rank
+        return 1;
+    /* Notices go to every rank but the dead ones: one naming this rank
      * says src took it for dead and heard from it since (tell_zombies).
      * Fail-stop: whoever says so, this process ends. */
-    if (dead == am.job->rank)
+    if (am_notice_has(&notice, am.job->rank))
         am_fail_stop(src, "it heard from this rank after that");
     /* A rank taken for dead here has no say (it may itself take the
      * living for dead: a link back after the timeout). */
-    if (am.peers[src].dead || am.peers[dead].dead)
-        return;
+    if (am.peers[src].dead)
+        return 1;
     snprintf(why, sizeof(why), "rank %d says so", src);
-    am_mark_dead(dead, SHOAL_ERR_PEER_DEAD, why);
+    for (unsigned i = 0; i < notice.nwords * 64; i++) {
+        int dead = (int)(notice.w0 * 64 + i);
+        if ((notice.bits[i / 64] >> (i % 64) & 1) && !am.peers[dead].dead)
+            am_mark_dead(dead, SHOAL_ERR_PEER_DEAD, why);
+    }
+    return 1;
 }
 
 void am_tell_fini(void)
 {
     am.tell_stopped = 1;
     am_ring_fini();
-    if (am.tell_todo == NULL)
-        return;
-    for (int d = 0; d < am.job->size; d++)
-        free(am.tell_todo[d]);
-    free(am.tell_todo);
-    am.tell_todo = NULL;
-    am.tell_pending = 0;
+    while (am.tell_rounds != NULL) {
+        am_tell_round_t *round = am.tell_rounds;
+        am.tell_rounds = round->next;
+        free(round);
+    }
+    free(am.tell_new);
+    am.tell_new = NULL;
+    am.tell_new_any = 0;
 }

@@ -102,7 +102,7 @@ static void check_peers_now(uint64_t now)
     /* What this rank learned, every other rank learns; the ring keeps a
      * wire watching the next rank on another host (am_tell.c). */
     if (BASE_UNLIKELY(base_cfg.FT)) {
-        if (am.tell_pending > 0 || am.zombies > 0)
+        if (am.tell_new_any || am.tell_rounds != NULL || am.zombies > 0)
             am_tell_progress();
         am_ring_beat(now);
     }

@@ -2,6 +2,7 @@ list(APPEND SHOAL_SOURCES
     am/am_barrier.c
     am/am_ep.c
     am/am_init.c
+    am/am_notice.c
     am/am_progress.c
     am/am_send.c
     am/am_ring.c

@@ -219,6 +219,23 @@ add_test(NAME mp.mpi.ft_notices_log.np8
 set_tests_properties(mp.mpi.ft_notices_log.np8 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
 
+# A host lost whole costs one round of notices, not one per rank
+# (docs/FT.md): ranks 4-7 of 2 pretend hosts x 4 die at once while the
+# others compute; each survivor then learns of all four at its first look
+# (from shoalrun, or a notice) and tells them in one round naming all
+# four, to the 1st and 2nd of the other 3 survivors: 8 frames in all (32
+# when each death was a round of its own). (Survivors whose last waits
+# were short may finalize before their round goes out: they say nothing.)
+add_test(NAME mp.mpi.ft_notices_host.np8
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_WIRES_FAKE_HOSTS=2
+                 SHOAL_WIRES=shm,tcp
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh
+                 --frames 8 "4 5 6 7" 8
+                 $<TARGET_FILE:shoalrun> --ft -n 8 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> hostquiet 4)
+set_tests_properties(mp.mpi.ft_notices_host.np8 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh

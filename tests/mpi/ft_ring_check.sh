@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# usage: ft_ring_check.sh [--notices MAX] NP SHOALRUN ARGS...
+# usage: ft_ring_check.sh [--notices MAX] [--frames MAX RANKS] NP SHOALRUN ARGS...
 # Runs the job with SHOAL_LOG=debug; passes when it succeeds (exit 0, no
 # FAIL line) and the ranks the ring's watchers say they watch (their
 # first "watching ranks [...]" line each, docs/FT.md) cover every rank
 # 0..NP-1 whose host has another host beside it.  With --notices MAX
 # (a job with one death), the survivors must also say how many ranks
 # they told of it, each at most MAX (the dissemination pattern:
-# ceil(log2 of the other survivors)).
+# ceil(log2 of the other survivors)).  With --frames MAX RANKS (a job
+# losing the ranks RANKS, e.g. "4 5 6 7", whose deaths each survivor
+# learns at once), every round of notices a survivor says it sent must
+# name them all, and the frames all survivors sent (the sum of their
+# "told N rank(s)" lines) must be at most MAX.
 set -u
 max=""
-if [[ ${1:-} == --notices ]]; then
-    max=$2
-    shift 2
-fi
+frames=""
+names=""
+while [[ ${1:-} == --notices || ${1:-} == --frames ]]; do
+    if [[ $1 == --notices ]]; then
+        max=$2
+        shift 2
+    else
+        frames=$2
+        names=$3
+        shift 3
+    fi
+done
 np=$1
 shift
 out=$(SHOAL_LOG=debug "$@" 2>&1)
@@ -43,7 +55,7 @@ fi
 echo "OK: every rank is watched:"
 grep "SHOAL_FT: watching ranks" <<<"$out" | sort -u
 if [[ -n $max ]]; then
-    lines=$(grep -E "SHOAL_FT: told [0-9]+ rank\(s\) of rank [0-9]+'s death" <<<"$out")
+    lines=$(grep -E "SHOAL_FT: told [0-9]+ rank\(s\) of the death of ranks \[[0-9 ]+\]" <<<"$out")
     # (A survivor whose last notice still waited for its connection when
     # it finalized says nothing: at least half of them must speak.)
     if [[ $(wc -l <<<"$lines") -lt $((np / 2)) ]] ||
@@ -53,4 +65,16 @@ if [[ -n $max ]]; then
         exit 1
     fi
     echo "OK: each survivor sent at most $max death notices"
+fi
+if [[ -n $frames ]]; then
+    lines=$(grep -E "SHOAL_FT: told [0-9]+ rank\(s\) of the death of ranks \[[0-9 ]+\]" <<<"$out")
+    sum=$(awk '{for (i = 1; i <= NF; i++) if ($i == "told") s += $(i + 1)} END {print s + 0}' <<<"$lines")
+    if [[ -z $lines || $sum -gt $frames ]] ||
+        grep -v -F "of the death of ranks [$names]" <<<"$lines" >/dev/null; then
+        echo "FAIL: the survivors sent $sum death notices' frames, want at most $frames, each round naming ranks [$names]:"
+        echo "$lines"
+        exit 1
+    fi
+    echo "OK: the survivors sent $sum death notices' frames (at most $frames):"
+    echo "$lines"
 fi

@@ -65,6 +65,10 @@
  *           others wait in MPI_Recv from each in turn: every survivor
  *           gets MPIX_ERR_PROC_FAILED from each within 5 s in all (the
  *           ring's connections see them), agrees and shrinks
+ *   hostquiet FIRST | R1,R2,...
+ *           the same, the survivors computing (outside MPI) for 1.5 s
+ *           first, so each learns every death in its first look for
+ *           dead peers (from the launcher) and tells them in one round
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -81,6 +85,14 @@
  *           for dead, shrink, and continue it; it then sends to PEER
  *           again and again and must learn it was taken for dead and
  *           end (fail-stop), never go on as a member
+ *   cutoff VICTIM PEER FILE
+ *           the same with the victim cut off instead of stopped (run
+ *           with the victim alone on a host and a long wire timeout of
+ *           its own): it prints "cutoff: ready" and waits, outside MPI,
+ *           until FILE exists (the link was cut, the survivors gave it
+ *           up and shrank, the link is back); it then sends to PEER
+ *           again and again and must end (fail-stop); the survivors wait
+ *           up to 20 s for its process to be gone
  *   attr WANT
  *           no victim: the MPIX_FT attribute of MPI_COMM_WORLD is there
  *           and its value is WANT (1 under --ft, 0 under --with-ft no);
@@ -148,6 +160,7 @@
 static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
 static uint64_t lost_set;  /* hostdie with a list: these ranks are lost */
+static int quiet_ms;       /* hostquiet: the survivors compute this long */
 
 static int lost(int i)
 {
@@ -421,7 +434,9 @@ static void mode_recvdead(void)
  * in MPI_Recv from each of them in turn: with no launcher notices and no
  * pidfd across (pretend) hosts, each death must be seen by the ring's
  * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
- * each within 5 s in all, agrees and shrinks. */
+ * each within 5 s in all, agrees and shrinks.  hostquiet (quiet_ms): the
+ * survivors first compute past the deaths, so that each learns of them
+ * all at once (docs/FT.md: one round of notices for a host). */
 static void mode_hostdie(void)
 {
     MPI_Comm nc;
@@ -431,6 +446,8 @@ static void mode_hostdie(void)
         usleep(300000);
         ft_die();
     }
+    if (quiet_ms > 0)
+        usleep((useconds_t)quiet_ms * 1000);
     double t0 = MPI_Wtime();
     for (int r = 0; r < np; r++)
         if (lost(r))
@@ -810,8 +827,11 @@ static void mode_stop(int stop_ms, int times, int timeout_ms)
  * With peer on its own (pretend) host the survivor's am layer tells it
  * over shared memory; on the other host, the datagram wire that gave up
  * on it.  The survivors compute on the shrunk communicator meanwhile and
- * wait for the victim's process to be gone. */
-static void mode_zombie(int peer)
+ * wait for the victim's process to be gone.  With cut_file (mode cutoff)
+ * the victim does not stop: it waits outside MPI for the file, which the
+ * test makes once it has cut the victim's link, seen the survivors give
+ * it up, and brought the link back. */
+static void mode_zombie(int peer, const char *cut_file)
 {
     int pid = (int)getpid(), vpid = -1, buf = 0, gone = 0;
     MPI_Request *reqs = malloc(2 * (size_t)np * sizeof(MPI_Request));
@@ -830,8 +850,17 @@ static void mode_zombie(int peer)
     MT_OK(MPI_Waitall(2 * np, reqs, MPI_STATUSES_IGNORE));
     vpid = pids[victim];
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == victim) {
+    if (me == victim && cut_file != NULL) {
+        printf("cutoff: ready\n");
+        fflush(stdout);
+        double t0 = now_s();
+        while (access(cut_file, F_OK) != 0) {
+            MT_CHECK(now_s() - t0 < 60.0, "no %s after 60 s", cut_file);
+            usleep(20000);
+        }
+    } else if (me == victim)
         raise(SIGSTOP); /* until a survivor's SIGCONT */
+    if (me == victim) {
         double t0 = now_s();
         while (now_s() - t0 < 8.0) {
             /* Errors or not, it keeps trying: what it gets does not
@@ -853,11 +882,11 @@ static void mode_zombie(int peer)
                                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MPI_Comm nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
     int cont = live_next(victim, 1);
-    if (me == cont)
+    if (me == cont && cut_file == NULL)
         MT_CHECK(kill((pid_t)vpid, SIGCONT) == 0, "SIGCONT: %s",
                  strerror(errno));
-    double t0 = now_s();
-    while (!gone && now_s() - t0 < 10.0) {
+    double t0 = now_s(), limit = cut_file != NULL ? 20.0 : 10.0;
+    while (!gone && now_s() - t0 < limit) {
         int here = kill((pid_t)vpid, 0) != 0 && errno == ESRCH;
         MT_OK(MPI_Allreduce(&here, &gone, 1, MPI_INT, MPI_MIN, nc));
         usleep(20000);
@@ -1236,9 +1265,15 @@ int main(int argc, char **argv)
     }
     else if (strcmp(mode, "zombie") == 0 && argc > 3) {
         victim2 = -1;
-        mode_zombie(atoi(argv[3]));
+        mode_zombie(atoi(argv[3]), NULL);
     }
-    else if (strcmp(mode, "hostdie") == 0) {
+    else if (strcmp(mode, "cutoff") == 0 && argc > 4) {
+        victim2 = -1;
+        mode_zombie(atoi(argv[3]), argv[4]);
+    }
+    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0) {
+        if (strcmp(mode, "hostquiet") == 0)
+            quiet_ms = 1500;
         if (argc > 2 && strchr(argv[2], ',') != NULL) {
             for (char *p = argv[2]; *p != '\0'; p += *p == ',') {
                 int r = (int)strtol(p, &p, 10);

@@ -970,6 +970,54 @@ mpi_ft_notices)
     expect_err "^shoalrun: rank 5 \(pid [0-9]+\)( on host [^ ]+)? was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
     nothing_left
     ;;
+mpi_ft_tcp_verdict)
+    # Fail-stop over the TCP wire (docs/FT.md, "Failure model"): rank 3,
+    # alone on the second host, is cut off (its link down) past the
+    # survivors' wire timeout (SHOAL_FT_TIMEOUT=1s: 3 s) while it computes
+    # outside MPI; its own wire's timeout is 60 s, so it gives nobody up.
+    # The survivors (ranks 0-2, the first host) take it for dead, shrink
+    # and wait for its process to be gone.  The link comes back and rank 3
+    # sends to rank 0 again (mpi_ft_ulfm cutoff): its old connections were
+    # closed by the survivors' wires, so it must ask again, and the TCP
+    # wire's handshake verdict must end it: it says it was taken for dead
+    # and exits with 75, which shoalrun reports; the survivors finish well.
+    need_wire
+    [ "$wire" = tcp ] || skip "the TCP wire's own case"
+    make_hosts 2
+    flag=$tmp/link_back
+    # (the launcher's host timeout outlasts the cut: the daemon stays)
+    SHOAL_FT_TIMEOUT=1s SHOAL_HOST_TIMEOUT=30s start "$P-h0" --ft \
+        --timeout 50 --host localhost:3,"$(host 1 1)" sh -c \
+        '[ "$PMI_RANK" = 3 ] && export SHOAL_TCP_DEAD_TIMEOUT=60s; exec "$@"' \
+        sh "$MH_MPIBIN/mpi_ft_ulfm" cutoff 3 0 "$flag"
+    wait_for "^cutoff: ready" 1 "$tmp/out"
+    sleep 0.2
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
+    ip -n "$P-sw" link set p1 down
+    t0=$(now_ns)
+    for r in 0 1 2; do
+        until grep -Eq "^shoal\[$r\] WARN am: rank 3 failed" "$tmp/err"; do
+            [ "$(ms_since "$t0")" -lt 10000 ] ||
+                fail "rank $r did not give rank 3 up within 10 s of the cut"
+            sleep 0.1
+        done
+    done
+    echo "  the survivors gave rank 3 up $(ms_since "$t0") ms after the cut"
+    grep -E "^shoal\[[0-2]\] WARN am: rank 3 failed" "$tmp/err"
+    link_up 1
+    touch "$flag"
+    t0=$(now_ns)
+    wait "$pid"
+    rc=$?
+    echo "  the job ended $(ms_since "$t0") ms after the link came back"
+    grep -E "^shoal\[3\]" "$tmp/err"
+    expect_rc 0
+    expect_err "^shoal\[3\] ERROR am: rank 3 was taken for dead by rank [0-2] \(its TCP wire had given up on this rank.*\) and still lives: .*this process exits now$"
+    expect_err "^shoalrun: rank 3 \(pid [0-9]+\)( on host [^ ]+)? exited with code 75 before MPI_Finalize; --ft: the job goes on without it$"
+    expect_out "^zombie: rank 3 ended"
+    expect_out "^OK ft cutoff"
+    nothing_left
+    ;;
 hydra_ft)
     # ULFM under MPICH's Hydra across 2 hosts x 2 ranks (docs/FT.md):
     # SHOAL_FT=1 mpiexec.mpich -disable-auto-cleanup, Hydra's proxies

@@ -94,6 +94,11 @@ typedef struct tcp_peer {
     int attempts;     /* our connections it closed during the handshake */
     int dead;         /* reported through peer_failed */
     int bye;          /* the peer said it closes: EOF is not a death */
+    /* Under SHOAL_FT, the connection the peer ended, and our one new
+     * connection asking it whether it gave this rank up (tcp_peer_broken);
+     * why the old one ended, reported if the peer turns out dead. */
+    int asking;
+    char ask_why[160];
     int pollout;      /* EPOLLOUT armed on sock */
     int backlog;      /* complete frames left in rx (budget reached) */
     int credit_due;   /* in tcp_state.due */
@@ -179,6 +184,10 @@ void tcp_sock_close(tcp_sock_t *s);
 void tcp_reap(void);
 /* The peer's open connection failed (EOF, reset, bad frame). */
 void tcp_peer_lost(tcp_peer_t *p, int status, const char *why);
+/* The peer ended its open connection (end of stream, reset; err its
+ * errno, 0 for end of stream): lost, or under SHOAL_FT first asked again
+ * whether it gave this rank up (fail-stop, docs/FT.md). */
+void tcp_peer_broken(tcp_peer_t *p, int err, const char *why);
 /* Why a connection ended, for tcp_peer_lost: err from the socket (0: end
  * of stream), op the call that saw it ("" for a read). */
 void tcp_lost_why(int err, const char *op, char *why, size_t cap);

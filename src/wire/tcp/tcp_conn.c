@@ -150,6 +150,14 @@ static void sock_who(const tcp_sock_t *s, char *out, size_t cap)
         snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
 }
 
+/* The question tcp_peer_broken asked found no live peer to answer it
+ * (refused, closed, unanswered): the peer is lost as its connection said. */
+static void ask_failed(tcp_peer_t *p)
+{
+    p->asking = 0;
+    tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, p->ask_why);
+}
+
 /* Our connection attempt s ended (refused, or broke off): closed, and its
  * rank unreachable unless another connection to it is open or coming. */
 static void sock_give_up(tcp_sock_t *s, const char *why)
@@ -158,6 +166,10 @@ static void sock_give_up(tcp_sock_t *s, const char *why)
     int peer = s->initiator ? s->peer : -1;
 
     tcp_sock_close(s);
+    if (peer >= 0 && t->peers[peer].asking) {
+        ask_failed(&t->peers[peer]);
+        return;
+    }
     /* Our own way to that rank failed: it is unreachable unless another
      * connection to it is open or coming. */
     if (peer >= 0 && t->peers[peer].sock == NULL && !t->peers[peer].dead) {
@@ -431,6 +443,10 @@ static void initiator_closed(tcp_sock_t *s)
     tcp_sock_close(s);
     if (p->sock != NULL || p->out != NULL || p->dead)
         return;
+    if (p->asking) {
+        ask_failed(p);
+        return;
+    }
     if (++p->attempts <= TCP_CONNECT_ATTEMPTS && start_connect(p) == SHOAL_OK)
         return;
     snprintf(why, sizeof(why), "cannot connect to rank %d: it closed the "
@@ -547,7 +563,8 @@ static void on_proof(tcp_sock_t *s, const tcp_hs_t *h)
         sock_drop(s, "wrong secret (not a rank of this job)");
         return;
     }
-    v.verdict = !p->dead && !p->bye && p->sock == NULL &&
+    /* (While we ask it whether it gave us up, ours is the one.) */
+    v.verdict = !p->dead && !p->bye && p->sock == NULL && !p->asking &&
                 !(p->out != NULL && me < s->peer);
     /* A rank this wire gave up on that connects again lives: under
      * SHOAL_FT it must learn it was taken for dead (fail-stop). */
@@ -585,6 +602,13 @@ static void on_verdict(tcp_sock_t *s, const tcp_hs_t *h)
                                    "its TCP wire had given up on this rank "
                                    "(a connection broken or silent past "
                                    "SHOAL_TCP_DEAD_TIMEOUT)");
+    }
+    if (p->asking) {
+        /* It lives and did not give us up, but the connection it ended
+         * took frames with it: the pair cannot go on as it was. */
+        tcp_sock_close(s);
+        ask_failed(p);
+        return;
     }
     if (!h->verdict || p->sock != NULL) {
         base_debug("tcp", "rank %d keeps its own connection (crossing "
@@ -663,9 +687,16 @@ void tcp_hs_expire(uint64_t now)
                              ? t->hs_timeout_ns
                              : t->hs_timeout_ns * HS_HELLO_GRACE;
         /* Our own connections wait for the peer as long as it lives: a
-         * rank may compute for a long time without polling. */
+         * rank may compute for a long time without polling.  Not when
+         * asking a peer that ended our connection: one whose host went
+         * away since answers nothing, and its loss is reported. */
         if (!s->initiator && now - s->started > limit)
             sock_drop(s, "no handshake in time (silent peer)");
+        else if (s->initiator && t->peers[s->peer].asking &&
+                 now - s->started > t->hs_timeout_ns) {
+            tcp_sock_close(s);
+            ask_failed(&t->peers[s->peer]);
+        }
     }
 }
 
@@ -680,12 +711,43 @@ void tcp_peer_lost(tcp_peer_t *p, int status, const char *why)
         tcp_sock_close(p->sock);
     if (p->out != NULL)
         tcp_sock_close(p->out);
+    p->asking = 0;
     if (p->dead)
         return;
     p->dead = 1;
     snprintf(msg, sizeof(msg), "connection to rank %d lost: %s", p->base.rank,
              why);
     t->up.peer_failed(t->up.arg, p->base.rank, status, msg);
+}
+
+/*
+ * Under SHOAL_FT a connection the peer's side ended is not yet a death:
+ * the peer's process may have died (its kernel closed the connection),
+ * or its wire may have given this rank up and closed it (a link silent
+ * past the peer's SHOAL_TCP_DEAD_TIMEOUT that came back before ours
+ * expired).  In the second case this rank must end (fail-stop), and only
+ * the peer can say so: ask with one new connection.  A dead process's
+ * kernel refuses it (the loss is reported as the connection said, a
+ * connect later); a live peer's wire answers the handshake, with
+ * TCP_VERDICT_DEAD when it gave us up (on_verdict: this process ends).
+ * A silent link (ETIMEDOUT) is not asked about: nothing would answer.
+ */
+void tcp_peer_broken(tcp_peer_t *p, int err, const char *why)
+{
+    if (!base_cfg.FT || p->dead || p->asking || err == ETIMEDOUT) {
+        tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
+        return;
+    }
+    snprintf(p->ask_why, sizeof(p->ask_why), "%s", why);
+    if (p->sock != NULL)
+        tcp_sock_close(p->sock);
+    if (p->out != NULL)
+        tcp_sock_close(p->out);
+    p->asking = 1;
+    base_debug("tcp", "connection to rank %d ended (%s): asking it whether "
+               "it gave this rank up", p->base.rank, why);
+    if (start_connect(p) != SHOAL_OK && !p->dead)
+        ask_failed(p);
 }
 
 void tcp_lost_why(int err, const char *op, char *why, size_t cap)

@@ -48,7 +48,7 @@ static int send_failed(tcp_peer_t *p, int err)
                         p->base.rank);
     }
     tcp_lost_why(err, "send", why, sizeof(why));
-    tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
+    tcp_peer_broken(p, err, why);
     return base_err(SHOAL_ERR_PEER_DEAD, "rank %d died (%s)", p->base.rank,
                     why);
 }
@@ -304,7 +304,7 @@ static void rx_closed(tcp_peer_t *p, ssize_t n, int err)
         return;
     }
     tcp_lost_why(n == 0 ? 0 : err, "", why, sizeof(why));
-    tcp_peer_lost(p, SHOAL_ERR_PEER_DEAD, why);
+    tcp_peer_broken(p, n == 0 ? 0 : err, why);
 }
 
 /* Read what the socket has; deliver at most budget frames. */

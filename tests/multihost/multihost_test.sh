@@ -861,6 +861,64 @@ task_coord_killed)
     expect_err "the coordinator \(rank 0\) is gone: rank 1 coordinates now"
     nothing_left
     ;;
+task_stopend)
+    # A task worker on a second host stopped early in the run and woken
+    # only after the coordinator (rank 0, on the launcher's host) left: it
+    # never read TM_END (stopped; the root's results owed to its redundant
+    # copy held it back), finds rank 0 gone, and must see that the run was
+    # over (the other worker of its host left in order: TM_EXIT) instead
+    # of taking over and running the program again.  One checksum, status
+    # 0, no takeover.
+    need_wire
+    targs=(--width 640 --height 480 --samples 16 --depth 3 --seed 5 --jobs 64)
+    task_want "${targs[@]}"
+    make_hosts 2
+    SHOAL_TASK_SUSPECT=700ms SHOAL_LOG=info start "$P-h0" --timeout 100 \
+        --host "localhost:1,$(host 1 2)" "$MH_TASK" "${targs[@]}"
+    task_workers_up 2 "the stop"
+    # The workers themselves, not their copies (a copy's parent runs the
+    # same program); a process found may be gone a moment later (a worker
+    # re-executes itself at start): look again.
+    stopped=
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        victim= coord=
+        for p in $(pgrep -f "$MH_TASK"); do
+            pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+            [ -n "$pp" ] && [ "$(readlink "/proc/$pp/exe")" = "$(readlink -f "$MH_TASK")" ] &&
+                continue
+            r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+                sed -n 's/^PMI_RANK=//p')
+            [ "$r" = 2 ] && victim=$p
+            [ "$r" = 0 ] && coord=$p
+        done
+        sleep 0.3
+        if [ -n "$victim" ] && [ -n "$coord" ] && kill -0 "$coord" 2>/dev/null &&
+            kill -STOP "$victim" 2>/dev/null; then
+            stopped=1
+            break
+        fi
+    done
+    ! grep -q '^checksum' "$tmp/out" ||
+        fail "the run ended before the stop: give it more work"
+    [ -n "$stopped" ] || fail "no process of rank 2 to stop (or of rank 0): $(ps -eo pid,ppid,stat,args --forest | grep -F -- "$MH_TASK" | grep -v grep | cut -c1-90)"
+    t0=$(now_ns)
+    while kill -0 "$coord" 2>/dev/null; do
+        [ "$(ms_since "$t0")" -lt 60000 ] || fail "rank 0 did not leave"
+        sleep 0.2
+    done
+    grep -q '^checksum' "$tmp/out" || fail "rank 0 left without a result"
+    kill -CONT "$victim"
+    wait "$pid"
+    rc=$?
+    expect_rc 0
+    expect_out "^checksum $want\$"
+    [ "$(grep -c '^checksum' "$tmp/out")" = 1 ] ||
+        fail "$(grep -c '^checksum' "$tmp/out") results: the program ran again"
+    ! grep -q "coordinates now" "$tmp/err" ||
+        fail "a stopped worker took over after the run: $(grep 'coordinates now' "$tmp/err")"
+    grep -E "rank 2: |coordinator" "$tmp/err" | sed 's/^/  /'
+    nothing_left 8000
+    ;;
 task_coord_host_lost)
     # Rank 0, the task runtime's coordinator, on a host of its own (the
     # launcher on a login node), two workers on a second host; the first

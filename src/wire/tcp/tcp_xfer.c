@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -41,7 +42,21 @@ static void q_put(tcp_peer_t *p, const uint8_t *data, size_t len)
 static int send_failed(tcp_peer_t *p, int err)
 {
     char why[160];
+    int unread = 0;
 
+    /* The peer closed its end, but what it sent before (its last
+     * messages, its goodbye) may still wait in our socket, unread: this
+     * process was stopped or busy while the peer left.  Whatever goes to
+     * it now is lost anyway; the receive side reads the rest and decides
+     * at its end whether the peer left in order or died (rx_closed).  A
+     * worker of the task runtime stopped across the end of its run would
+     * otherwise never read the coordinator's last word. */
+    if (!p->bye && (err == EPIPE || err == ECONNRESET) && p->sock != NULL &&
+        ioctl(p->sock->fd, FIONREAD, &unread) == 0 && unread > 0) {
+        p->q_head = p->q_tail;
+        tcp_update_pollout(p);
+        return SHOAL_OK;
+    }
     if (p->bye) {
         tcp_sock_close(p->sock);
         return base_err(SHOAL_ERR_PEER_DEAD, "rank %d has finalized",

@@ -183,9 +183,11 @@ typedef struct task_src_slot {
 struct task_slots_mark {
     uint64_t magic;
     int32_t rank, pid;
-    /* Set by a coordinator once its run is over (end_run): a worker of
-     * the host stopped across the end, which finds it gone, reads here
-     * that it left after the run rather than died. */
+    /* Set by a coordinator once its run is over (end_run), and by a
+     * worker told so (TM_END): a worker of the host stopped across the
+     * end, which finds the coordinator gone, reads here (in the
+     * coordinator's page or another worker's) that it left after the run
+     * rather than died. */
     _Atomic uint32_t over;
 };
 #define TASK_SLOTS_MARK 16
@@ -266,6 +268,8 @@ int task_worker_direct(const uint8_t *msg, size_t len);
 /* 1 once the coordinator said the run is over (TM_END): rank 0 gone then
  * is no failure. */
 int task_worker_over(void);
+/* Marks the run over in this worker's slots page (task_slots_mark). */
+void task_worker_mark_over(void);
 /* Messages from copies, copies that ended, heartbeats. */
 int task_worker_tick(void);
 /* Ends every copy (the run is over). */

@@ -223,6 +223,32 @@ static int wait_a_while(uint64_t ns)
     return s == SHOAL_ERR_TIMEOUT ? SHOAL_OK : s;
 }
 
+/* The slots pages of the coordinator and of the other workers of this
+ * host, mapped while they live (task_page_host_mark: at most a few tries
+ * each), where each marks the run over when it ends it or is told so. */
+static void map_host_marks(void)
+{
+    for (int r = 0; r < task_rt.size; r++)
+        if (r != task_rt.rank && wire_shm_local_pid(r) > 0)
+            (void)task_page_host_mark(r);
+}
+
+/* Whether a rank of this host marked the run over: a worker stopped
+ * across the end, whose TM_END never left the coordinator (its window to
+ * this rank full), learns it from a worker of its host that was told. */
+static int host_says_over(void)
+{
+    for (int r = 0; r < task_rt.size; r++) {
+        const struct task_slots_mark *m =
+            r != task_rt.rank && wire_shm_local_pid(r) > 0
+                ? task_page_host_mark(r)
+                : NULL;
+        if (m != NULL && atomic_load(&m->over))
+            return 1;
+    }
+    return 0;
+}
+
 /* One turn of the loop: *exit_p as task_worker_handle sets it. */
 static int turn(int *exit_p, int *status_p)
 {
@@ -239,7 +265,7 @@ static int turn(int *exit_p, int *status_p)
         next_poll = now + task_rt.beat_ns;
         task_msg_poll_gone();
         if (task_rt.rank != task_rt.coord)
-            (void)task_page_host_mark(task_rt.coord);
+            map_host_marks();
     }
 
     while (s == SHOAL_OK && !*exit_p && task_msg_next(&src, &msg, &len)) {
@@ -268,11 +294,11 @@ static int turn(int *exit_p, int *status_p)
         /* (A message that came meanwhile, the coordinator's last, is read
          * first.)  Told the run is over, the worker only missed its exit
          * order: the coordinator left without waiting for it any longer. */
-        const struct task_slots_mark *m = task_page_host_mark(task_rt.coord);
-        if (task_worker_over() || (m != NULL && atomic_load(&m->over))) {
+        if (task_worker_over() || host_says_over()) {
             /* (A worker of its host stopped across the end never read
              * TM_END: the coordinator marked the run over in its page
-             * before it waited for the goodbyes.) */
+             * before it waited for the goodbyes, and so did every worker
+             * that read TM_END, in its own.) */
             base_info("task", "rank %d: the coordinator (rank %d) left "
                       "after the run", task_rt.rank, task_rt.coord);
             *exit_p = 2;
@@ -311,11 +337,7 @@ static int end_run(void)
         wait = 10000000000ull;
     /* The run is over, for a worker of this host that finds this rank
      * gone without having read TM_END (turn). */
-    if (task_rt.bell != NULL)
-        atomic_store(&((struct task_slots_mark *)((char *)task_rt.bell +
-                                                  TASK_SLOTS_MARK))
-                          ->over,
-                     1);
+    task_worker_mark_over();
     for (int phase = 0; phase < 2; phase++) {
         uint64_t deadline = base_time_ns() + wait;
         for (;;) {

@@ -890,6 +890,7 @@ int task_worker_handle(const uint8_t *msg, size_t len, int *exit_p,
         kept_clear();
         task_lockrec_clear();
         wk.over = 1;
+        task_worker_mark_over();
         task_msg_start(&b, TM_BYE, (uint32_t)task_rt.rank);
         return send_coord(&b);
     }
@@ -1129,6 +1130,15 @@ int task_worker_direct(const uint8_t *msg, size_t len)
 int task_worker_over(void)
 {
     return wk.over;
+}
+
+void task_worker_mark_over(void)
+{
+    if (task_rt.bell != NULL)
+        atomic_store(&((struct task_slots_mark *)((char *)task_rt.bell +
+                                                  TASK_SLOTS_MARK))
+                          ->over,
+                     1);
 }
 
 void task_worker_kill_all(void)

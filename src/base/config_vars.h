@@ -183,6 +183,8 @@ BASE_CONFIG_VAR(TASK_SUSPECT, DURATION, "2s", "10ms:1000000s", "library",
                 "Task runtime: how long a worker may stay silent (stopped, cut off) before its jobs run elsewhere; doubled for a worker each time it speaks again (up to 16 times), halved after a stretch without a long silence")
 BASE_CONFIG_VAR(TASK_HEARTBEAT, DURATION, "200ms", "1ms:1000s", "library",
                 "Task runtime: how often a worker tells the coordinator it is alive")
+BASE_CONFIG_VAR(TASK_END_WAIT, DURATION, "120s", "0:1000000s", "library",
+                "Task runtime: how long the coordinator, at the end of the run, waits for the goodbye of workers that stay silent (stopped, starved) before it leaves; workers it still hears from get the larger of 10 s and twice SHOAL_TASK_SUSPECT")
 BASE_CONFIG_VAR(TASK_CRASHES, INT, "3", "1:1000", "library",
                 "Task runtime: runs of one job that may crash the same way in a row before the run ends with the job's path")
 BASE_CONFIG_VAR(TASK_SUSPECT_LOCKS, INT, "1000", "0:1000000000", "library",

@@ -287,6 +287,27 @@ int task_coord_all_bye(void)
     return 1;
 }
 
+void task_coord_heard(int src)
+{
+    if (src >= 0 && src < task_rt.size && co.last_seen != NULL)
+        co.last_seen[src] = base_time_ns();
+}
+
+int task_coord_missing_silent(uint64_t quiet_ns)
+{
+    uint64_t now = base_time_ns();
+    int any = 0;
+
+    for (int r = 0; r < task_rt.size; r++) {
+        if (r == task_rt.rank || co.bye[r] || co.lost[r] || task_msg_dead(r))
+            continue;
+        if (now - co.last_seen[r] < quiet_ns)
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
 int task_coord_exit(void)
 {
     int finalize = !co.any_lost;

@@ -247,6 +247,12 @@ int task_coord_handle(int src, const uint8_t *msg, size_t len);
 int task_coord_tick(int *done_p, int *status_p);
 /* After the run: 1 when every worker said goodbye (TM_BYE) or is gone. */
 int task_coord_all_bye(void);
+/* After the run: src was heard from (any message). */
+void task_coord_heard(int src);
+/* After the run: 1 when some worker still owes its goodbye and every such
+ * worker has been silent for quiet_ns (stopped or starved: alive, since
+ * the wires and the launcher report deaths). */
+int task_coord_missing_silent(uint64_t quiet_ns);
 /* Orders the workers out (TM_EXIT); 1 when the exit is a collective
  * finalize: no worker was lost or suspected and every one said goodbye. */
 int task_coord_exit(void);

@@ -321,36 +321,47 @@ static int turn(int *exit_p, int *status_p)
 /* Rank 0 after the run (the coordinator told every worker not lost that
  * it is over, TM_END): waits until each has said goodbye (TM_BYE) or is
  * gone, then orders them out (TM_EXIT) and waits until the orders have
- * left.  A worker that stays stopped longer than the wait finds rank 0
- * gone when it wakes: told the run was over, it exits 0, else it reports
- * the coordinator's loss.  The wait is at least 10 s, so that a worker
- * stopped or starved for a few seconds (a loaded machine) still ends
- * well.  Returns 1 for a collective finalize. */
+ * left.  The wait is at least 10 s, so that a worker stopped or starved
+ * for a few seconds (a loaded machine) still ends well; and as long as
+ * every worker that still owes its goodbye is silent (stopped: alive, or
+ * the wires or the launcher would have said so), up to
+ * SHOAL_TASK_END_WAIT: the job cannot end before such a worker anyway,
+ * and one that wakes to find rank 0 gone has only the marks of its
+ * host's ranks to tell it that the run was over (turn), not its TM_END,
+ * which a window full of what went to its copies may have held back.
+ * Returns 1 for a collective finalize. */
 static int end_run(void)
 {
     uint64_t wait = 2 * task_rt.suspect_ns;
+    uint64_t silent = base_cfg.TASK_END_WAIT;
     int finalize = 0, src;
     uint8_t *msg;
     size_t len;
 
     if (wait < 10000000000ull)
         wait = 10000000000ull;
+    if (silent < wait)
+        silent = wait;
     /* The run is over, for a worker of this host that finds this rank
      * gone without having read TM_END (turn). */
     task_worker_mark_over();
     for (int phase = 0; phase < 2; phase++) {
-        uint64_t deadline = base_time_ns() + wait;
+        uint64_t start = base_time_ns(), deadline = start + wait;
         for (;;) {
             task_msg_flush();
             while (task_msg_next(&src, &msg, &len)) {
                 /* Only goodbyes matter now: the copies are gone. */
+                task_coord_heard(src);
                 if (len >= 4 && msg[0] == TM_BYE)
                     task_coord_handle(src, msg, len);
                 free(msg);
             }
             if (phase == 0 ? task_coord_all_bye() : !task_msg_queued())
                 break;
-            if (base_time_ns() >= deadline)
+            uint64_t now = base_time_ns();
+            if (now >= deadline &&
+                (phase == 1 || now - start >= silent ||
+                 !task_coord_missing_silent(task_rt.suspect_ns)))
                 break;
             wait_a_while(10000000);
         }

@@ -63,9 +63,16 @@
 #                   summary line ("task: done: ...") must match RE
 #         stopend   SIGSTOP one worker (not rank 0) early and SIGCONT it
 #                   only once rank 0 has left (past the run's end and
-#                   rank 0's wait for its goodbye): it must not take over
-#                   and run the program again, and the result is printed
-#                   once
+#                   rank 0's waits, 10 s for its goodbye and 10 s for its
+#                   orders to leave with SHOAL_TASK_END_WAIT=0, which this
+#                   mode sets): it must
+#                   not take over and run the program again, and the
+#                   result is printed once
+#         stopwait  SIGSTOP one worker (not rank 0) early and SIGCONT it
+#                   22 s after the result was printed, past the 20 s rank
+#                   0 waits for workers it hears from: rank
+#                   0 must still wait for it (silent), the result printed
+#                   once, no takeover
 #         freeze    one worker (not rank 0) and its copies frozen in a
 #                   cgroup (v2 cgroup.freeze, else the v1 freezer) for
 #                   2 s and thawed: stopped without a signal, as a host's
@@ -222,6 +229,7 @@ if [ "$mode" = freeze ]; then
     fi
 fi
 case $mode in coordlate | coordkeep | coordkeep2) export TASK_TEST_PROGRESS=1 ;; esac
+[ "$mode" = stopend ] && export SHOAL_TASK_END_WAIT=0
 case $mode in coordkeep2 | coordsbusy | stoptwice) export SHOAL_LOG=info ;; esac
 [ -n "${TASK_TEST_MAX_PAGE_REQS:-}${TASK_TEST_DONE:-}${TASK_TEST_MIN_SELF_READS:-}" ] &&
     export SHOAL_LOG=info
@@ -328,6 +336,24 @@ stopend)
         kill -0 "$r0" 2>/dev/null && fail "rank 0 did not leave in 60 s"
         grep -Eq "$expect" "$out" ||
             echo "fault: the stop came before the run's end" >>"$log"
+        kill -CONT "${victim#* }" 2>/dev/null
+    fi
+    ;;
+stopwait)
+    nap $((200 + RANDOM % 300))
+    victim=$(ranks | awk '$1 != 0' | head -n 1)
+    r0=$(ranks | awk '$1 == 0 {print $2}')
+    if [ -n "$victim" ] && [ -n "$r0" ] &&
+        kill -STOP "${victim#* }" 2>/dev/null; then
+        echo "fault: stopped rank ${victim% *} until 22 s after the result" >>"$log"
+        for _ in $(seq 1200); do # 60 s
+            grep -Eq "$expect" "$out" && break
+            nap 50
+        done
+        grep -Eq "$expect" "$out" || fail "no result in 60 s"
+        nap 22000
+        kill -0 "$r0" 2>/dev/null ||
+            fail "rank 0 left while a silent worker still owed its goodbye"
         kill -CONT "${victim#* }" 2>/dev/null
     fi
     ;;
@@ -515,7 +541,7 @@ if [ "$mode" = coordlate ] || [ "$mode" = coordkeep ] ||
         fail "$after runs after the failover: the work done before it was" \
             "not kept"
 fi
-if [ "$mode" = stopend ]; then
+if [ "$mode" = stopend ] || [ "$mode" = stopwait ]; then
     # Woken after rank 0 left, it must see that the run was over (rank
     # 0's mark), not take over and start the program again.
     ! grep -q "coordinates now" "$out" ||

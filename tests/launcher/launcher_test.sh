@@ -52,6 +52,12 @@ nothing_left() {
 # start ARGS...: shoalrun in the background (own process group, signals
 # not ignored); sets pid.
 start() {
+    # Emptied here, not only by the background job's redirection, which
+    # runs when that job is scheduled: a wait_for right after start could
+    # otherwise count the last job's lines and signal a shell that has
+    # not yet become shoalrun (launcher.signals failed so, 130, under load).
+    : >"$tmp/out"
+    : >"$tmp/err"
     set -m
     "$SHOALRUN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
     pid=$!

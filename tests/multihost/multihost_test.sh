@@ -124,6 +124,11 @@ fake_rsh() {
 start() {
     local ns=$1
     shift
+    # (Emptied first: the background job's redirection runs only when it
+    # is scheduled, and a wait right after start must not read the last
+    # job's lines.)
+    : >"$tmp/out"
+    : >"$tmp/err"
     # ip netns exec becomes shoalrun: $! is the launcher's pid.
     SHOAL_RSH="ip netns exec" ip netns exec "$ns" "$SHOALRUN" "$@" \
         >"$tmp/out" 2>"$tmp/err" </dev/null &

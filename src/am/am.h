@@ -123,6 +123,9 @@ typedef struct am_state {
     int oversubscribed; /* more ranks on this host than CPUs for them */
     base_list_t pending_peers;
     base_list_t space_wanted; /* am_peer_t.space_link */
+    /* Bumped when a peer joins pending_peers or space_wanted: a sleep
+     * whose last look at the condition added one arms again (am_wait.c). */
+    uint32_t wanted_gen;
     int unreported_deaths; /* peer deaths shoal_wait has not returned yet */
     int deaths;            /* peer deaths seen, ever (collectives check) */
     /* World ranks in the order their deaths were noticed here, deaths of

@@ -440,8 +440,10 @@ int shoal_am_request_long(shoal_ep_t *ep, int dest, unsigned handler,
  */
 static int want_space(am_peer_t *peer)
 {
-    if (base_list_empty(&peer->space_link))
+    if (base_list_empty(&peer->space_link)) {
         base_list_push_back(&am.space_wanted, &peer->space_link);
+        am.wanted_gen++;
+    }
     return SHOAL_ERR_AGAIN;
 }
 
@@ -548,8 +550,10 @@ static int defer(am_peer_t *p, const wire_msg_t *m)
     if (carried > 0)
         memcpy(d + 1, m->payload, carried);
     d->msg.payload = carried > 0 ? (void *)(d + 1) : NULL;
-    if (base_list_empty(&p->pending))
+    if (base_list_empty(&p->pending)) {
         base_list_push_back(&am.pending_peers, &p->pending_link);
+        am.wanted_gen++;
+    }
     base_list_push_back(&p->pending, &d->link);
     return SHOAL_OK;
 }

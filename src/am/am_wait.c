@@ -236,7 +236,7 @@ void am_sleep_disarm(void)
 #define LOST_WAKEUP_GRACE_MS 100
 
 static int check_lost_wakeup(am_ready_fn_t ready, void *arg,
-                             wire_conn_t *blocked, uint64_t nap)
+                             wire_conn_t *blocked, uint64_t nap, int deaths)
 {
     static int warned;
     const char *what = NULL;
@@ -253,7 +253,10 @@ static int check_lost_wakeup(am_ready_fn_t ready, void *arg,
         what = "a channel it waited on had room";
     else if ((r = ready(arg, 0)) != 0)
         what = "the condition it waited for was true";
-    if (what == NULL)
+    /* A death rings nobody: it is learned by looking (the peer check that
+     * ended the nap, or the look just now), and the condition it makes
+     * true (an operation failed) was no lost wake-up. */
+    if (what == NULL || am.deaths != deaths)
         return r;
     /* The waker may have made the event and not rung yet: a consumer
      * preempted between releasing a cell and ringing (a loaded host) ends
@@ -294,13 +297,23 @@ static int sleep_once(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
     if (deadline != UINT64_MAX && deadline - now < nap)
         nap = deadline - now;
     if (arm(blocked)) {
+        uint32_t gen = am.wanted_gen;
+        int deaths = am.deaths;
+
         r = ready(arg, 0);
+        /* That look may have tried a send and left its peer waiting for
+         * room (am_send.c): a channel the arming above did not ask to be
+         * rung for.  Ask now, or the room made meanwhile goes unrung. */
+        if (r == 0 && gen != am.wanted_gen && !arm(blocked)) {
+            disarm();
+            return 0;
+        }
         if (r == 0) {
             am.stats.sleeps++;
             sleep_wires(nap);
             if (base_cfg.WAIT_CHECK != WAIT_CHECK_OFF &&
                 nap >= WAIT_CHECK_MIN_NAP && base_time_ns() - now >= nap)
-                r = check_lost_wakeup(ready, arg, blocked, nap);
+                r = check_lost_wakeup(ready, arg, blocked, nap, deaths);
         }
     }
     disarm();

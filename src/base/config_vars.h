@@ -116,6 +116,8 @@ BASE_CONFIG_VAR(CKPT_DIR, STRING, "", "", "library",
                 "Directory MPIX_Checkpoint writes checkpoints to (ckpt.<epoch>/rank.<r>); set by shoalrun --checkpoint-dir or --restart")
 BASE_CONFIG_VAR(CKPT_RESTART, BOOL, "0", "", "library",
                 "MPIX_Checkpoint_restarted loads the newest complete checkpoint of SHOAL_CKPT_DIR; set by shoalrun --restart")
+BASE_CONFIG_VAR(CKPT_NORANDOM, BOOL, "1", "", "library",
+                "With SHOAL_CKPT_DIR: the rank turns address-space randomization off and executes itself again before main, so that the library's predefined handles, the program's functions and the objects a restart brings back keep their addresses (docs/FT.md); 0 keeps randomization, and a restart then brings back no communicators, groups or datatypes")
 BASE_CONFIG_VAR(CKPT_TRIGGER, BOOL, "0", "", "library",
                 "Set by shoalrun with a checkpoint directory on one host: the launcher may ask for checkpoints (--checkpoint-every, SIGUSR1), taken in MPIX_Checkpoint_if_requested")
 BASE_CONFIG_VAR(CKPT_KILL, STRING, "", "", "library",

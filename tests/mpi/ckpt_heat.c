@@ -26,6 +26,13 @@
  *            (a duplicate of MPI_COMM_WORLD and a split into even and odd
  *            ranks, made before MPIX_Checkpoint_restarted: with
  *            CKPT_COMMS_LATE=1, after it, which a restart must refuse),
+ *            with CKPT_HANDLES=1 the program makes its objects only
+ *            when not restarted: the handles of its communicators (and
+ *            of a Cartesian one, a vector datatype and a group) are in a
+ *            registered region and a restart must bring the objects back
+ *            at those handles, with their names, error handler and
+ *            topology; a message in flight on the Cartesian one, of the
+ *            vector type, is checked too;
  *            and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
  *            the checkpoint: all in flight at the cut, received after it
@@ -87,11 +94,65 @@ static MPI_Request ared_req = MPI_REQUEST_NULL;
  * before MPIX_Checkpoint_restarted (with CKPT_COMMS_LATE=1 after it: a
  * restart must then be refused, their messages having nowhere to go). */
 static MPI_Comm dup_c = MPI_COMM_NULL, half_c = MPI_COMM_NULL;
+/* CKPT_HANDLES=1: more objects, all made once, their handles registered. */
+static int handles;
+static MPI_Comm cart_c = MPI_COMM_NULL;
+static MPI_Datatype vec_t = MPI_DATATYPE_NULL;
+static MPI_Group half_g = MPI_GROUP_NULL;
 
 static void make_comms(int rank)
 {
     check("dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup_c));
     check("split", MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half_c));
+    if (!handles)
+        return;
+    int size, dims[1], periods[1] = {0};
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    dims[0] = size;
+    check("cart", MPI_Cart_create(dup_c, 1, dims, periods, 0, &cart_c));
+    check("vector", MPI_Type_vector(2, 1, 2, MPI_INT, &vec_t));
+    check("commit", MPI_Type_commit(&vec_t));
+    check("group", MPI_Comm_group(half_c, &half_g));
+    check("name", MPI_Comm_set_name(dup_c, "heat-dup"));
+    check("errhandler", MPI_Comm_set_errhandler(dup_c, MPI_ERRORS_RETURN));
+}
+
+/* CKPT_HANDLES=1 after a restart: the objects are back, as they were. */
+static void check_handles(int rank)
+{
+    int size, res = -1, n = 0, st = -1, coords[1] = {-1}, ts = 0;
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Errhandler eh;
+    MPI_Aint lb, ext;
+    MPI_Group g;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check("compare", MPI_Comm_compare(dup_c, MPI_COMM_WORLD, &res));
+    if (res != MPI_CONGRUENT)
+        die("the duplicate is not congruent to MPI_COMM_WORLD", MPI_ERR_COMM);
+    check("get name", MPI_Comm_get_name(dup_c, name, &n));
+    if (strcmp(name, "heat-dup") != 0)
+        die("the duplicate's name is lost", MPI_ERR_COMM);
+    check("get errhandler", MPI_Comm_get_errhandler(dup_c, &eh));
+    if (eh != MPI_ERRORS_RETURN)
+        die("the duplicate's error handler is lost", MPI_ERR_COMM);
+    check("topo test", MPI_Topo_test(cart_c, &st));
+    check("coords", st == MPI_CART ? MPI_Cart_coords(cart_c, rank, 1, coords)
+                                   : MPI_ERR_TOPOLOGY);
+    if (coords[0] != rank)
+        die("the Cartesian communicator's coordinates", MPI_ERR_TOPOLOGY);
+    check("type size", MPI_Type_size(vec_t, &ts));
+    check("type extent", MPI_Type_get_extent(vec_t, &lb, &ext));
+    if (ts != 2 * (int)sizeof(int) || ext != 3 * (MPI_Aint)sizeof(int))
+        die("the vector type's size or extent", MPI_ERR_TYPE);
+    check("comm group", MPI_Comm_group(half_c, &g));
+    check("group compare", MPI_Group_compare(g, half_g, &res));
+    if (res != MPI_IDENT)
+        die("the group is not the split's", MPI_ERR_GROUP);
+    check("group free", MPI_Group_free(&g));
+    check("rank", MPI_Comm_rank(half_c, &n));
+    if (n != rank / 2)
+        die("the split's rank", MPI_ERR_COMM);
 }
 
 /* inflight: the messages besides the halos, sent before the checkpoint
@@ -114,6 +175,10 @@ static void extras_out(int it, int rank, int right)
     MPI_Comm_rank(half_c, &hr);
     MPI_Comm_size(half_c, &hs);
     check("send half", MPI_Send(h, 2, MPI_INT, (hr + 1) % hs, 8, half_c));
+    if (handles) {
+        int q[3] = {it, -5, rank};
+        check("send cart", MPI_Send(q, 1, vec_t, right, 9, cart_c));
+    }
     for (int i = 0; i < BIG; i++)
         big[i] = pat(it, rank, i * 3);
     check("isend big", MPI_Isend(big, BIG, MPI_BYTE, right, 6,
@@ -152,6 +217,15 @@ static void extras_in(int it, int rank, int left)
     if (h[0] != it || h[1] != hleft * 2 + rank % 2 + 200 ||
         hst.MPI_SOURCE != hleft)
         die("the message on the split communicator", MPI_ERR_OTHER);
+    if (handles) {
+        int q[3] = {-7, -7, -7};
+        check("recv cart", MPI_Recv(q, 1, vec_t, left, 9, cart_c,
+                                    MPI_STATUS_IGNORE));
+        if (left != MPI_PROC_NULL &&
+            (q[0] != it || q[1] != -7 || q[2] != left))
+            die("the message of the vector type on the Cartesian "
+                "communicator", MPI_ERR_OTHER);
+    }
     static unsigned char got[BIG];
     MPI_Status bst;
     int bn = 0;
@@ -251,11 +325,25 @@ int main(int argc, char **argv)
     check("register ared", MPIX_Checkpoint_register(&ared, sizeof(ared)));
     const char *late = getenv("CKPT_COMMS_LATE");
     int comms_late = late != NULL && strcmp(late, "1") == 0;
-    if (strcmp(mode, "inflight") == 0 && !comms_late)
+    const char *hv = getenv("CKPT_HANDLES");
+    handles = hv != NULL && strcmp(hv, "1") == 0;
+    if (handles) {
+        check("register dup", MPIX_Checkpoint_register(&dup_c, sizeof(dup_c)));
+        check("register half",
+              MPIX_Checkpoint_register(&half_c, sizeof(half_c)));
+        check("register cart",
+              MPIX_Checkpoint_register(&cart_c, sizeof(cart_c)));
+        check("register vec", MPIX_Checkpoint_register(&vec_t, sizeof(vec_t)));
+        check("register group",
+              MPIX_Checkpoint_register(&half_g, sizeof(half_g)));
+    }
+    if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);
     check("restarted", MPIX_Checkpoint_restarted(&flag));
-    if (strcmp(mode, "inflight") == 0 && comms_late)
+    if (strcmp(mode, "inflight") == 0 && (comms_late || (handles && !flag)))
         make_comms(rank);
+    if (handles && flag)
+        check_handles(rank);
     if (flag) {
         if (rank == 0)
             printf("restarted at iteration %d\n", it);
@@ -424,6 +512,11 @@ int main(int argc, char **argv)
     if (dup_c != MPI_COMM_NULL) {
         check("free", MPI_Comm_free(&dup_c));
         check("free", MPI_Comm_free(&half_c));
+    }
+    if (handles) {
+        check("free", MPI_Comm_free(&cart_c));
+        check("free", MPI_Type_free(&vec_t));
+        check("free", MPI_Group_free(&half_g));
     }
     MPI_Finalize();
     return 0;

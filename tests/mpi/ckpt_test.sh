@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoint/restart tests (docs/FT.md), driving tests/mpi/ckpt_heat.c.
-# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|inflight|kill|pending|refuse|onfail|trigger
+# usage: ckpt_test.sh <shoalrun> <mpi_ckpt_heat> restart|b2b|inflight|handles|kill|pending|refuse|onfail|trigger
 #   restart: a run killed (SIGKILL) after its checkpoint of iteration 12,
 #            restarted with --restart, equals an uninterrupted run bit for bit
 #   b2b:     the same with two checkpoints back to back each time
@@ -9,6 +9,12 @@
 #            after it, also on the program's own communicators): a
 #            restart finds them, in order, in the images; one whose
 #            program makes its communicators too late is refused
+#   handles: inflight with CKPT_HANDLES=1: the program makes its
+#            communicators, a Cartesian one, a datatype and a group only
+#            on its first start and keeps their handles in registered
+#            memory; the restarts bring them back (and the run without
+#            the objects in the image must fail: SHOAL_CKPT_NORANDOM=0
+#            is refused with a clear message)
 #   kill:    a rank killed at each phase boundary of a checkpoint: the
 #            previous one (or the new one once committed) restarts exactly
 #   pending: a checkpoint with a message in flight on an intercommunicator,
@@ -89,9 +95,13 @@ n=$(ls -d "$tmp/ref"/ckpt.* | wc -l)
 [[ $n -eq 1 ]] || fail "$n checkpoints kept, expected the newest only"
 
 case $what in
-restart | b2b | inflight)
+restart | b2b | inflight | handles)
     mode=
     [[ $what != restart ]] && mode=$what
+    if [[ $what == handles ]]; then
+        mode=inflight
+        export CKPT_HANDLES=1
+    fi
     run fail -n $np --checkpoint-dir "$tmp/d" -- $iters $k 2@15 "$tmp/x.out" $mode
     # the launcher reaps rank 2 first, or (over TCP) a peer saw it die
     # ("rank 2 failed: connection to rank 2 lost") and ended the job
@@ -107,6 +117,12 @@ restart | b2b | inflight)
         expect_out "a message was in flight at the checkpoint on a communicator of [24] ranks \(context id [0-9]+\) that this process has not made again"
         expect_out "no complete and valid checkpoint in"
         [[ ! -e $tmp/r3.out ]] || fail "a refused restart wrote a result"
+    fi
+    if [[ $what == handles ]]; then
+        # Randomized, the handles in the image would name nothing.
+        SHOAL_CKPT_NORANDOM=0 run fail -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r4.out" $mode
+        expect_out "the registered regions hold handles of communicators, groups or datatypes, which would name nothing here: the program or the Shoal library is loaded at another address"
+        [[ ! -e $tmp/r4.out ]] || fail "a refused restart wrote a result"
     fi
     run ok -n $np --restart "$tmp/d" -- $iters $k - "$tmp/r.out" $mode
     expect_out "^restarted at iteration 12$"

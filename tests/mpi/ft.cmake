@@ -266,7 +266,7 @@ shoal_mp_program(bench_ckpt SOURCES ${PROJECT_SOURCE_DIR}/bench/ft/ckpt_bench.c)
 # and against broken checkpoints; its exit status says (the programs it
 # runs print FAIL on purpose when they refuse a checkpoint).
 shoal_mp_program(mpi_ckpt_heat SOURCES ckpt_heat.c)
-foreach(what restart b2b inflight kill pending refuse onfail trigger)
+foreach(what restart b2b inflight handles kill pending refuse onfail trigger)
     add_test(NAME mp.mpi.ckpt_${what}.np4
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_test.sh
                      $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_ckpt_heat> ${what})
@@ -287,7 +287,7 @@ function(shoal_ckpt_variant suffix env)
             ENVIRONMENT "${env}")
     endforeach()
 endfunction()
-shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart inflight pending onfail trigger)
+shoal_ckpt_variant(tcp SHOAL_WIRES=tcp restart inflight handles pending onfail trigger)
 shoal_ckpt_variant(udp SHOAL_WIRES=udp inflight)
 shoal_ckpt_variant(thread SHOAL_PROGRESS=thread restart inflight trigger)
 

@@ -172,6 +172,8 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
  * communicator that comes late is not taken for one of the next).
  */
 uint64_t mpi_ctx_epoch(uint32_t ctx);
+/* Take context id ctx with epoch, here only (a restart: core/ckpt_objs.c). */
+int mpi_ctx_claim(uint32_t ctx, uint64_t epoch);
 /* mpi_ctx_alloc for agreements where some members take no context. */
 int mpi_ctx_agree(const mpi_members_t *m, int take, uint32_t *ctx_p);
 /* This process alone takes a free id now (comm_ctx.c), or -1 when it

@@ -206,6 +206,33 @@ void mpi_ctx_free(uint32_t ctx)
     pthread_mutex_unlock(&mpi_obj_lock);
 }
 
+/*
+ * A restart puts a communicator back with the context id and epoch it had
+ * (core/ckpt_objs.c): every member does the same, so no agreement is
+ * needed.  MPI_ERR_OTHER when the slot is taken (the program made that
+ * communicator again first).
+ */
+int mpi_ctx_claim(uint32_t ctx, uint64_t epoch)
+{
+    size_t slot = ctx / 2;
+    int rc = MPI_ERR_OTHER;
+
+    if (slot < 2 || slot >= MPI_CTX_SLOTS || ctx % 2 != 0)
+        return MPI_ERR_ARG;
+    pthread_mutex_lock(&mpi_obj_lock);
+    slots_init();
+    if (base_bitmap_test(free_slots, slot) && !in_flight[0] &&
+        !in_flight[1]) {
+        base_bitmap_clear(free_slots, slot);
+        __atomic_store_n(&slot_epoch[slot], epoch, __ATOMIC_RELAXED);
+        if (epoch > epoch_clock)
+            epoch_clock = epoch;
+        rc = MPI_SUCCESS;
+    }
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return rc;
+}
+
 uint64_t mpi_ctx_epoch(uint32_t ctx)
 {
     size_t slot = ctx / 2;

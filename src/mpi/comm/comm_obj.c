@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mpi/comm/comm.h"
+#include "mpi/core/obj_arena.h"
 #include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
@@ -28,7 +29,7 @@ static MPI_Comm comm_alloc(void)
         recycled = (MPI_Comm)c->coll;
     pthread_mutex_unlock(&mpi_obj_lock);
     if (c == NULL)
-        return calloc(1, sizeof(*c));
+        return mpi_obj_alloc(sizeof(*c));
     memset(c, 0, sizeof(*c));
     return c;
 }

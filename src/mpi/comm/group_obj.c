@@ -5,16 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/core/obj_arena.h"
 #include "mpi/mpi_impl.h"
 
 
 int mpi_group_new(int n, const int *world, MPI_Group *group_p)
 {
-    MPI_Group g = calloc(1, sizeof(*g));
+    MPI_Group g = mpi_obj_alloc(sizeof(*g));
     int *ranks = n > 0 ? malloc((size_t)n * sizeof(int)) : NULL;
 
     if (g == NULL || (n > 0 && ranks == NULL)) {
-        free(g);
+        mpi_obj_free(g);
         free(ranks);
         return MPI_ERR_NO_MEM;
     }
@@ -40,5 +41,5 @@ void mpi_group_release(MPI_Group g)
         return;
     g->magic = MPI_MAGIC_DEAD;
     free(g->world);
-    free(g);
+    mpi_obj_free(g);
 }

@@ -26,14 +26,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "mpi/core/ckpt_dir.h"
+#include "mpi/core/ckpt_fixed.h"
+#include "mpi/core/ckpt_objs.h"
+#include "mpi/core/obj_arena.h"
 #include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 
 #define CK_MAGIC "SHOALCKP"
-#define CK_VERSION 4u /* 2: the regions' checksums are base_sum64;
+#define CK_VERSION 5u /* 2: the regions' checksums are base_sum64;
                            3: the messages in flight after the regions;
                            4: ... on any intracommunicator, named by
-                              context id, size and group */
+                              context id, size and group;
+                           5: the library's objects after the messages */
 #define CK_TAG 4242
 #define CK_MAX_CANDIDATES 16
 #define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
@@ -41,8 +45,9 @@
 
 /* The head of a rank's image; then nreg uint64_t region sizes, then the
  * regions' bytes in registration order, then chan_bytes of messages that
- * were in flight to this rank (ck_msg_t records).  Host byte order: a
- * checkpoint restarts on machines of the same architecture. */
+ * were in flight to this rank (ck_msg_t records), then obj_bytes of the
+ * library's objects (ckpt_objs.c).  Host byte order: a checkpoint
+ * restarts on machines of the same architecture. */
 typedef struct ck_head {
     char magic[8];
     uint32_t version;
@@ -51,6 +56,10 @@ typedef struct ck_head {
     uint64_t prog;        /* siphash of the program's name */
     uint64_t data_bytes;  /* the regions' bytes */
     uint64_t chan_bytes;  /* the messages' records */
+    uint64_t obj_bytes;   /* the objects' records */
+    uint64_t prog_base;   /* where the program and the library were loaded */
+    uint64_t lib_base;
+    uint64_t arena_hwm;   /* one past the highest object cell ever used */
     uint64_t sum;         /* checksum of all the rest (this field 0) */
     char name[CK_NAME];   /* the program's name, for messages */
 } ck_head_t;
@@ -293,7 +302,8 @@ static void remove_later(const char *dir, const uint64_t *old, int nold)
 
 /* Write this rank's image of epoch into cdir; 0 or -1 (errno kept in *err). */
 static int write_image(const char *cdir, uint64_t epoch, const uint8_t *chan,
-                       size_t chan_len, int *err)
+                       size_t chan_len, const uint8_t *objs, size_t obj_len,
+                       int *err)
 {
     char tmp[1024], fin[1024];
     ck_head_t h;
@@ -318,6 +328,9 @@ static int write_image(const char *cdir, uint64_t epoch, const uint8_t *chan,
         h.data_bytes += ck.reg[i].size;
     }
     h.chan_bytes = chan_len;
+    h.obj_bytes = obj_len;
+    ckpt_fixed_bases(&h.prog_base, &h.lib_base);
+    h.arena_hwm = mpi_arena_hwm();
     snprintf(tmp, sizeof(tmp), "%s/rank.%d.tmp", cdir, mpi.world_rank);
     snprintf(fin, sizeof(fin), "%s/rank.%d", cdir, mpi.world_rank);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -337,7 +350,10 @@ static int write_image(const char *cdir, uint64_t epoch, const uint8_t *chan,
         chan = none;
     else if (write_all(fd, chan, chan_len) != 0)
         goto fail;
-    rsum[ck.nreg] = piece_sum((uint64_t)ck.nreg, chan, chan_len);
+    if (obj_len > 0 && write_all(fd, objs, obj_len) != 0)
+        goto fail;
+    rsum[ck.nreg] = piece_sum(piece_sum((uint64_t)ck.nreg, chan, chan_len),
+                              objs, obj_len);
     h.sum = image_sum(&h, sizes, rsum);
     if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
         goto fail;
@@ -458,6 +474,7 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
     h.name[CK_NAME - 1] = '\0';
     if (!head_ok(&h, st.st_size, epoch, path, why, whylen))
         goto bad;
+    ckpt_objs_scan_reset();
     size_t need = sizeof(h) + (size_t)h.nreg * 8;
     const uint64_t *sizes = (const uint64_t *)(buf + sizeof(h));
     uint64_t total = 0;
@@ -473,10 +490,11 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
         total = sizes[i] > (uint64_t)st.st_size ? UINT64_MAX
                                                  : total + sizes[i];
     if (total != h.data_bytes || h.chan_bytes > (uint64_t)st.st_size ||
-        need + total + h.chan_bytes != (uint64_t)st.st_size) {
+        h.obj_bytes > (uint64_t)st.st_size ||
+        need + total + h.chan_bytes + h.obj_bytes != (uint64_t)st.st_size) {
         snprintf(why, whylen, "%s: truncated or padded (%lld bytes, the head "
                  "says %" PRIu64 ")", path, (long long)st.st_size,
-                 (uint64_t)need + h.data_bytes + h.chan_bytes);
+                 (uint64_t)need + h.data_bytes + h.chan_bytes + h.obj_bytes);
         goto bad;
     }
     for (uint32_t i = 0; i < h.nreg; i++) {
@@ -492,16 +510,19 @@ static uint8_t *read_image(const char *dir, uint64_t epoch, char *why,
             if (read_exact(fd, dst + off, k, path, why, whylen) != 0)
                 goto bad;
             acc = piece_sum(acc, dst + off, k);
+            ckpt_objs_scan(dst + off, k);
         }
         need += sizes[i];
         rsum[i] = acc;
     }
-    /* The messages in flight, into buf after the regions' places. */
-    if (read_exact(fd, buf + need, (size_t)h.chan_bytes, path, why,
-                   whylen) != 0)
+    /* The messages in flight and the objects, into buf after the
+     * regions' places. */
+    if (read_exact(fd, buf + need, (size_t)(h.chan_bytes + h.obj_bytes),
+                   path, why, whylen) != 0)
         goto bad;
-    rsum[h.nreg] = piece_sum((uint64_t)h.nreg, buf + need,
-                             (size_t)h.chan_bytes);
+    rsum[h.nreg] = piece_sum(piece_sum((uint64_t)h.nreg, buf + need,
+                                       (size_t)h.chan_bytes),
+                             buf + need + h.chan_bytes, (size_t)h.obj_bytes);
     close(fd);
     fd = -1;
     uint64_t sum = image_sum(&h, sizes, rsum);
@@ -653,6 +674,107 @@ static int private_comm(MPI_Comm *c)
     return rc;
 }
 
+/* The same for MPIX_Checkpoint_restarted, with the highest context id
+ * (the same on every rank, taken without an agreement): the lowest free
+ * ones may be those of the communicators the image brings back. */
+static int private_comm_high(MPI_Comm *c)
+{
+    uint32_t ctx = 2 * (MPI_CTX_SLOTS - 1);
+    int rc;
+
+    if (mpi_ctx_claim(ctx, 1) != MPI_SUCCESS)
+        return private_comm(c);
+    rc = mpi_comm_build(MPI_COMM_WORLD, MPI_COMM_WORLD->group, NULL, ctx, c);
+    if (rc != MPI_SUCCESS) {
+        mpi_ctx_free(ctx);
+        return rc;
+    }
+    return PMPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+}
+
+/* Where an image's objects are, and how many bytes. */
+static const uint8_t *objs_of(const uint8_t *img, uint64_t *len_p)
+{
+    ck_head_t h;
+
+    memcpy(&h, img, sizeof(h));
+    *len_p = h.obj_bytes;
+    return img + sizeof(h) + (size_t)h.nreg * 8 + h.data_bytes + h.chan_bytes;
+}
+
+/* Make the objects of a candidate's image again: 1, or 0 with why set
+ * (and nothing made). */
+static int objs_put(const char *dir, const uint8_t *img, uint64_t epoch,
+                    char *why, size_t whylen)
+{
+    ck_head_t h;
+    uint64_t len, pb, lb;
+    const uint8_t *p = objs_of(img, &len);
+    char w[512];
+    int ok;
+
+    memcpy(&h, img, sizeof(h));
+    if (len == 0)
+        return 1;
+    ckpt_fixed_bases(&pb, &lb);
+    char moved[320] = "";
+    if (pb != h.prog_base || lb != h.lib_base)
+        snprintf(moved, sizeof(moved), "the program or the Shoal library is "
+                 "loaded at another address than when the checkpoint was "
+                 "taken (program %#" PRIx64 ", then %#" PRIx64 "; library %#"
+                 PRIx64 ", then %#" PRIx64 ")", pb, h.prog_base, lb,
+                 h.lib_base);
+    /* The records are read in place as structures: aligned. */
+    uint8_t *copy = malloc((size_t)len);
+    if (copy == NULL) {
+        snprintf(why, whylen, "out of memory");
+        return 0;
+    }
+    memcpy(copy, p, (size_t)len);
+    ok = ckpt_objs_load(copy, len, moved[0] ? moved : NULL, w, sizeof(w));
+    free(copy);
+    if (!ok)
+        snprintf(why, whylen, "%s/ckpt.%" PRIu64 "/rank.%d: %s", dir, epoch,
+                 mpi.world_rank, w);
+    return ok;
+}
+
+/*
+ * At MPI_Init, with a checkpoint directory: the objects' arena, and on a
+ * restart, allocations above every cell the candidates' images used, so
+ * that the cells the chosen one puts objects back in are free.  Each
+ * rank reads the heads of its own images only.
+ */
+void mpi_ckpt_init_arena(void)
+{
+    const char *dir = base_cfg.CKPT_DIR;
+    uint64_t ep[CK_MAX_CANDIDATES], floor = 0;
+    char path[1024];
+    int n;
+
+    if (dir == NULL || dir[0] == '\0' || !base_cfg.CKPT_NORANDOM ||
+        strlen(dir) > CK_DIR_MAX)
+        return;
+    mpi_arena_init();
+    if (!base_cfg.CKPT_RESTART || !mpi_arena_on())
+        return;
+    n = ckpt_dir_epochs(dir, ep, CK_MAX_CANDIDATES);
+    for (int i = 0; i < n; i++) {
+        ck_head_t h;
+        snprintf(path, sizeof(path), "%s/ckpt.%" PRIu64 "/rank.%d", dir,
+                 ep[i], mpi.world_rank);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+            memcmp(h.magic, CK_MAGIC, 8) == 0 && h.version == CK_VERSION &&
+            h.arena_hwm > floor && h.arena_hwm <= MPI_ARENA_CELLS)
+            floor = h.arena_hwm;
+        close(fd);
+    }
+    mpi_arena_floor((uint32_t)floor);
+}
+
 int PMPIX_Checkpoint_restarted(int *flag)
 {
     const char *fn = "MPIX_Checkpoint_restarted";
@@ -678,7 +800,7 @@ int PMPIX_Checkpoint_restarted(int *flag)
     if (strlen(dir) > CK_DIR_MAX)
         return mpi_error(NULL, MPI_ERR_ARG, fn, "SHOAL_CKPT_DIR is longer "
                          "than %d bytes", CK_DIR_MAX);
-    rc = private_comm(&c);
+    rc = private_comm_high(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(NULL, rc, fn, "cannot duplicate MPI_COMM_WORLD");
     private_ctx = c->ctx;
@@ -693,10 +815,14 @@ int PMPIX_Checkpoint_restarted(int *flag)
      * (into the registered regions: see read_image), until one is valid
      * on every rank. */
     for (int i = 0; i < n && rc == MPI_SUCCESS && pick < 0; i++) {
-        int ok = complete_ok(dir, ep[i], why, sizeof(why));
+        int ok = complete_ok(dir, ep[i], why, sizeof(why)), made = 0;
         if (ok) {
             img = read_image(dir, ep[i], why, sizeof(why));
             ok = img != NULL && regions_fit(dir, img, why, sizeof(why));
+            /* The objects first: the messages in flight may be on the
+             * communicators they bring back. */
+            if (ok)
+                ok = made = objs_put(dir, img, ep[i], why, sizeof(why));
             if (ok) {
                 uint64_t clen = 0;
                 const uint8_t *chan = chan_of(img, &clen);
@@ -709,9 +835,12 @@ int PMPIX_Checkpoint_restarted(int *flag)
             base_error("ckpt", "rank %d: cannot restart from %s",
                        mpi.world_rank, why);
         rc = PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c);
-        if (rc == MPI_SUCCESS && ok)
+        if (rc == MPI_SUCCESS && ok) {
             pick = i;
-        else {
+            ckpt_objs_commit();
+        } else {
+            if (made)
+                ckpt_objs_undo();
             free(img);
             img = NULL;
         }
@@ -1232,7 +1361,15 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     int wrote = 0;
     if (rc == MPI_SUCCESS) {
         test_kill(epoch, "made");
-        int here = write_image(cdir, epoch, k.buf, k.len, &err) == 0;
+        uint8_t *objs = NULL;
+        size_t olen = 0;
+        int here = ckpt_objs_save(c->ctx, &objs, &olen) == MPI_SUCCESS;
+        if (!here)
+            err = ENOMEM;
+        else
+            here = write_image(cdir, epoch, k.buf, k.len, objs, olen,
+                               &err) == 0;
+        free(objs);
         wrote = here;
         if (here)
             test_kill(epoch, "written");

@@ -82,6 +82,8 @@ void mpi_ft_finalize(void);
 
 /* Checkpoint/restart (ckpt.c): its memory, at MPI_Finalize. */
 void mpi_ckpt_fini(void);
+/* MPI_Init with SHOAL_CKPT_DIR: the objects' arena (ckpt.c). */
+void mpi_ckpt_init_arena(void);
 
 /* Checkpoints the launcher asks for (ckpt_trigger.c): tell shoalrun the
  * rank is ready (end of MPI_Init), its last count (start of

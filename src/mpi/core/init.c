@@ -107,6 +107,9 @@ void mpi_runtime_up(int required, const char *fn)
     if (gethostname(mpi.processor_name, sizeof(mpi.processor_name)) != 0)
         strcpy(mpi.processor_name, "localhost");
     mpi.processor_name[sizeof(mpi.processor_name) - 1] = '\0';
+    /* Before the first object: with a checkpoint directory, objects live
+     * where a restart can put them back (obj_arena.c). */
+    mpi_ckpt_init_arena();
     status = mpi_ft_init();
     if (status == SHOAL_OK)
         status = mpi_p2p_init();

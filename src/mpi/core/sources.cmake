@@ -3,6 +3,8 @@
 list(APPEND SHOAL_SOURCES
     mpi/core/ckpt.c
     mpi/core/ckpt_dir.c
+    mpi/core/ckpt_fixed.c
+    mpi/core/ckpt_objs.c
     mpi/core/ckpt_trigger.c
     mpi/core/errhandler.c
     mpi/core/error.c
@@ -12,6 +14,7 @@ list(APPEND SHOAL_SOURCES
     mpi/core/info.c
     mpi/core/init.c
     mpi/core/mpi1_removed.c
+    mpi/core/obj_arena.c
     mpi/core/predef.c
     mpi/core/progress_thread.c
     mpi/core/request.c

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/core/obj_arena.h"
 #include "mpi/dt/dt.h"
 
 /* ---- objects ----------------------------------------------------------------
@@ -18,7 +19,7 @@
 
 dt_obj_t *dt_obj_alloc(int combiner)
 {
-    dt_obj_t *o = calloc(1, sizeof(*o));
+    dt_obj_t *o = mpi_obj_alloc(sizeof(*o));
 
     if (o == NULL)
         return NULL;
@@ -54,7 +55,7 @@ void dt_obj_destroy(dt_obj_t *o)
     free(o->big);
     dt_map_release(dt_map(t));
     t->magic = MPI_MAGIC_DEAD;
-    free(o);
+    mpi_obj_free(o);
 }
 
 void mpi_dt_retain(MPI_Datatype dt)

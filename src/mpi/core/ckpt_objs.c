@@ -1,0 +1,802 @@
+/*
+ * The library's objects in a checkpoint (docs/FT.md "The library's
+ * objects"): the communicators, groups and datatypes alive at the cut
+ * are described in the image, and a restart makes each again at the
+ * address its handle had (obj_arena.c, ckpt_fixed.c), so a program that
+ * keeps its handles in registered memory finds them working and need not
+ * make its objects again.
+ *
+ * Records, 8-byte aligned, in an order where everything a record names
+ * comes before it: groups, then datatypes (those a type is built from
+ * first), then communicators.  A group is its members' world ranks; a
+ * datatype the arguments of its constructor (MPI_Type_get_contents'
+ * layout) and whether it was committed; a communicator its context id
+ * and that id's epoch, its groups, its error handler when predefined, its
+ * topology, name and counters.  A restart builds each with the same calls
+ * the program made (a communicator without an agreement: every member
+ * puts back the same context id), then sets every object's reference
+ * count to the one it had.  A communicator the program made again before
+ * MPIX_Checkpoint_restarted, in the older way, keeps its context id, and
+ * the image's copy of it is not put back.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/comm/comm.h"
+#include "mpi/comm/topo.h"
+#include "mpi/core/ckpt_objs.h"
+#include "mpi/core/obj_arena.h"
+#include "mpi/core/ft.h"
+#include "mpi/dt/dt.h"
+
+enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3 };
+
+typedef struct cko_head {
+    uint32_t kind;
+    uint32_t len;  /* of the whole record, a multiple of 8 */
+    uint64_t addr; /* the object's address: its handle */
+    int32_t refs;
+    int32_t n;     /* group: members; datatype: combiner */
+} cko_head_t;
+
+typedef struct cko_dt {
+    int32_t nints, naddrs, ntypes, committed;
+    int32_t user_freed, zero;
+    char name[MPI_MAX_OBJECT_NAME];
+    /* then ints[nints], pad to 8, addrs[naddrs], types[ntypes] (u64) */
+} cko_dt_t;
+
+typedef struct cko_comm {
+    uint32_t ctx, is_inter;
+    uint64_t epoch;        /* the context id's (mpi_ctx_epoch) */
+    uint64_t group, remote;
+    uint64_t errh;         /* a predefined handler's address, or 0 */
+    uint32_t next_child, tol_seq;
+    int32_t topo_kind;     /* 0: none */
+    int32_t ndims, nnodes, nedges, indegree, outdegree, weighted, zero;
+    char name[MPI_MAX_OBJECT_NAME];
+    /* then the topology's arrays (int32): dims, periods, index, edges,
+     * sources, sourceweights, dests, destweights, padded to 8 */
+} cko_comm_t;
+
+#define PAD8(n) (((n) + 7) & ~(size_t)7)
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    int nomem;
+} wbuf_t;
+
+static void *wb_room(wbuf_t *b, size_t n)
+{
+    n = PAD8(n);
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->nomem = 1;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    void *r = b->p + b->len;
+    memset(r, 0, n);
+    b->len += n;
+    return r;
+}
+
+/* The live objects of the arena, by kind, sorted by address. */
+typedef struct live {
+    void **v;
+    size_t n, cap;
+} live_t;
+
+typedef struct census {
+    live_t groups, dts, comms;
+    uint8_t *dt_done; /* per dts entry: emitted */
+    int nomem;
+} census_t;
+
+static void live_add(census_t *c, live_t *l, void *obj)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        void **v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL) {
+            c->nomem = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = obj;
+}
+
+static void count_obj(void *obj, void *arg)
+{
+    census_t *c = arg;
+    uint32_t magic = *(const uint32_t *)obj;
+
+    if (magic == MPI_MAGIC_GROUP)
+        live_add(c, &c->groups, obj);
+    else if (magic == MPI_MAGIC_DT)
+        live_add(c, &c->dts, obj);
+    else if (magic == MPI_MAGIC_COMM)
+        live_add(c, &c->comms, obj);
+}
+
+static long live_find(const live_t *l, const void *obj)
+{
+    size_t lo = 0, hi = l->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((uintptr_t)l->v[mid] < (uintptr_t)obj)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < l->n && l->v[lo] == obj ? (long)lo : -1;
+}
+
+static void put_group(wbuf_t *b, MPI_Group g)
+{
+    size_t n = sizeof(cko_head_t) + (size_t)g->size * sizeof(int32_t);
+    cko_head_t *h = wb_room(b, n);
+
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_GROUP, .len = (uint32_t)PAD8(n),
+                      .addr = (uint64_t)(uintptr_t)g, .refs = g->refs,
+                      .n = g->size};
+    memcpy(h + 1, g->world, (size_t)g->size * sizeof(int32_t));
+}
+
+/* A type and, before it, the derived types it is built from.  Types the
+ * user freed that others still use are not in the census (their magic
+ * is gone?) — they are: MPI_Type_free keeps the magic. */
+static void put_dt(wbuf_t *b, census_t *c, MPI_Datatype t, int depth)
+{
+    long i = live_find(&c->dts, t);
+    dt_obj_t *o = (dt_obj_t *)t;
+
+    if (i < 0 || c->dt_done[i] || depth > 64)
+        return; /* predefined, emitted, or absurd */
+    c->dt_done[i] = 1;
+    for (int k = 0; k < t->ntypes; k++)
+        put_dt(b, c, t->types[k], depth + 1);
+    size_t n = sizeof(cko_head_t) + sizeof(cko_dt_t) +
+               PAD8((size_t)t->nints * 4) + (size_t)t->naddrs * 8 +
+               (size_t)t->ntypes * 8;
+    cko_head_t *h = wb_room(b, n);
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_DT, .len = (uint32_t)PAD8(n),
+                      .addr = (uint64_t)(uintptr_t)t, .refs = t->refs,
+                      .n = t->combiner};
+    cko_dt_t *d = (cko_dt_t *)(h + 1);
+    d->nints = t->nints;
+    d->naddrs = t->naddrs;
+    d->ntypes = t->ntypes;
+    d->committed = (t->flags & MPI_DT_COMMITTED) != 0;
+    /* Large-count contents (o->big) cannot be made again here: the
+     * record says so and a restart refuses it. */
+    d->user_freed = o->user_freed | (o->nbig > 0 ? 2 : 0);
+    memcpy(d->name, t->name, sizeof(d->name));
+    uint8_t *q = (uint8_t *)(d + 1);
+    memcpy(q, t->ints, (size_t)t->nints * 4);
+    q += PAD8((size_t)t->nints * 4);
+    memcpy(q, t->addrs, (size_t)t->naddrs * 8);
+    q += (size_t)t->naddrs * 8;
+    for (int k = 0; k < t->ntypes; k++)
+        ((uint64_t *)q)[k] = (uint64_t)(uintptr_t)t->types[k];
+}
+
+static size_t topo_ints(const struct mpi_topo *t)
+{
+    if (t == NULL)
+        return 0;
+    return 2 * (size_t)t->ndims + (size_t)t->nnodes + (size_t)t->nedges +
+           (size_t)t->indegree * (t->weighted ? 2 : 1) +
+           (size_t)t->outdegree * (t->weighted ? 2 : 1);
+}
+
+static int32_t *put_ints(int32_t *q, const int *v, int n)
+{
+    if (n > 0 && v != NULL)
+        memcpy(q, v, (size_t)n * sizeof(int32_t));
+    return q + (n > 0 ? n : 0);
+}
+
+static int errh_predef(MPI_Errhandler e)
+{
+    return e == MPI_ERRORS_ARE_FATAL || e == MPI_ERRORS_RETURN ||
+           e == MPI_ERRORS_ABORT;
+}
+
+static void put_comm(wbuf_t *b, MPI_Comm c)
+{
+    const struct mpi_topo *t = c->topo;
+    size_t n = sizeof(cko_head_t) + sizeof(cko_comm_t) + topo_ints(t) * 4;
+    cko_head_t *h = wb_room(b, n);
+
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_COMM, .len = (uint32_t)PAD8(n),
+                      .addr = (uint64_t)(uintptr_t)c, .refs = c->refs};
+    cko_comm_t *r = (cko_comm_t *)(h + 1);
+    r->ctx = c->ctx;
+    r->is_inter = (uint32_t)c->is_inter;
+    r->epoch = mpi_ctx_epoch(c->ctx);
+    r->group = (uint64_t)(uintptr_t)c->group;
+    r->remote = (uint64_t)(uintptr_t)c->remote_group;
+    r->errh = errh_predef(c->errh) ? (uint64_t)(uintptr_t)c->errh : 0;
+    r->next_child = c->next_child;
+    r->tol_seq = c->tol_seq;
+    memcpy(r->name, c->name, sizeof(r->name));
+    if (t == NULL)
+        return;
+    r->topo_kind = t->kind;
+    r->ndims = t->ndims;
+    r->nnodes = t->nnodes;
+    r->nedges = t->nedges;
+    r->indegree = t->indegree;
+    r->outdegree = t->outdegree;
+    r->weighted = t->weighted;
+    int32_t *q = (int32_t *)(r + 1);
+    q = put_ints(q, t->dims, t->ndims);
+    q = put_ints(q, t->periods, t->ndims);
+    q = put_ints(q, t->index, t->nnodes);
+    q = put_ints(q, t->edges, t->nedges);
+    q = put_ints(q, t->sources, t->indegree);
+    if (t->weighted)
+        q = put_ints(q, t->sourceweights, t->indegree);
+    q = put_ints(q, t->dests, t->outdegree);
+    if (t->weighted)
+        put_ints(q, t->destweights, t->outdegree);
+}
+
+int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
+{
+    census_t c = {0};
+    wbuf_t b = {0};
+    int rc = MPI_SUCCESS;
+
+    *buf_p = NULL;
+    *len_p = 0;
+    if (!mpi_arena_on())
+        return MPI_SUCCESS;
+    mpi_lock();
+    mpi_arena_each(count_obj, &c);
+    c.dt_done = calloc(c.dts.n + 1, 1);
+    if (c.dt_done == NULL)
+        c.nomem = 1;
+    for (size_t i = 0; i < c.groups.n && !c.nomem; i++)
+        put_group(&b, c.groups.v[i]);
+    for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
+        put_dt(&b, &c, c.dts.v[i], 0);
+    for (size_t i = 0; i < c.comms.n && !c.nomem; i++) {
+        MPI_Comm m = c.comms.v[i];
+        if (m->ctx != skip_ctx && !m->revoked)
+            put_comm(&b, m);
+    }
+    mpi_unlock();
+    if (c.nomem || b.nomem) {
+        free(b.p);
+        rc = MPI_ERR_NO_MEM;
+    } else {
+        *buf_p = b.p;
+        *len_p = b.len;
+    }
+    free(c.groups.v);
+    free(c.dts.v);
+    free(c.comms.v);
+    free(c.dt_done);
+    return rc;
+}
+
+/* ---- restoring -------------------------------------------------------------------- */
+
+/* What a restart made, to set the counts at the end or to undo. */
+typedef struct made {
+    uint32_t kind;
+    int32_t refs;
+    void *obj;
+} made_t;
+
+static struct {
+    made_t *v;
+    size_t n, cap;
+} made;
+
+static int made_add(uint32_t kind, int32_t refs, void *obj)
+{
+    if (made.n == made.cap) {
+        size_t cap = made.cap ? 2 * made.cap : 64;
+        made_t *v = realloc(made.v, cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        made.v = v;
+        made.cap = cap;
+    }
+    made.v[made.n++] = (made_t){kind, refs, obj};
+    return 0;
+}
+
+/* Was obj made by this restart (or is it a predefined datatype)? */
+static void *made_obj(uint64_t addr, uint32_t kind)
+{
+    for (size_t i = made.n; i-- > 0;)
+        if ((uint64_t)(uintptr_t)made.v[i].obj == addr &&
+            made.v[i].kind == kind)
+            return made.v[i].obj;
+    return NULL;
+}
+
+static MPI_Datatype dt_named(uint64_t addr)
+{
+    const uint8_t *lo = (const uint8_t *)shoal_mpi_dt_predef;
+    const uint8_t *p = (const uint8_t *)(uintptr_t)addr;
+
+    if (p >= lo && p < lo + sizeof(shoal_mpi_dt_predef) &&
+        (size_t)(p - lo) % sizeof(shoal_mpi_dt_predef[0]) == 0)
+        return (MPI_Datatype)(uintptr_t)addr;
+    return made_obj(addr, CKO_DT);
+}
+
+/* The record's constructor call, as MPI_Type_get_contents describes it. */
+static int dt_make(int comb, const int *I, int ni, const MPI_Aint *A, int na,
+                   MPI_Datatype *T, int nt, MPI_Datatype *out)
+{
+#define NEED(i, a, t) \
+    if (ni < (i) || na < (a) || nt < (t)) \
+        return MPI_ERR_TRUNCATE
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+        NEED(0, 0, 1);
+        return PMPI_Type_dup(T[0], out);
+    case MPI_COMBINER_CONTIGUOUS:
+        NEED(1, 0, 1);
+        return PMPI_Type_contiguous(I[0], T[0], out);
+    case MPI_COMBINER_VECTOR:
+        NEED(3, 0, 1);
+        return PMPI_Type_vector(I[0], I[1], I[2], T[0], out);
+    case MPI_COMBINER_HVECTOR:
+        NEED(2, 1, 1);
+        return PMPI_Type_create_hvector(I[0], I[1], A[0], T[0], out);
+    case MPI_COMBINER_INDEXED:
+        NEED(1, 0, 1);
+        NEED(1 + 2 * I[0], 0, 1);
+        return PMPI_Type_indexed(I[0], I + 1, I + 1 + I[0], T[0], out);
+    case MPI_COMBINER_HINDEXED:
+        NEED(1, 0, 1);
+        NEED(1 + I[0], I[0], 1);
+        return PMPI_Type_create_hindexed(I[0], I + 1, A, T[0], out);
+    case MPI_COMBINER_INDEXED_BLOCK:
+        NEED(2, 0, 1);
+        NEED(2 + I[0], 0, 1);
+        return PMPI_Type_create_indexed_block(I[0], I[1], I + 2, T[0], out);
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        NEED(2, 0, 1);
+        NEED(2, I[0], 1);
+        return PMPI_Type_create_hindexed_block(I[0], I[1], A, T[0], out);
+    case MPI_COMBINER_STRUCT:
+        NEED(1, 0, 0);
+        NEED(1 + I[0], I[0], I[0]);
+        return PMPI_Type_create_struct(I[0], I + 1, A, T, out);
+    case MPI_COMBINER_SUBARRAY:
+        NEED(1, 0, 1);
+        NEED(2 + 3 * I[0], 0, 1);
+        return PMPI_Type_create_subarray(I[0], I + 1, I + 1 + I[0],
+                                         I + 1 + 2 * I[0], I[1 + 3 * I[0]],
+                                         T[0], out);
+    case MPI_COMBINER_DARRAY:
+        NEED(3, 0, 1);
+        NEED(4 + 4 * I[2], 0, 1);
+        return PMPI_Type_create_darray(I[0], I[1], I[2], I + 3, I + 3 + I[2],
+                                       I + 3 + 2 * I[2], I + 3 + 3 * I[2],
+                                       I[3 + 4 * I[2]], T[0], out);
+    case MPI_COMBINER_RESIZED:
+        NEED(0, 2, 1);
+        return PMPI_Type_create_resized(T[0], A[0], A[1], out);
+    default:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+#undef NEED
+}
+
+static int load_group(const cko_head_t *h, char *why, size_t whylen)
+{
+    const int32_t *w = (const int32_t *)(h + 1);
+    MPI_Group g;
+    int rc;
+
+    if (h->n < 0 ||
+        (size_t)h->n * 4 > h->len - sizeof(*h)) {
+        snprintf(why, whylen, "a group's record is malformed");
+        return 0;
+    }
+    for (int i = 0; i < h->n; i++)
+        if (w[i] < 0 || w[i] >= mpi.world_size) {
+            snprintf(why, whylen, "a group names world rank %d", w[i]);
+            return 0;
+        }
+    rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_group_new(h->n, w, &g);
+    mpi_arena_unplace();
+    if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)g != h->addr) {
+        snprintf(why, whylen, "cannot put a group back at %#" PRIx64,
+                 h->addr);
+        return 0;
+    }
+    return made_add(CKO_GROUP, h->refs, g) == 0;
+}
+
+static int load_dt(const cko_head_t *h, char *why, size_t whylen)
+{
+    const cko_dt_t *d = (const cko_dt_t *)(h + 1);
+    MPI_Datatype T[64], *types = T, t = MPI_DATATYPE_NULL;
+    int rc;
+
+    if (h->len < sizeof(*h) + sizeof(*d) || d->nints < 0 || d->naddrs < 0 ||
+        d->ntypes < 0 ||
+        sizeof(*h) + sizeof(*d) + PAD8((size_t)d->nints * 4) +
+                (size_t)d->naddrs * 8 + (size_t)d->ntypes * 8 >
+            h->len) {
+        snprintf(why, whylen, "a datatype's record is malformed");
+        return 0;
+    }
+    if (d->user_freed & 2) {
+        snprintf(why, whylen, "datatype %#" PRIx64 " was made by a "
+                 "large-count constructor (MPI_Type_*_c), which a restart "
+                 "cannot make again yet", h->addr);
+        return 0;
+    }
+    const int *ints = (const int *)(d + 1);
+    const MPI_Aint *addrs =
+        (const MPI_Aint *)((const uint8_t *)ints + PAD8((size_t)d->nints * 4));
+    const uint64_t *tv = (const uint64_t *)(addrs + d->naddrs);
+    if (d->ntypes > 64 &&
+        (types = malloc((size_t)d->ntypes * sizeof(*types))) == NULL) {
+        snprintf(why, whylen, "out of memory");
+        return 0;
+    }
+    rc = MPI_SUCCESS;
+    for (int k = 0; k < d->ntypes && rc == MPI_SUCCESS; k++)
+        if ((types[k] = dt_named(tv[k])) == NULL)
+            rc = MPI_ERR_TYPE;
+    if (rc == MPI_SUCCESS)
+        rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+    if (rc == MPI_SUCCESS)
+        rc = dt_make(h->n, ints, d->nints, addrs, d->naddrs, types,
+                     d->ntypes, &t);
+    mpi_arena_unplace();
+    if (types != T)
+        free(types);
+    if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)t != h->addr) {
+        snprintf(why, whylen, "cannot make datatype %#" PRIx64 " again "
+                 "(combiner %d): %s", h->addr, h->n,
+                 rc == MPI_ERR_UNSUPPORTED_OPERATION
+                     ? "a restart does not make that kind of type"
+                     : "its record does not build");
+        if (rc == MPI_SUCCESS)
+            PMPI_Type_free(&t);
+        return 0;
+    }
+    if (made_add(CKO_DT, h->refs, t) != 0)
+        return 0;
+    if (d->committed && PMPI_Type_commit(&t) != MPI_SUCCESS) {
+        snprintf(why, whylen, "cannot commit datatype %#" PRIx64, h->addr);
+        return 0;
+    }
+    memcpy(t->name, d->name, sizeof(t->name));
+    t->name[sizeof(t->name) - 1] = '\0';
+    ((dt_obj_t *)t)->user_freed = d->user_freed & 1;
+    return 1;
+}
+
+static int topo_make(const cko_comm_t *r, const uint8_t *end,
+                     struct mpi_topo **t_p)
+{
+    struct mpi_topo t = {0};
+    int *q = (int *)(uintptr_t)(r + 1);
+
+    *t_p = NULL;
+    if (r->topo_kind == 0)
+        return MPI_SUCCESS;
+    if (r->ndims < 0 || r->nnodes < 0 || r->nedges < 0 || r->indegree < 0 ||
+        r->outdegree < 0)
+        return MPI_ERR_TOPOLOGY;
+    t.kind = r->topo_kind;
+    t.ndims = r->ndims;
+    t.nnodes = r->nnodes;
+    t.nedges = r->nedges;
+    t.indegree = r->indegree;
+    t.outdegree = r->outdegree;
+    t.weighted = r->weighted;
+    if ((const uint8_t *)(q + topo_ints(&t)) > end)
+        return MPI_ERR_TOPOLOGY;
+    t.dims = q;
+    q += t.ndims;
+    t.periods = q;
+    q += t.ndims;
+    t.index = q;
+    q += t.nnodes;
+    t.edges = q;
+    q += t.nedges;
+    t.sources = q;
+    q += t.indegree;
+    if (t.weighted) {
+        t.sourceweights = q;
+        q += t.indegree;
+    }
+    t.dests = q;
+    q += t.outdegree;
+    if (t.weighted)
+        t.destweights = q;
+    return mpi_topo_dup(&t, t_p);
+}
+
+static int load_comm(const cko_head_t *h, char *why, size_t whylen)
+{
+    const cko_comm_t *r = (const cko_comm_t *)(h + 1);
+    MPI_Group g, rg;
+    MPI_Comm c;
+    struct mpi_topo *topo = NULL;
+    int rc;
+
+    if (h->len < sizeof(*h) + sizeof(*r) || r->ctx % 2 != 0 ||
+        r->ctx / 2 >= MPI_CTX_SLOTS || r->ctx < 4) {
+        snprintf(why, whylen, "a communicator's record is malformed");
+        return 0;
+    }
+    g = made_obj(r->group, CKO_GROUP);
+    rg = made_obj(r->remote, CKO_GROUP);
+    if (g == NULL || rg == NULL || (!r->is_inter && g != rg) ||
+        (r->is_inter && g == rg) || g->rank == MPI_UNDEFINED) {
+        snprintf(why, whylen, "communicator %#" PRIx64 " (context id %u) "
+                 "names groups the image does not hold", h->addr, r->ctx);
+        return 0;
+    }
+    /* Made again by the program already (before MPIX_Checkpoint_restarted,
+     * in the older way): its own stays. */
+    if (mpi_ctx_claim(r->ctx, r->epoch) != MPI_SUCCESS)
+        return 1;
+    rc = topo_make(r, (const uint8_t *)h + h->len, &topo);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+    if (rc == MPI_SUCCESS)
+        rc = mpi_comm_build(NULL, g, r->is_inter ? rg : NULL, r->ctx, &c);
+    mpi_arena_unplace();
+    if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)c != h->addr) {
+        if (rc == MPI_SUCCESS)
+            mpi_comm_release(c);
+        else
+            mpi_ctx_free(r->ctx);
+        mpi_topo_free(topo);
+        snprintf(why, whylen, "cannot put communicator %#" PRIx64 " (context "
+                 "id %u) back", h->addr, r->ctx);
+        return 0;
+    }
+    c->topo = topo;
+    if (r->errh != 0) {
+        MPI_Errhandler e = (MPI_Errhandler)(uintptr_t)r->errh;
+        if (errh_predef(e))
+            c->errh = e; /* predefined ones are not counted */
+    }
+    c->next_child = r->next_child;
+    c->tol_seq = r->tol_seq;
+    memcpy(c->name, r->name, sizeof(c->name));
+    c->name[sizeof(c->name) - 1] = '\0';
+    return made_add(CKO_COMM, h->refs, c) == 0;
+}
+
+/*
+ * Which objects come back: those whose handle the program keeps in a
+ * registered region, and those these hold (a communicator's groups, the
+ * types a type is built from).  An object whose handle is only in memory
+ * the restart does not bring back is gone with it: so a program that
+ * makes its communicators again, in the older way, gets its own, and a
+ * message in flight on one it makes only later is refused as before
+ * (ckpt.c, chan_check).  read_image shows every region's bytes to
+ * ckpt_objs_scan as they come; a word that is the address of an arena
+ * cell marks it.
+ */
+static uint64_t held[MPI_ARENA_CELLS / 64];
+
+void ckpt_objs_scan_reset(void)
+{
+    memset(held, 0, sizeof(held));
+}
+
+void ckpt_objs_scan(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uintptr_t lo = mpi_arena_lo();
+
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t w, d;
+        memcpy(&w, b + i, 8);
+        d = w - lo;
+        if (BASE_UNLIKELY(d < (uint64_t)MPI_ARENA_CELLS * MPI_ARENA_CELL &&
+                          d % MPI_ARENA_CELL == 0))
+            held[d / MPI_ARENA_CELL / 64] |= 1ull << (d / MPI_ARENA_CELL % 64);
+    }
+}
+
+static uint64_t cell_of(uint64_t addr)
+{
+    return (addr - mpi_arena_lo()) / MPI_ARENA_CELL;
+}
+
+static int is_held(uint64_t addr)
+{
+    uint64_t c = cell_of(addr);
+    return c < MPI_ARENA_CELLS && ((held[c / 64] >> (c % 64)) & 1);
+}
+
+static void hold(uint64_t addr)
+{
+    uint64_t c = cell_of(addr);
+    if (c < MPI_ARENA_CELLS)
+        held[c / 64] |= 1ull << (c % 64);
+}
+
+/* What a held record holds. */
+static void hold_refs(const cko_head_t *h)
+{
+    if (h->kind == CKO_COMM && h->len >= sizeof(*h) + sizeof(cko_comm_t)) {
+        const cko_comm_t *r = (const cko_comm_t *)(h + 1);
+        hold(r->group);
+        hold(r->remote);
+    } else if (h->kind == CKO_DT && h->len >= sizeof(*h) + sizeof(cko_dt_t)) {
+        const cko_dt_t *d = (const cko_dt_t *)(h + 1);
+        if (d->nints < 0 || d->naddrs < 0 || d->ntypes < 0 ||
+            sizeof(*h) + sizeof(*d) + PAD8((size_t)d->nints * 4) +
+                    (size_t)d->naddrs * 8 + (size_t)d->ntypes * 8 >
+                h->len)
+            return; /* load_dt says what is wrong */
+        const uint64_t *tv =
+            (const uint64_t *)((const uint8_t *)(d + 1) +
+                               PAD8((size_t)d->nints * 4) +
+                               (size_t)d->naddrs * 8);
+        for (int k = 0; k < d->ntypes; k++)
+            hold(tv[k]);
+    }
+}
+
+int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
+                   char *why, size_t whylen)
+{
+    uint64_t off = 0, *offs = NULL;
+    size_t n = 0, cap = 0;
+    int ok = 1;
+
+    made.n = 0;
+    /* The records' places, checked; then, newest first, what the held
+     * ones hold (everything a record names comes before it). */
+    while (off < len) {
+        cko_head_t h;
+        if (len - off < sizeof(h))
+            break;
+        memcpy(&h, p + off, sizeof(h));
+        if (h.len < sizeof(h) || h.len % 8 != 0 || h.len > len - off ||
+            cell_of(h.addr) >= MPI_ARENA_CELLS || h.addr % 8 != 0 ||
+            h.refs <= 0) {
+            snprintf(why, whylen, "an object's record at byte %" PRIu64
+                     " is malformed", off);
+            ok = 0;
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            uint64_t *o = realloc(offs, cap * sizeof(*o));
+            if (o == NULL) {
+                snprintf(why, whylen, "out of memory");
+                ok = 0;
+                break;
+            }
+            offs = o;
+        }
+        offs[n++] = off;
+        off += h.len;
+    }
+    if (ok && off != len) {
+        snprintf(why, whylen, "the objects' records end %" PRIu64 " bytes "
+                 "short", len - off);
+        ok = 0;
+    }
+    for (size_t i = n; ok && i-- > 0;) {
+        const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
+        if (is_held(hp->addr))
+            hold_refs(hp);
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        /* Records are 8-byte aligned: the caller copied them so. */
+        const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
+        if (!is_held(hp->addr))
+            continue;
+        if (moved != NULL || !mpi_arena_on()) {
+            snprintf(why, whylen, "the registered regions hold handles of "
+                     "communicators, groups or datatypes, which would name "
+                     "nothing here: %s (restart the same program and "
+                     "libraries, with SHOAL_CKPT_NORANDOM=1)",
+                     moved != NULL ? moved
+                                   : "this process has no arena to put them "
+                                     "back in (SHOAL_CKPT_NORANDOM=0, or "
+                                     "the arena could not be mapped)");
+            ok = 0;
+            break;
+        }
+        switch (hp->kind) {
+        case CKO_GROUP:
+            ok = load_group(hp, why, whylen);
+            break;
+        case CKO_DT:
+            ok = load_dt(hp, why, whylen);
+            break;
+        case CKO_COMM:
+            ok = load_comm(hp, why, whylen);
+            break;
+        default:
+            snprintf(why, whylen, "an object's record has kind %u",
+                     hp->kind);
+            ok = 0;
+        }
+    }
+    free(offs);
+    if (!ok)
+        ckpt_objs_undo();
+    return ok;
+}
+
+/* Every object made again holds the references it had at the cut: the
+ * program's handles and the library's (a communicator's on its groups, a
+ * type's on those it was built from).  Those of the program's handles
+ * it no longer holds in its regions leak, as they would have. */
+void ckpt_objs_commit(void)
+{
+    for (size_t i = 0; i < made.n; i++) {
+        made_t *m = &made.v[i];
+        if (m->kind == CKO_GROUP)
+            ((MPI_Group)m->obj)->refs = m->refs;
+        else if (m->kind == CKO_DT)
+            ((MPI_Datatype)m->obj)->refs = m->refs;
+        else
+            ((MPI_Comm)m->obj)->refs = m->refs;
+    }
+    if (made.n > 0)
+        base_debug("ckpt", "rank %d: %zu communicators, groups and "
+                   "datatypes are back", mpi.world_rank, made.n);
+    free(made.v);
+    made.v = NULL;
+    made.n = made.cap = 0;
+}
+
+/* A candidate refused somewhere: what it made goes, newest first. */
+void ckpt_objs_undo(void)
+{
+    for (size_t i = made.n; i-- > 0;) {
+        made_t *m = &made.v[i];
+        if (m->kind == CKO_GROUP) {
+            mpi_group_release(m->obj);
+        } else if (m->kind == CKO_DT) {
+            MPI_Datatype t = m->obj;
+            PMPI_Type_free(&t);
+        } else {
+            mpi_comm_release(m->obj);
+        }
+    }
+    free(made.v);
+    made.v = NULL;
+    made.n = made.cap = 0;
+}

@@ -147,17 +147,49 @@ static long live_find(const live_t *l, const void *obj)
     return lo < l->n && l->v[lo] == obj ? (long)lo : -1;
 }
 
-static void put_group(wbuf_t *b, MPI_Group g)
+/* Is c a communicator whose record the image does not carry (the
+ * checkpoint's own, a revoked one)? */
+static int comm_skipped(MPI_Comm c, uint32_t skip_ctx)
+{
+    return c->ctx == skip_ctx || c->revoked;
+}
+
+static int comm_holds(MPI_Comm c, MPI_Group g)
+{
+    return (c->group == g) +
+           (c->remote_group == g && c->remote_group != c->group);
+}
+
+/* References to g held by no record: those of MPI_COMM_WORLD and
+ * MPI_COMM_SELF (a restart has its own) and of the communicators not
+ * carried. */
+static int unrecorded_refs(const census_t *c, MPI_Group g, uint32_t skip_ctx)
+{
+    int n = comm_holds(MPI_COMM_WORLD, g) + comm_holds(MPI_COMM_SELF, g);
+
+    for (size_t i = 0; i < c->comms.n; i++)
+        if (comm_skipped(c->comms.v[i], skip_ctx))
+            n += comm_holds(c->comms.v[i], g);
+    return n;
+}
+
+static void put_group(wbuf_t *b, const census_t *c, MPI_Group g,
+                      uint32_t skip_ctx)
 {
     size_t n = sizeof(cko_head_t) + (size_t)g->size * sizeof(int32_t);
-    cko_head_t *h = wb_room(b, n);
+    int refs = g->refs - unrecorded_refs(c, g, skip_ctx);
+    cko_head_t *h;
 
+    if (refs <= 0)
+        return; /* held by communicators not carried alone */
+    h = wb_room(b, n);
     if (h == NULL)
         return;
     *h = (cko_head_t){.kind = CKO_GROUP, .len = (uint32_t)PAD8(n),
-                      .addr = (uint64_t)(uintptr_t)g, .refs = g->refs,
+                      .addr = (uint64_t)(uintptr_t)g, .refs = refs,
                       .n = g->size};
-    memcpy(h + 1, g->world, (size_t)g->size * sizeof(int32_t));
+    if (g->size > 0)
+        memcpy(h + 1, g->world, (size_t)g->size * sizeof(int32_t));
 }
 
 /* A type and, before it, the derived types it is built from.  Types the
@@ -192,9 +224,11 @@ static void put_dt(wbuf_t *b, census_t *c, MPI_Datatype t, int depth)
     d->user_freed = o->user_freed | (o->nbig > 0 ? 2 : 0);
     memcpy(d->name, t->name, sizeof(d->name));
     uint8_t *q = (uint8_t *)(d + 1);
-    memcpy(q, t->ints, (size_t)t->nints * 4);
+    if (t->nints > 0)
+        memcpy(q, t->ints, (size_t)t->nints * 4);
     q += PAD8((size_t)t->nints * 4);
-    memcpy(q, t->addrs, (size_t)t->naddrs * 8);
+    if (t->naddrs > 0)
+        memcpy(q, t->addrs, (size_t)t->naddrs * 8);
     q += (size_t)t->naddrs * 8;
     for (int k = 0; k < t->ntypes; k++)
         ((uint64_t *)q)[k] = (uint64_t)(uintptr_t)t->types[k];
@@ -280,12 +314,12 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
     if (c.dt_done == NULL)
         c.nomem = 1;
     for (size_t i = 0; i < c.groups.n && !c.nomem; i++)
-        put_group(&b, c.groups.v[i]);
+        put_group(&b, &c, c.groups.v[i], skip_ctx);
     for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
         put_dt(&b, &c, c.dts.v[i], 0);
     for (size_t i = 0; i < c.comms.n && !c.nomem; i++) {
         MPI_Comm m = c.comms.v[i];
-        if (m->ctx != skip_ctx && !m->revoked)
+        if (!comm_skipped(m, skip_ctx))
             put_comm(&b, m);
     }
     mpi_unlock();
@@ -413,7 +447,8 @@ static int dt_make(int comb, const int *I, int ni, const MPI_Aint *A, int na,
 #undef NEED
 }
 
-static int load_group(const cko_head_t *h, char *why, size_t whylen)
+static int load_group(const cko_head_t *h, int32_t refs, char *why,
+                      size_t whylen)
 {
     const int32_t *w = (const int32_t *)(h + 1);
     MPI_Group g;
@@ -438,10 +473,11 @@ static int load_group(const cko_head_t *h, char *why, size_t whylen)
                  h->addr);
         return 0;
     }
-    return made_add(CKO_GROUP, h->refs, g) == 0;
+    return made_add(CKO_GROUP, refs, g) == 0;
 }
 
-static int load_dt(const cko_head_t *h, char *why, size_t whylen)
+static int load_dt(const cko_head_t *h, int32_t refs, char *why,
+                   size_t whylen)
 {
     const cko_dt_t *d = (const cko_dt_t *)(h + 1);
     MPI_Datatype T[64], *types = T, t = MPI_DATATYPE_NULL;
@@ -492,7 +528,7 @@ static int load_dt(const cko_head_t *h, char *why, size_t whylen)
             PMPI_Type_free(&t);
         return 0;
     }
-    if (made_add(CKO_DT, h->refs, t) != 0)
+    if (made_add(CKO_DT, refs, t) != 0)
         return 0;
     if (d->committed && PMPI_Type_commit(&t) != MPI_SUCCESS) {
         snprintf(why, whylen, "cannot commit datatype %#" PRIx64, h->addr);
@@ -546,7 +582,8 @@ static int topo_make(const cko_comm_t *r, const uint8_t *end,
     return mpi_topo_dup(&t, t_p);
 }
 
-static int load_comm(const cko_head_t *h, char *why, size_t whylen)
+static int load_comm(const cko_head_t *h, int32_t refs, char *why,
+                     size_t whylen)
 {
     const cko_comm_t *r = (const cko_comm_t *)(h + 1);
     MPI_Group g, rg;
@@ -597,7 +634,7 @@ static int load_comm(const cko_head_t *h, char *why, size_t whylen)
     c->tol_seq = r->tol_seq;
     memcpy(c->name, r->name, sizeof(c->name));
     c->name[sizeof(c->name) - 1] = '\0';
-    return made_add(CKO_COMM, h->refs, c) == 0;
+    return made_add(CKO_COMM, refs, c) == 0;
 }
 
 /*
@@ -651,6 +688,52 @@ static void hold(uint64_t addr)
         held[c / 64] |= 1ull << (c % 64);
 }
 
+/* The types a datatype record is built from, or NULL (malformed). */
+static const uint64_t *dt_types(const cko_head_t *h)
+{
+    const cko_dt_t *d = (const cko_dt_t *)(h + 1);
+
+    if (h->len < sizeof(*h) + sizeof(*d) || d->nints < 0 || d->naddrs < 0 ||
+        d->ntypes < 0 ||
+        sizeof(*h) + sizeof(*d) + PAD8((size_t)d->nints * 4) +
+                (size_t)d->naddrs * 8 + (size_t)d->ntypes * 8 >
+            h->len)
+        return NULL;
+    return (const uint64_t *)((const uint8_t *)(d + 1) +
+                              PAD8((size_t)d->nints * 4) +
+                              (size_t)d->naddrs * 8);
+}
+
+/* The held records by address, with the references they will have. */
+typedef struct held_rec {
+    uint64_t addr;
+    int32_t refs;
+} held_rec_t;
+
+static int held_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const held_rec_t *)a)->addr, y = ((const held_rec_t *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* One reference to addr that does not come back (its holder does not). */
+static void drop_ref(held_rec_t *v, size_t n, uint64_t addr)
+{
+    held_rec_t key = {addr, 0};
+    held_rec_t *r = bsearch(&key, v, n, sizeof(*v), held_cmp);
+
+    if (r != NULL)
+        r->refs--;
+}
+
+static int32_t refs_of(const held_rec_t *v, size_t n, uint64_t addr)
+{
+    held_rec_t key = {addr, 0};
+    const held_rec_t *r = bsearch(&key, v, n, sizeof(*v), held_cmp);
+
+    return r != NULL ? r->refs : 1;
+}
+
 /* What a held record holds. */
 static void hold_refs(const cko_head_t *h)
 {
@@ -658,18 +741,10 @@ static void hold_refs(const cko_head_t *h)
         const cko_comm_t *r = (const cko_comm_t *)(h + 1);
         hold(r->group);
         hold(r->remote);
-    } else if (h->kind == CKO_DT && h->len >= sizeof(*h) + sizeof(cko_dt_t)) {
+    } else if (h->kind == CKO_DT) {
         const cko_dt_t *d = (const cko_dt_t *)(h + 1);
-        if (d->nints < 0 || d->naddrs < 0 || d->ntypes < 0 ||
-            sizeof(*h) + sizeof(*d) + PAD8((size_t)d->nints * 4) +
-                    (size_t)d->naddrs * 8 + (size_t)d->ntypes * 8 >
-                h->len)
-            return; /* load_dt says what is wrong */
-        const uint64_t *tv =
-            (const uint64_t *)((const uint8_t *)(d + 1) +
-                               PAD8((size_t)d->nints * 4) +
-                               (size_t)d->naddrs * 8);
-        for (int k = 0; k < d->ntypes; k++)
+        const uint64_t *tv = dt_types(h); /* NULL: load_dt says why */
+        for (int k = 0; tv != NULL && k < d->ntypes; k++)
             hold(tv[k]);
     }
 }
@@ -720,11 +795,51 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
         if (is_held(hp->addr))
             hold_refs(hp);
     }
+    /* Each comes back with the references it had, but those of holders
+     * that do not come back (a communicator whose handle is gone still
+     * held its group). */
+    held_rec_t *hv = ok ? calloc(n + 1, sizeof(*hv)) : NULL;
+    size_t nh = 0;
+    if (ok && hv == NULL) {
+        snprintf(why, whylen, "out of memory");
+        ok = 0;
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
+        if (is_held(hp->addr))
+            hv[nh++] = (held_rec_t){hp->addr, hp->refs};
+    }
+    if (ok)
+        qsort(hv, nh, sizeof(*hv), held_cmp);
+    for (size_t i = 0; ok && i < n; i++) {
+        const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
+        if (is_held(hp->addr))
+            continue;
+        if (hp->kind == CKO_COMM &&
+            hp->len >= sizeof(*hp) + sizeof(cko_comm_t)) {
+            const cko_comm_t *r = (const cko_comm_t *)(hp + 1);
+            drop_ref(hv, nh, r->group);
+            if (r->remote != r->group)
+                drop_ref(hv, nh, r->remote);
+        } else if (hp->kind == CKO_DT) {
+            const uint64_t *tv = dt_types(hp);
+            const cko_dt_t *d = (const cko_dt_t *)(hp + 1);
+            for (int k = 0; tv != NULL && k < d->ntypes; k++)
+                drop_ref(hv, nh, tv[k]);
+        }
+    }
     for (size_t i = 0; ok && i < n; i++) {
         /* Records are 8-byte aligned: the caller copied them so. */
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
         if (!is_held(hp->addr))
             continue;
+        int32_t refs = refs_of(hv, nh, hp->addr);
+        if (refs <= 0) {
+            snprintf(why, whylen, "object %#" PRIx64 " would come back with "
+                     "%d references", hp->addr, refs);
+            ok = 0;
+            break;
+        }
         if (moved != NULL || !mpi_arena_on()) {
             snprintf(why, whylen, "the registered regions hold handles of "
                      "communicators, groups or datatypes, which would name "
@@ -739,13 +854,13 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
         }
         switch (hp->kind) {
         case CKO_GROUP:
-            ok = load_group(hp, why, whylen);
+            ok = load_group(hp, refs, why, whylen);
             break;
         case CKO_DT:
-            ok = load_dt(hp, why, whylen);
+            ok = load_dt(hp, refs, why, whylen);
             break;
         case CKO_COMM:
-            ok = load_comm(hp, why, whylen);
+            ok = load_comm(hp, refs, why, whylen);
             break;
         default:
             snprintf(why, whylen, "an object's record has kind %u",
@@ -754,6 +869,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
         }
     }
     free(offs);
+    free(hv);
     if (!ok)
         ckpt_objs_undo();
     return ok;

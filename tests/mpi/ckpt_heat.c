@@ -31,7 +31,8 @@
  *            of a Cartesian one, a vector datatype and a group) are in a
  *            registered region and a restart must bring the objects back
  *            at those handles, with their names, error handler and
- *            topology; a message in flight on the Cartesian one, of the
+ *            topology, keyvals and attributes (those on MPI_COMM_WORLD
+ *            excepted); a message in flight on the Cartesian one, of the
  *            vector type, is checked too;
  *            and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
@@ -99,6 +100,19 @@ static int handles;
 static MPI_Comm cart_c = MPI_COMM_NULL;
 static MPI_Datatype vec_t = MPI_DATATYPE_NULL;
 static MPI_Group half_g = MPI_GROUP_NULL;
+/* ... and keyvals with attributes on the duplicate, on MPI_COMM_WORLD
+ * (not brought back) and on the type; the delete callback counts its
+ * calls. */
+static int comm_kv = MPI_KEYVAL_INVALID, type_kv = MPI_KEYVAL_INVALID;
+static int deletes;
+
+static int count_delete(MPI_Comm c, int k, void *val, void *extra)
+{
+    (void)c, (void)k, (void)extra;
+    if ((intptr_t)val == 1234 || (intptr_t)val == 4321)
+        deletes++;
+    return MPI_SUCCESS;
+}
 
 static void make_comms(int rank)
 {
@@ -115,6 +129,15 @@ static void make_comms(int rank)
     check("group", MPI_Comm_group(half_c, &half_g));
     check("name", MPI_Comm_set_name(dup_c, "heat-dup"));
     check("errhandler", MPI_Comm_set_errhandler(dup_c, MPI_ERRORS_RETURN));
+    check("comm keyval", MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete,
+                                                &comm_kv, NULL));
+    check("type keyval", MPI_Type_create_keyval(MPI_TYPE_DUP_FN,
+                                                MPI_TYPE_NULL_DELETE_FN,
+                                                &type_kv, NULL));
+    check("set attr", MPI_Comm_set_attr(dup_c, comm_kv, (void *)1234));
+    check("set attr", MPI_Comm_set_attr(MPI_COMM_WORLD, comm_kv,
+                                        (void *)4321));
+    check("set type attr", MPI_Type_set_attr(vec_t, type_kv, (void *)77));
 }
 
 /* CKPT_HANDLES=1 after a restart: the objects are back, as they were. */
@@ -153,6 +176,28 @@ static void check_handles(int rank)
     check("rank", MPI_Comm_rank(half_c, &n));
     if (n != rank / 2)
         die("the split's rank", MPI_ERR_COMM);
+    void *v = NULL;
+    int flag = 0;
+    check("get attr", MPI_Comm_get_attr(dup_c, comm_kv, &v, &flag));
+    if (!flag || (intptr_t)v != 1234)
+        die("the duplicate's attribute", MPI_ERR_KEYVAL);
+    /* MPI_COMM_WORLD's are not brought back (libraries set theirs
+     * again at their start) */
+    check("get attr", MPI_Comm_get_attr(MPI_COMM_WORLD, comm_kv, &v, &flag));
+    if (flag)
+        die("MPI_COMM_WORLD's attribute came back", MPI_ERR_KEYVAL);
+    check("get type attr", MPI_Type_get_attr(vec_t, type_kv, &v, &flag));
+    if (!flag || (intptr_t)v != 77)
+        die("the type's attribute", MPI_ERR_KEYVAL);
+    /* the copy callback runs on a duplicate, the delete one on its free */
+    MPI_Comm d2;
+    check("dup of the duplicate", MPI_Comm_dup(dup_c, &d2));
+    check("get attr", MPI_Comm_get_attr(d2, comm_kv, &v, &flag));
+    if (!flag || (intptr_t)v != 1234)
+        die("the attribute copied by MPI_COMM_DUP_FN", MPI_ERR_KEYVAL);
+    check("free", MPI_Comm_free(&d2));
+    if (deletes != 1)
+        die("the delete callback after a restart", MPI_ERR_KEYVAL);
 }
 
 /* inflight: the messages besides the halos, sent before the checkpoint
@@ -336,6 +381,10 @@ int main(int argc, char **argv)
         check("register vec", MPIX_Checkpoint_register(&vec_t, sizeof(vec_t)));
         check("register group",
               MPIX_Checkpoint_register(&half_g, sizeof(half_g)));
+        check("register keyval",
+              MPIX_Checkpoint_register(&comm_kv, sizeof(comm_kv)));
+        check("register keyval",
+              MPIX_Checkpoint_register(&type_kv, sizeof(type_kv)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);
@@ -517,6 +566,12 @@ int main(int argc, char **argv)
         check("free", MPI_Comm_free(&cart_c));
         check("free", MPI_Type_free(&vec_t));
         check("free", MPI_Group_free(&half_g));
+        check("delete attr", MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_kv));
+        check("free keyval", MPI_Comm_free_keyval(&comm_kv));
+        check("free keyval", MPI_Type_free_keyval(&type_kv));
+        /* after a restart too: the duplicate's and MPI_COMM_WORLD's */
+        if (deletes < 2)
+            die("the delete callbacks", MPI_ERR_KEYVAL);
     }
     MPI_Finalize();
     return 0;

@@ -574,3 +574,115 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval)
     return PMPI_Comm_delete_attr(comm, keyval);
 }
 SHOAL_MPI_WEAK(Attr_delete)
+
+/* ---- checkpoints (core/ckpt_objs.c) --------------------------------------------- */
+
+/* Keyvals are table slots: a restart puts each back in the slot its
+ * number names, with the callbacks it had (whose addresses a restarted
+ * process keeps: core/ckpt_fixed.c). */
+int mpi_keyval_slots(void)
+{
+    return nkeyvals;
+}
+
+int mpi_keyval_save(int k, mpi_keyval_rec_t *r)
+{
+    int used;
+
+    pthread_mutex_lock(&mpi_obj_lock);
+    used = k >= KEYVAL_FIRST && k < nkeyvals && keyvals[k].kind != 0;
+    if (used)
+        *r = (mpi_keyval_rec_t){
+            .kind = keyvals[k].kind, .freed = keyvals[k].freed,
+            .comm_copy = (uint64_t)(uintptr_t)keyvals[k].comm_copy,
+            .comm_delete = (uint64_t)(uintptr_t)keyvals[k].comm_delete,
+            .type_copy = (uint64_t)(uintptr_t)keyvals[k].type_copy,
+            .type_delete = (uint64_t)(uintptr_t)keyvals[k].type_delete,
+            .extra = (uint64_t)(uintptr_t)keyvals[k].extra};
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return used;
+}
+
+/* Slot k again as r says, referenced by its handle unless freed (the
+ * attributes put back add theirs); MPI_ERR_OTHER when the program made
+ * a keyval there first, MPI_ERR_KEYVAL when r is not one. */
+int mpi_keyval_restore(int k, const mpi_keyval_rec_t *r)
+{
+    int rc = MPI_SUCCESS;
+
+    if (k < KEYVAL_FIRST || k > (1 << 24) ||
+        (r->kind != MPI_ATTR_COMM && r->kind != MPI_ATTR_TYPE))
+        return MPI_ERR_KEYVAL;
+    pthread_mutex_lock(&mpi_obj_lock);
+    if (k >= nkeyvals) {
+        int n = nkeyvals < KEYVAL_FIRST ? 2 * KEYVAL_FIRST : nkeyvals;
+        while (n <= k)
+            n *= 2;
+        keyval_t *t = realloc(keyvals, (size_t)n * sizeof(*t));
+        if (t == NULL) {
+            pthread_mutex_unlock(&mpi_obj_lock);
+            return MPI_ERR_NO_MEM;
+        }
+        for (int i = nkeyvals; i < n; i++)
+            t[i].kind = 0;
+        keyvals = t;
+        nkeyvals = n;
+    }
+    if (keyvals[k].kind != 0) {
+        rc = MPI_ERR_OTHER;
+    } else {
+        keyvals[k] = (keyval_t){
+            .kind = r->kind, .refs = !r->freed, .freed = r->freed != 0,
+            .comm_copy = (MPI_Comm_copy_attr_function *)(uintptr_t)
+                             r->comm_copy,
+            .comm_delete = (MPI_Comm_delete_attr_function *)(uintptr_t)
+                               r->comm_delete,
+            .type_copy = (MPI_Type_copy_attr_function *)(uintptr_t)
+                             r->type_copy,
+            .type_delete = (MPI_Type_delete_attr_function *)(uintptr_t)
+                               r->type_delete,
+            .extra = (void *)(uintptr_t)r->extra};
+        /* A freed keyval lives while an attribute uses it: kept until
+         * mpi_keyval_restore_done. */
+        if (r->freed)
+            keyvals[k].refs = 1 << 30;
+    }
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return rc;
+}
+
+/* The attributes are back: a freed keyval none of them uses goes. */
+void mpi_keyval_restore_done(void)
+{
+    pthread_mutex_lock(&mpi_obj_lock);
+    for (int k = KEYVAL_FIRST; k < nkeyvals; k++)
+        if (keyvals[k].kind != 0 && keyvals[k].refs >= 1 << 30) {
+            keyvals[k].refs -= 1 << 30;
+            if (keyvals[k].refs == 0)
+                keyvals[k].kind = 0;
+        }
+    pthread_mutex_unlock(&mpi_obj_lock);
+}
+
+/* Attribute (k, val) at the end of list (restored in their order);
+ * MPI_ERR_KEYVAL when k is not a keyval of kind here. */
+int mpi_attr_restore(mpi_attr_t **list, int kind, int k, void *val)
+{
+    mpi_attr_t *a = malloc(sizeof(*a));
+
+    if (a == NULL)
+        return MPI_ERR_NO_MEM;
+    a->next = NULL;
+    a->keyval = k;
+    a->val = val;
+    pthread_mutex_lock(&mpi_obj_lock);
+    if (keyval_get(k, kind) == NULL || *find(list, k) != NULL) {
+        pthread_mutex_unlock(&mpi_obj_lock);
+        free(a);
+        return MPI_ERR_KEYVAL;
+    }
+    *find(list, -1) = a; /* the end (keyvals are never -1) */
+    keyvals[k].refs++;
+    pthread_mutex_unlock(&mpi_obj_lock);
+    return MPI_SUCCESS;
+}

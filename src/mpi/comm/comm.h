@@ -172,6 +172,17 @@ int mpi_ctx_end(mpi_ctx_try_t *t, const mpi_ctx_mask_t *agreed, int take,
  * communicator that comes late is not taken for one of the next).
  */
 uint64_t mpi_ctx_epoch(uint32_t ctx);
+/* A keyval as a checkpoint records it (attr.c, core/ckpt_objs.c). */
+typedef struct mpi_keyval_rec {
+    int32_t kind, freed;
+    uint64_t comm_copy, comm_delete, type_copy, type_delete, extra;
+} mpi_keyval_rec_t;
+int mpi_keyval_slots(void);
+int mpi_keyval_save(int k, mpi_keyval_rec_t *r); /* 1: slot k in use */
+int mpi_keyval_restore(int k, const mpi_keyval_rec_t *r);
+void mpi_keyval_restore_done(void);
+int mpi_attr_restore(mpi_attr_t **list, int kind, int k, void *val);
+
 /* Take context id ctx with epoch, here only (a restart: core/ckpt_objs.c). */
 int mpi_ctx_claim(uint32_t ctx, uint64_t epoch);
 /* mpi_ctx_alloc for agreements where some members take no context. */

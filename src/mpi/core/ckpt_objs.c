@@ -32,7 +32,21 @@
 #include "mpi/core/ft.h"
 #include "mpi/dt/dt.h"
 
-enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3 };
+/* Objects (groups, datatypes, communicators) are named by their
+ * address; a keyval record's addr is the keyval, an attributes record's
+ * the object they are on. */
+enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3, CKO_KEYVAL = 4,
+       CKO_ATTRS = 5 };
+
+static int is_obj(uint32_t kind)
+{
+    return kind >= CKO_GROUP && kind <= CKO_COMM;
+}
+
+typedef struct cko_attr {
+    int32_t keyval, zero;
+    uint64_t val;
+} cko_attr_t;
 
 typedef struct cko_head {
     uint32_t kind;
@@ -298,6 +312,45 @@ static void put_comm(wbuf_t *b, MPI_Comm c)
         put_ints(q, t->destweights, t->outdegree);
 }
 
+static void put_keyvals(wbuf_t *b)
+{
+    mpi_keyval_rec_t r;
+
+    for (int k = 0; k < mpi_keyval_slots(); k++) {
+        if (!mpi_keyval_save(k, &r))
+            continue;
+        cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(r));
+        if (h == NULL)
+            return;
+        *h = (cko_head_t){.kind = CKO_KEYVAL,
+                          .len = (uint32_t)PAD8(sizeof(*h) + sizeof(r)),
+                          .addr = (uint64_t)k, .refs = 1};
+        memcpy(h + 1, &r, sizeof(r));
+    }
+}
+
+/* The attributes on obj (of kind MPI_ATTR_*), in their list's order. */
+static void put_attrs(wbuf_t *b, const void *obj, int kind,
+                      const mpi_attr_t *list)
+{
+    int n = 0;
+
+    for (const mpi_attr_t *a = list; a != NULL; a = a->next)
+        n++;
+    if (n == 0)
+        return;
+    size_t len = sizeof(cko_head_t) + (size_t)n * sizeof(cko_attr_t);
+    cko_head_t *h = wb_room(b, len);
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_ATTRS, .len = (uint32_t)PAD8(len),
+                      .addr = (uint64_t)(uintptr_t)obj, .refs = 1, .n = kind};
+    cko_attr_t *v = (cko_attr_t *)(h + 1);
+    for (const mpi_attr_t *a = list; a != NULL; a = a->next, v++)
+        *v = (cko_attr_t){.keyval = a->keyval,
+                          .val = (uint64_t)(uintptr_t)a->val};
+}
+
 int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
 {
     census_t c = {0};
@@ -313,6 +366,7 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
     c.dt_done = calloc(c.dts.n + 1, 1);
     if (c.dt_done == NULL)
         c.nomem = 1;
+    put_keyvals(&b);
     for (size_t i = 0; i < c.groups.n && !c.nomem; i++)
         put_group(&b, &c, c.groups.v[i], skip_ctx);
     for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
@@ -321,6 +375,20 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
         MPI_Comm m = c.comms.v[i];
         if (!comm_skipped(m, skip_ctx))
             put_comm(&b, m);
+    }
+    /* The attributes last, on every object carried.  Not those of
+     * MPI_COMM_WORLD and MPI_COMM_SELF: libraries set theirs at their
+     * start (HDF5 a keyval on MPI_COMM_SELF whose delete callback ends
+     * it at MPI_Finalize), and would find the old ones, pointing into
+     * memory the restart did not bring back. */
+    for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
+        if (c.dt_done[i])
+            put_attrs(&b, c.dts.v[i], MPI_ATTR_TYPE,
+                      ((MPI_Datatype)c.dts.v[i])->attrs);
+    for (size_t i = 0; i < c.comms.n && !c.nomem; i++) {
+        MPI_Comm m = c.comms.v[i];
+        if (!comm_skipped(m, skip_ctx))
+            put_attrs(&b, m, MPI_ATTR_COMM, m->attrs);
     }
     mpi_unlock();
     if (c.nomem || b.nomem) {
@@ -350,6 +418,12 @@ static struct {
     made_t *v;
     size_t n, cap;
 } made;
+
+/* The keyval and attributes records of the image being loaded. */
+static struct {
+    uint8_t *p;
+    size_t len;
+} later;
 
 static int made_add(uint32_t kind, int32_t refs, void *obj)
 {
@@ -757,6 +831,9 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
     int ok = 1;
 
     made.n = 0;
+    free(later.p);
+    later.p = NULL;
+    later.len = 0;
     /* The records' places, checked; then, newest first, what the held
      * ones hold (everything a record names comes before it). */
     while (off < len) {
@@ -765,8 +842,15 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             break;
         memcpy(&h, p + off, sizeof(h));
         if (h.len < sizeof(h) || h.len % 8 != 0 || h.len > len - off ||
-            cell_of(h.addr) >= MPI_ARENA_CELLS || h.addr % 8 != 0 ||
-            h.refs <= 0) {
+            h.refs <= 0 ||
+            (is_obj(h.kind) &&
+             (cell_of(h.addr) >= MPI_ARENA_CELLS || h.addr % 8 != 0)) ||
+            (h.kind == CKO_KEYVAL &&
+             h.len < sizeof(h) + sizeof(mpi_keyval_rec_t)) ||
+            (h.kind == CKO_ATTRS &&
+             ((h.n != MPI_ATTR_COMM && h.n != MPI_ATTR_TYPE) ||
+              (h.len - sizeof(h)) % sizeof(cko_attr_t) != 0)) ||
+            h.kind < CKO_GROUP || h.kind > CKO_ATTRS) {
             snprintf(why, whylen, "an object's record at byte %" PRIu64
                      " is malformed", off);
             ok = 0;
@@ -792,7 +876,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
     }
     for (size_t i = n; ok && i-- > 0;) {
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
-        if (is_held(hp->addr))
+        if (is_obj(hp->kind) && is_held(hp->addr))
             hold_refs(hp);
     }
     /* Each comes back with the references it had, but those of holders
@@ -806,14 +890,14 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
     }
     for (size_t i = 0; ok && i < n; i++) {
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
-        if (is_held(hp->addr))
+        if (is_obj(hp->kind) && is_held(hp->addr))
             hv[nh++] = (held_rec_t){hp->addr, hp->refs};
     }
     if (ok)
         qsort(hv, nh, sizeof(*hv), held_cmp);
     for (size_t i = 0; ok && i < n; i++) {
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
-        if (is_held(hp->addr))
+        if (!is_obj(hp->kind) || is_held(hp->addr))
             continue;
         if (hp->kind == CKO_COMM &&
             hp->len >= sizeof(*hp) + sizeof(cko_comm_t)) {
@@ -831,7 +915,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
     for (size_t i = 0; ok && i < n; i++) {
         /* Records are 8-byte aligned: the caller copied them so. */
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
-        if (!is_held(hp->addr))
+        if (!is_obj(hp->kind) || !is_held(hp->addr))
             continue;
         int32_t refs = refs_of(hv, nh, hp->addr);
         if (refs <= 0) {
@@ -868,6 +952,22 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             ok = 0;
         }
     }
+    /* Keyvals and attributes go in when the restart goes on
+     * (ckpt_objs_commit): kept till then. */
+    for (size_t i = 0; ok && i < n; i++) {
+        const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
+        if (is_obj(hp->kind))
+            continue;
+        uint8_t *s = realloc(later.p, later.len + hp->len);
+        if (s == NULL) {
+            snprintf(why, whylen, "out of memory");
+            ok = 0;
+            break;
+        }
+        memcpy(s + later.len, hp, hp->len);
+        later.p = s;
+        later.len += hp->len;
+    }
     free(offs);
     free(hv);
     if (!ok)
@@ -875,10 +975,61 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
     return ok;
 }
 
+/* The keyvals, then the attributes, of the image chosen. */
+static void put_back_attrs(void)
+{
+    size_t nk = 0, na = 0, lost = 0;
+
+    for (size_t off = 0; off < later.len;) {
+        const cko_head_t *h = (const cko_head_t *)(later.p + off);
+        if (h->kind == CKO_KEYVAL) {
+            mpi_keyval_rec_t r;
+            memcpy(&r, h + 1, sizeof(r));
+            nk += mpi_keyval_restore((int)h->addr, &r) == MPI_SUCCESS;
+        }
+        off += h->len;
+    }
+    for (size_t off = 0; off < later.len;) {
+        const cko_head_t *h = (const cko_head_t *)(later.p + off);
+        off += h->len;
+        if (h->kind != CKO_ATTRS)
+            continue;
+        mpi_attr_t **list = NULL;
+        void *obj;
+        if (h->n == MPI_ATTR_COMM &&
+                 (obj = made_obj(h->addr, CKO_COMM)) != NULL)
+            list = &((MPI_Comm)obj)->attrs;
+        else if (h->n == MPI_ATTR_TYPE &&
+                 (obj = made_obj(h->addr, CKO_DT)) != NULL)
+            list = &((MPI_Datatype)obj)->attrs;
+        if (list == NULL)
+            continue; /* on an object that does not come back */
+        const cko_attr_t *v = (const cko_attr_t *)(h + 1);
+        size_t count = (h->len - sizeof(*h)) / sizeof(*v);
+        for (size_t i = 0; i < count; i++) {
+            if (mpi_attr_restore(list, h->n, v[i].keyval,
+                                 (void *)(uintptr_t)v[i].val) == MPI_SUCCESS)
+                na++;
+            else
+                lost++;
+        }
+    }
+    mpi_keyval_restore_done();
+    if (nk + na + lost > 0)
+        base_debug("ckpt", "rank %d: %zu keyvals and %zu attributes are back "
+                   "(%zu not: their keyval is the program's own)",
+                   mpi.world_rank, nk, na, lost);
+    free(later.p);
+    later.p = NULL;
+    later.len = 0;
+}
+
 /* Every object made again holds the references it had at the cut: the
  * program's handles and the library's (a communicator's on its groups, a
  * type's on those it was built from).  Those of the program's handles
  * it no longer holds in its regions leak, as they would have. */
+static void put_back_attrs(void);
+
 void ckpt_objs_commit(void)
 {
     for (size_t i = 0; i < made.n; i++) {
@@ -893,9 +1044,13 @@ void ckpt_objs_commit(void)
     if (made.n > 0)
         base_debug("ckpt", "rank %d: %zu communicators, groups and "
                    "datatypes are back", mpi.world_rank, made.n);
+    put_back_attrs();
     free(made.v);
     made.v = NULL;
     made.n = made.cap = 0;
+    free(later.p);
+    later.p = NULL;
+    later.len = 0;
 }
 
 /* A candidate refused somewhere: what it made goes, newest first. */
@@ -915,4 +1070,7 @@ void ckpt_objs_undo(void)
     free(made.v);
     made.v = NULL;
     made.n = made.cap = 0;
+    free(later.p);
+    later.p = NULL;
+    later.len = 0;
 }

@@ -32,7 +32,8 @@
  *            registered region and a restart must bring the objects back
  *            at those handles, with their names, error handler and
  *            topology, keyvals and attributes (those on MPI_COMM_WORLD
- *            excepted); a message in flight on the Cartesian one, of the
+ *            excepted), the split's own error handler and a user
+ *            operation; a message in flight on the Cartesian one, of the
  *            vector type, is checked too;
  *            and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
@@ -106,6 +107,26 @@ static MPI_Group half_g = MPI_GROUP_NULL;
 static int comm_kv = MPI_KEYVAL_INVALID, type_kv = MPI_KEYVAL_INVALID;
 static int deletes;
 
+/* ... a user error handler on the split (held by it alone) and a user
+ * operation (its handle registered). */
+static MPI_Op sum_op = MPI_OP_NULL;
+static int errh_calls, op_calls;
+
+static void my_errh(MPI_Comm *c, int *code, ...)
+{
+    (void)c;
+    if (*code == 99)
+        errh_calls++;
+}
+
+static void my_sum(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    op_calls++;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
 static int count_delete(MPI_Comm c, int k, void *val, void *extra)
 {
     (void)c, (void)k, (void)extra;
@@ -138,6 +159,11 @@ static void make_comms(int rank)
     check("set attr", MPI_Comm_set_attr(MPI_COMM_WORLD, comm_kv,
                                         (void *)4321));
     check("set type attr", MPI_Type_set_attr(vec_t, type_kv, (void *)77));
+    MPI_Errhandler eh;
+    check("create errhandler", MPI_Comm_create_errhandler(my_errh, &eh));
+    check("set errhandler", MPI_Comm_set_errhandler(half_c, eh));
+    check("free errhandler", MPI_Errhandler_free(&eh));
+    check("op create", MPI_Op_create(my_sum, 1, &sum_op));
 }
 
 /* CKPT_HANDLES=1 after a restart: the objects are back, as they were. */
@@ -198,6 +224,15 @@ static void check_handles(int rank)
     check("free", MPI_Comm_free(&d2));
     if (deletes != 1)
         die("the delete callback after a restart", MPI_ERR_KEYVAL);
+    /* the split's own error handler, and the operation */
+    check("call errhandler", MPI_Comm_call_errhandler(half_c, 99));
+    if (errh_calls != 1)
+        die("the split's error handler after a restart", MPI_ERR_OTHER);
+    int one = rank, sum = 0;
+    check("allreduce", MPI_Allreduce(&one, &sum, 1, MPI_INT, sum_op,
+                                     MPI_COMM_WORLD));
+    if (sum != size * (size - 1) / 2 || (size > 1 && op_calls == 0))
+        die("the user operation after a restart", MPI_ERR_OP);
 }
 
 /* inflight: the messages besides the halos, sent before the checkpoint
@@ -385,6 +420,7 @@ int main(int argc, char **argv)
               MPIX_Checkpoint_register(&comm_kv, sizeof(comm_kv)));
         check("register keyval",
               MPIX_Checkpoint_register(&type_kv, sizeof(type_kv)));
+        check("register op", MPIX_Checkpoint_register(&sum_op, sizeof(sum_op)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);
@@ -569,6 +605,7 @@ int main(int argc, char **argv)
         check("delete attr", MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_kv));
         check("free keyval", MPI_Comm_free_keyval(&comm_kv));
         check("free keyval", MPI_Type_free_keyval(&type_kv));
+        check("op free", MPI_Op_free(&sum_op));
         /* after a restart too: the duplicate's and MPI_COMM_WORLD's */
         if (deletes < 2)
             die("the delete callbacks", MPI_ERR_KEYVAL);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/core/obj_arena.h"
 #include "mpi/mpi_impl.h"
 
 #define OP_MAX 1
@@ -405,7 +406,7 @@ static int op_new(MPI_User_function *fn, MPI_User_function_c *fn_c,
         return mpi_error(NULL, MPI_ERR_ARG, name, "user_fn is NULL");
     if (op_p == NULL)
         return mpi_error(NULL, MPI_ERR_ARG, name, "op is NULL");
-    op = calloc(1, sizeof(*op));
+    op = mpi_obj_alloc(sizeof(*op));
     if (op == NULL)
         return mpi_error(NULL, MPI_ERR_NO_MEM, name,
                          "no memory for a new operation");
@@ -442,7 +443,7 @@ void mpi_op_release(MPI_Op op)
 {
     if (op->predef == 0 && mpi_ref_dec(&op->refs) == 0) {
         op->magic = MPI_MAGIC_DEAD;
-        free(op);
+        mpi_obj_free(op);
     }
 }
 

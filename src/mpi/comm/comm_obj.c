@@ -129,7 +129,7 @@ static void comm_teardown(MPI_Comm c)
     if (c->errh != NULL && c->errh->kind == 4 &&
         __atomic_sub_fetch(&c->errh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         c->errh->magic = MPI_MAGIC_DEAD;
-        free(c->errh);
+        mpi_obj_free(c->errh);
     }
     c->magic = MPI_MAGIC_DEAD;
 }

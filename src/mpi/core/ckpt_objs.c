@@ -36,12 +36,19 @@
  * address; a keyval record's addr is the keyval, an attributes record's
  * the object they are on. */
 enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3, CKO_KEYVAL = 4,
-       CKO_ATTRS = 5 };
+       CKO_ATTRS = 5, CKO_ERRH = 6, CKO_OP = 7 };
 
 static int is_obj(uint32_t kind)
 {
-    return kind >= CKO_GROUP && kind <= CKO_COMM;
+    return kind == CKO_GROUP || kind == CKO_DT || kind == CKO_COMM ||
+           kind == CKO_ERRH || kind == CKO_OP;
 }
+
+/* A user error handler's functions (head.n: its kind), and a user
+ * operation's (head.n: commute). */
+typedef struct cko_fns {
+    uint64_t fn[3];
+} cko_fns_t;
 
 typedef struct cko_attr {
     int32_t keyval, zero;
@@ -114,7 +121,7 @@ typedef struct live {
 } live_t;
 
 typedef struct census {
-    live_t groups, dts, comms;
+    live_t groups, dts, comms, errhs, ops;
     uint8_t *dt_done; /* per dts entry: emitted */
     int nomem;
 } census_t;
@@ -145,6 +152,10 @@ static void count_obj(void *obj, void *arg)
         live_add(c, &c->dts, obj);
     else if (magic == MPI_MAGIC_COMM)
         live_add(c, &c->comms, obj);
+    else if (magic == MPI_MAGIC_ERRH)
+        live_add(c, &c->errhs, obj);
+    else if (magic == MPI_MAGIC_OP)
+        live_add(c, &c->ops, obj);
 }
 
 static long live_find(const live_t *l, const void *obj)
@@ -286,7 +297,8 @@ static void put_comm(wbuf_t *b, MPI_Comm c)
     r->epoch = mpi_ctx_epoch(c->ctx);
     r->group = (uint64_t)(uintptr_t)c->group;
     r->remote = (uint64_t)(uintptr_t)c->remote_group;
-    r->errh = errh_predef(c->errh) ? (uint64_t)(uintptr_t)c->errh : 0;
+    r->errh = errh_predef(c->errh) || mpi_obj_in_arena(c->errh)
+                  ? (uint64_t)(uintptr_t)c->errh : 0;
     r->next_child = c->next_child;
     r->tol_seq = c->tol_seq;
     memcpy(r->name, c->name, sizeof(r->name));
@@ -310,6 +322,50 @@ static void put_comm(wbuf_t *b, MPI_Comm c)
     q = put_ints(q, t->dests, t->outdegree);
     if (t->weighted)
         put_ints(q, t->destweights, t->outdegree);
+}
+
+/* A user error handler, less the references of communicators not
+ * carried (MPI_COMM_WORLD's and MPI_COMM_SELF's included: a restarted
+ * program sets theirs again). */
+static void put_errh(wbuf_t *b, const census_t *c, MPI_Errhandler e,
+                     uint32_t skip_ctx)
+{
+    int refs = e->refs - (MPI_COMM_WORLD->errh == e) -
+               (MPI_COMM_SELF->errh == e);
+    cko_head_t *h;
+
+    for (size_t i = 0; i < c->comms.n; i++) {
+        MPI_Comm m = c->comms.v[i];
+        refs -= comm_skipped(m, skip_ctx) && m->errh == e;
+    }
+    if (refs <= 0)
+        return;
+    h = wb_room(b, sizeof(*h) + sizeof(cko_fns_t));
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_ERRH,
+                      .len = (uint32_t)PAD8(sizeof(*h) + sizeof(cko_fns_t)),
+                      .addr = (uint64_t)(uintptr_t)e, .refs = refs,
+                      .n = e->kind};
+    cko_fns_t *f = (cko_fns_t *)(h + 1);
+    f->fn[0] = (uint64_t)(uintptr_t)e->fn;
+    f->fn[1] = (uint64_t)(uintptr_t)e->file_fn;
+    f->fn[2] = (uint64_t)(uintptr_t)e->session_fn;
+}
+
+static void put_op(wbuf_t *b, MPI_Op op)
+{
+    cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(cko_fns_t));
+
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_OP,
+                      .len = (uint32_t)PAD8(sizeof(*h) + sizeof(cko_fns_t)),
+                      .addr = (uint64_t)(uintptr_t)op, .refs = op->refs,
+                      .n = op->commute};
+    cko_fns_t *f = (cko_fns_t *)(h + 1);
+    f->fn[0] = (uint64_t)(uintptr_t)op->fn;
+    f->fn[1] = (uint64_t)(uintptr_t)op->fn_c;
 }
 
 static void put_keyvals(wbuf_t *b)
@@ -367,6 +423,10 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
     if (c.dt_done == NULL)
         c.nomem = 1;
     put_keyvals(&b);
+    for (size_t i = 0; i < c.errhs.n && !c.nomem; i++)
+        put_errh(&b, &c, c.errhs.v[i], skip_ctx);
+    for (size_t i = 0; i < c.ops.n && !c.nomem; i++)
+        put_op(&b, c.ops.v[i]);
     for (size_t i = 0; i < c.groups.n && !c.nomem; i++)
         put_group(&b, &c, c.groups.v[i], skip_ctx);
     for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
@@ -401,6 +461,8 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
     free(c.groups.v);
     free(c.dts.v);
     free(c.comms.v);
+    free(c.errhs.v);
+    free(c.ops.v);
     free(c.dt_done);
     return rc;
 }
@@ -656,6 +718,64 @@ static int topo_make(const cko_comm_t *r, const uint8_t *end,
     return mpi_topo_dup(&t, t_p);
 }
 
+static int load_errh(const cko_head_t *h, int32_t refs, char *why,
+                     size_t whylen)
+{
+    cko_fns_t f;
+    MPI_Errhandler e = NULL;
+
+    if (h->len < sizeof(*h) + sizeof(f) || h->n < 4 || h->n > 6) {
+        snprintf(why, whylen, "an error handler's record is malformed");
+        return 0;
+    }
+    memcpy(&f, h + 1, sizeof(f));
+    if (mpi_arena_place((void *)(uintptr_t)h->addr) == MPI_SUCCESS)
+        e = mpi_errh_new(h->n);
+    mpi_arena_unplace();
+    if (e == NULL || (uint64_t)(uintptr_t)e != h->addr) {
+        if (e != NULL)
+            mpi_errh_release(e);
+        snprintf(why, whylen, "cannot put error handler %#" PRIx64 " back",
+                 h->addr);
+        return 0;
+    }
+    e->fn = (MPI_Comm_errhandler_function *)(uintptr_t)f.fn[0];
+    e->file_fn = (MPI_File_errhandler_function *)(uintptr_t)f.fn[1];
+    e->session_fn = (MPI_Session_errhandler_function *)(uintptr_t)f.fn[2];
+    return made_add(CKO_ERRH, refs, e) == 0;
+}
+
+static int load_op(const cko_head_t *h, int32_t refs, char *why,
+                   size_t whylen)
+{
+    cko_fns_t f;
+    MPI_Op op = MPI_OP_NULL;
+    int rc;
+
+    if (h->len < sizeof(*h) + sizeof(f)) {
+        snprintf(why, whylen, "an operation's record is malformed");
+        return 0;
+    }
+    memcpy(&f, h + 1, sizeof(f));
+    rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+    if (rc == MPI_SUCCESS && f.fn[0] != 0)
+        rc = PMPI_Op_create((MPI_User_function *)(uintptr_t)f.fn[0], h->n,
+                            &op);
+    else if (rc == MPI_SUCCESS)
+        rc = PMPI_Op_create_c((MPI_User_function_c *)(uintptr_t)f.fn[1],
+                              h->n, &op);
+    mpi_arena_unplace();
+    if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)op != h->addr) {
+        if (rc == MPI_SUCCESS)
+            mpi_op_release(op);
+        snprintf(why, whylen, "cannot put operation %#" PRIx64 " back",
+                 h->addr);
+        return 0;
+    }
+    op->fn_c = (MPI_User_function_c *)(uintptr_t)f.fn[1];
+    return made_add(CKO_OP, refs, op) == 0;
+}
+
 static int load_comm(const cko_head_t *h, int32_t refs, char *why,
                      size_t whylen)
 {
@@ -701,8 +821,12 @@ static int load_comm(const cko_head_t *h, int32_t refs, char *why,
     c->topo = topo;
     if (r->errh != 0) {
         MPI_Errhandler e = (MPI_Errhandler)(uintptr_t)r->errh;
-        if (errh_predef(e))
+        if (errh_predef(e)) {
             c->errh = e; /* predefined ones are not counted */
+        } else if ((e = made_obj(r->errh, CKO_ERRH)) != NULL) {
+            mpi_errh_retain(e); /* the communicator's (undo drops it) */
+            c->errh = e;
+        }
     }
     c->next_child = r->next_child;
     c->tol_seq = r->tol_seq;
@@ -815,6 +939,7 @@ static void hold_refs(const cko_head_t *h)
         const cko_comm_t *r = (const cko_comm_t *)(h + 1);
         hold(r->group);
         hold(r->remote);
+        hold(r->errh); /* a predefined one is not a cell: nothing */
     } else if (h->kind == CKO_DT) {
         const cko_dt_t *d = (const cko_dt_t *)(h + 1);
         const uint64_t *tv = dt_types(h); /* NULL: load_dt says why */
@@ -850,7 +975,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             (h.kind == CKO_ATTRS &&
              ((h.n != MPI_ATTR_COMM && h.n != MPI_ATTR_TYPE) ||
               (h.len - sizeof(h)) % sizeof(cko_attr_t) != 0)) ||
-            h.kind < CKO_GROUP || h.kind > CKO_ATTRS) {
+            h.kind < CKO_GROUP || h.kind > CKO_OP) {
             snprintf(why, whylen, "an object's record at byte %" PRIu64
                      " is malformed", off);
             ok = 0;
@@ -905,6 +1030,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             drop_ref(hv, nh, r->group);
             if (r->remote != r->group)
                 drop_ref(hv, nh, r->remote);
+            drop_ref(hv, nh, r->errh);
         } else if (hp->kind == CKO_DT) {
             const uint64_t *tv = dt_types(hp);
             const cko_dt_t *d = (const cko_dt_t *)(hp + 1);
@@ -945,6 +1071,12 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             break;
         case CKO_COMM:
             ok = load_comm(hp, refs, why, whylen);
+            break;
+        case CKO_ERRH:
+            ok = load_errh(hp, refs, why, whylen);
+            break;
+        case CKO_OP:
+            ok = load_op(hp, refs, why, whylen);
             break;
         default:
             snprintf(why, whylen, "an object's record has kind %u",
@@ -1038,6 +1170,10 @@ void ckpt_objs_commit(void)
             ((MPI_Group)m->obj)->refs = m->refs;
         else if (m->kind == CKO_DT)
             ((MPI_Datatype)m->obj)->refs = m->refs;
+        else if (m->kind == CKO_ERRH)
+            ((MPI_Errhandler)m->obj)->refs = m->refs;
+        else if (m->kind == CKO_OP)
+            ((MPI_Op)m->obj)->refs = m->refs;
         else
             ((MPI_Comm)m->obj)->refs = m->refs;
     }
@@ -1063,6 +1199,10 @@ void ckpt_objs_undo(void)
         } else if (m->kind == CKO_DT) {
             MPI_Datatype t = m->obj;
             PMPI_Type_free(&t);
+        } else if (m->kind == CKO_ERRH) {
+            mpi_errh_release(m->obj);
+        } else if (m->kind == CKO_OP) {
+            mpi_op_release(m->obj);
         } else {
             mpi_comm_release(m->obj);
         }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mpi/core/errhandler.h"
+#include "mpi/core/obj_arena.h"
 
 #define FIRST_USER (MPI_ERR_LASTCODE + 1)
 
@@ -273,7 +274,7 @@ SHOAL_MPI_WEAK(Remove_error_string)
 
 MPI_Errhandler mpi_errh_new(int kind)
 {
-    MPI_Errhandler eh = calloc(1, sizeof(*eh));
+    MPI_Errhandler eh = mpi_obj_alloc(sizeof(*eh));
 
     if (eh != NULL) {
         eh->magic = MPI_MAGIC_ERRH;
@@ -296,7 +297,7 @@ void mpi_errh_release(MPI_Errhandler eh)
     if (__atomic_sub_fetch(&eh->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     eh->magic = MPI_MAGIC_DEAD;
-    free(eh);
+    mpi_obj_free(eh);
 }
 
 static int errh_ok(MPI_Errhandler eh)

@@ -524,6 +524,9 @@ struct shoal_mpi_request {
 
 /* Allocate a request (from a pool) of kind; released by mpi_req_free. */
 MPI_Request mpi_req_alloc(int kind, MPI_Comm comm);
+extern int mpi_req_placing; /* core/ckpt_objs.c: the next from the arena */
+MPI_Request mpi_req_done_again(int kind, MPI_Comm comm, MPI_Datatype dt,
+                               const MPI_Status *st);
 void mpi_req_free(MPI_Request req);
 
 /* Mark a request complete (any thread holding the engine lock). */

@@ -110,6 +110,12 @@ static int deletes;
 /* ... a user error handler on the split (held by it alone) and a user
  * operation (its handle registered). */
 static MPI_Op sum_op = MPI_OP_NULL;
+/* ... and a receive posted before the checkpoint (from the left, on the
+ * duplicate), matched after it: its request and buffer registered.  On
+ * rank 0 it is from MPI_PROC_NULL, complete at once and not waited for
+ * till after the checkpoint. */
+static MPI_Request pr_req = MPI_REQUEST_NULL;
+static int pr_buf[2];
 static int errh_calls, op_calls;
 
 static void my_errh(MPI_Comm *c, int *code, ...)
@@ -258,6 +264,11 @@ static void extras_out(int it, int rank, int right)
     if (handles) {
         int q[3] = {it, -5, rank};
         check("send cart", MPI_Send(q, 1, vec_t, right, 9, cart_c));
+        pr_buf[0] = pr_buf[1] = -1;
+        check("irecv posted across", MPI_Irecv(pr_buf, 2, MPI_INT,
+                                               rank > 0 ? rank - 1
+                                                        : MPI_PROC_NULL,
+                                               11, dup_c, &pr_req));
     }
     for (int i = 0; i < BIG; i++)
         big[i] = pat(it, rank, i * 3);
@@ -298,6 +309,19 @@ static void extras_in(int it, int rank, int left)
         hst.MPI_SOURCE != hleft)
         die("the message on the split communicator", MPI_ERR_OTHER);
     if (handles) {
+        int s[2] = {it, rank}, size;
+        MPI_Status pst;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
+        check("send to the posted receive",
+              MPI_Send(s, 2, MPI_INT, right, 11, dup_c));
+        check("wait for the posted receive", MPI_Wait(&pr_req, &pst));
+        if (left != MPI_PROC_NULL &&
+            (pr_buf[0] != it || pr_buf[1] != left || pst.MPI_SOURCE != left))
+            die("the receive posted across the checkpoint", MPI_ERR_OTHER);
+        if (left == MPI_PROC_NULL && pst.MPI_SOURCE != MPI_PROC_NULL)
+            die("the status of the receive completed before the checkpoint",
+                MPI_ERR_OTHER);
         int q[3] = {-7, -7, -7};
         check("recv cart", MPI_Recv(q, 1, vec_t, left, 9, cart_c,
                                     MPI_STATUS_IGNORE));
@@ -421,6 +445,10 @@ int main(int argc, char **argv)
         check("register keyval",
               MPIX_Checkpoint_register(&type_kv, sizeof(type_kv)));
         check("register op", MPIX_Checkpoint_register(&sum_op, sizeof(sum_op)));
+        check("register request",
+              MPIX_Checkpoint_register(&pr_req, sizeof(pr_req)));
+        check("register buffer",
+              MPIX_Checkpoint_register(pr_buf, sizeof(pr_buf)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);

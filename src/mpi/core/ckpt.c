@@ -692,6 +692,32 @@ static int private_comm_high(MPI_Comm *c)
     return PMPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
 }
 
+/* Which registered region holds [p, p + n): 1 with *idx and *off set. */
+int ckpt_region_of(const void *p, size_t n, uint32_t *idx, uint64_t *off)
+{
+    const uint8_t *b = p;
+
+    for (int i = 0; i < ck.nreg; i++) {
+        const uint8_t *r = ck.reg[i].ptr;
+        if (b >= r && b <= r + ck.reg[i].size &&
+            n <= (size_t)(r + ck.reg[i].size - b)) {
+            *idx = (uint32_t)i;
+            *off = (uint64_t)(b - r);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The memory at off in region idx, n bytes long: NULL when not there. */
+void *ckpt_region_at(uint32_t idx, uint64_t off, size_t n)
+{
+    if (idx >= (uint32_t)ck.nreg || off > ck.reg[idx].size ||
+        n > ck.reg[idx].size - off)
+        return NULL;
+    return (uint8_t *)ck.reg[idx].ptr + off;
+}
+
 /* Where an image's objects are, and how many bytes. */
 static const uint8_t *objs_of(const uint8_t *img, uint64_t *len_p)
 {
@@ -1077,7 +1103,7 @@ static int pull_rendezvous(uint32_t ctx)
                  !base_list_empty(&mpi_pq.push) ||
                  !base_list_empty(&mpi_pq.poll);
     mpi_unlock();
-    if (l.rdv == 0 || l.bad || posted != 0 || queued) {
+    if (l.rdv == 0 || l.bad || posted != ckpt_objs_posted(ctx) || queued) {
         free(l.m);
         return MPI_SUCCESS;
     }
@@ -1302,6 +1328,9 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     if (rc == MPI_SUCCESS) {
         int was_queued = !ok;
         chan_gather(c->ctx, &k);
+        /* Receives posted into registered regions, whose requests live
+         * in the arena, travel in the image (ckpt_objs.c). */
+        k.posted -= ckpt_objs_posted(c->ctx);
         int here = !was_queued && k.posted == 0 && k.unsaved == 0 &&
                    k.queued == 0;
         rc = PMPI_Allreduce(&here, &ok, 1, MPI_INT, MPI_MIN, c);
@@ -1311,7 +1340,9 @@ int PMPIX_Checkpoint(MPI_Comm comm)
             if (!here)
                 return mpi_error(comm, MPI_ERR_PENDING, fn,
                                  "communication crosses the checkpoint: "
-                                 "here %ld receives posted, %ld messages "
+                                 "here %ld receives posted that it cannot "
+                                 "carry (their buffers outside the "
+                                 "registered regions), %ld messages "
                                  "unreceived that it cannot carry "
                                  "(synchronous, on a communicator other "
                                  "than MPI_COMM_WORLD and MPI_COMM_SELF, "

@@ -36,13 +36,29 @@
  * address; a keyval record's addr is the keyval, an attributes record's
  * the object they are on. */
 enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3, CKO_KEYVAL = 4,
-       CKO_ATTRS = 5, CKO_ERRH = 6, CKO_OP = 7 };
+       CKO_ATTRS = 5, CKO_ERRH = 6, CKO_OP = 7, CKO_REQ = 8 };
 
 static int is_obj(uint32_t kind)
 {
     return kind == CKO_GROUP || kind == CKO_DT || kind == CKO_COMM ||
-           kind == CKO_ERRH || kind == CKO_OP;
+           kind == CKO_ERRH || kind == CKO_OP || kind == CKO_REQ;
 }
+
+/* A point-to-point request (head.n: REQ_* flags): a receive posted at the
+ * cut, or a persistent send or receive, inactive or (a receive) started.
+ * Its buffer is named by registered region and offset. */
+#define REQ_PERSISTENT 1
+#define REQ_POSTED 2
+#define REQ_SEND 4
+#define REQ_DONE 8 /* completed, not yet waited for: its status */
+typedef struct cko_req {
+    uint64_t comm, dt;
+    int64_t count;
+    int32_t peer, tag, mode, region; /* region: -1 when count is 0 */
+    int64_t off;                     /* of buf from the region's start */
+    int32_t st_source, st_tag, st_error, st_cancelled;
+    int64_t st_count;
+} cko_req_t;
 
 /* A user error handler's functions (head.n: its kind), and a user
  * operation's (head.n: commute). */
@@ -121,7 +137,7 @@ typedef struct live {
 } live_t;
 
 typedef struct census {
-    live_t groups, dts, comms, errhs, ops;
+    live_t groups, dts, comms, errhs, ops, reqs;
     uint8_t *dt_done; /* per dts entry: emitted */
     int nomem;
 } census_t;
@@ -156,6 +172,8 @@ static void count_obj(void *obj, void *arg)
         live_add(c, &c->errhs, obj);
     else if (magic == MPI_MAGIC_OP)
         live_add(c, &c->ops, obj);
+    else if (magic == MPI_MAGIC_REQ)
+        live_add(c, &c->reqs, obj);
 }
 
 static long live_find(const live_t *l, const void *obj)
@@ -368,6 +386,104 @@ static void put_op(wbuf_t *b, MPI_Op op)
     f->fn[1] = (uint64_t)(uintptr_t)op->fn_c;
 }
 
+/* Can a checkpoint carry request r, and how (*rec, *flags)?  Point-to-
+ * point, of the program, on a communicator carried, a receive posted
+ * and not matched or a persistent request not started (or a receive
+ * started and posted), its buffer in a registered region. */
+static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
+                       int *flags)
+{
+    MPI_Comm c = r->comm;
+    MPI_Datatype t = r->dt;
+
+    if ((r->kind != MPI_REQ_RECV && r->kind != MPI_REQ_SEND) ||
+        r->ctx_off != 0 || r->user_freed || r->bsend_block != NULL ||
+        c == NULL || !mpi_comm_ok(c) ||
+        c->is_inter || comm_skipped(c, skip_ctx) ||
+        (c != MPI_COMM_WORLD && c != MPI_COMM_SELF && !mpi_obj_in_arena(c)))
+        return 0;
+    int posted = r->kind == MPI_REQ_RECV && !mpi_req_is_done(r) &&
+                 r->umsg == NULL && !r->inflight && r->bytes == 0 &&
+                 (!r->persistent || r->active);
+    int idle = r->persistent && !r->active;
+    int done = !r->persistent && mpi_req_is_done(r);
+    if (!posted && !idle && !done)
+        return 0;
+    if (t != NULL && !(t->flags & MPI_DT_PREDEF) && !mpi_obj_in_arena(t))
+        return 0;
+    *rec = (cko_req_t){.comm = (uint64_t)(uintptr_t)c,
+                       .dt = (uint64_t)(uintptr_t)t, .count = r->count,
+                       .peer = r->peer, .tag = r->tag, .mode = r->mode,
+                       .region = -1};
+    *flags = (r->persistent ? REQ_PERSISTENT : 0) |
+             (posted ? REQ_POSTED : 0) |
+             (r->kind == MPI_REQ_SEND ? REQ_SEND : 0) | (done ? REQ_DONE : 0);
+    if (done) {
+        rec->st_source = r->status.MPI_SOURCE;
+        rec->st_tag = r->status.MPI_TAG;
+        rec->st_error = r->status.MPI_ERROR;
+        rec->st_cancelled = r->status.shoal_cancelled;
+        rec->st_count = r->status.shoal_count;
+        return 1; /* its buffer is the program's again */
+    }
+    if (r->count > 0 && t != NULL) {
+        /* The bytes the operation touches, in a region. */
+        MPI_Aint lo = t->true_lb + (t->extent < 0 ? (r->count - 1) * t->extent
+                                                  : 0);
+        MPI_Aint n = (r->count - 1) * (t->extent < 0 ? -t->extent : t->extent) +
+                     t->true_extent;
+        uint32_t idx;
+        uint64_t off;
+        if (n < 0 ||
+            !ckpt_region_of((const uint8_t *)r->buf + lo, (size_t)n, &idx,
+                            &off))
+            return 0;
+        rec->region = (int32_t)idx;
+        rec->off = (int64_t)off - lo;
+    }
+    return 1;
+}
+
+long ckpt_objs_posted(uint32_t skip_ctx)
+{
+    census_t c = {0};
+    long n = 0;
+
+    if (!mpi_arena_on())
+        return 0;
+    mpi_arena_each(count_obj, &c);
+    for (size_t i = 0; i < c.reqs.n; i++) {
+        cko_req_t rec;
+        int flags;
+        if (req_carried(c.reqs.v[i], skip_ctx, &rec, &flags) &&
+            (flags & REQ_POSTED))
+            n++;
+    }
+    free(c.groups.v);
+    free(c.dts.v);
+    free(c.comms.v);
+    free(c.errhs.v);
+    free(c.ops.v);
+    free(c.reqs.v);
+    return n;
+}
+
+static void put_req(wbuf_t *b, MPI_Request r, uint32_t skip_ctx)
+{
+    cko_req_t rec;
+    int flags;
+
+    if (!req_carried(r, skip_ctx, &rec, &flags))
+        return;
+    cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(rec));
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_REQ,
+                      .len = (uint32_t)PAD8(sizeof(*h) + sizeof(rec)),
+                      .addr = (uint64_t)(uintptr_t)r, .refs = 1, .n = flags};
+    memcpy(h + 1, &rec, sizeof(rec));
+}
+
 static void put_keyvals(wbuf_t *b)
 {
     mpi_keyval_rec_t r;
@@ -407,6 +523,13 @@ static void put_attrs(wbuf_t *b, const void *obj, int kind,
                           .val = (uint64_t)(uintptr_t)a->val};
 }
 
+static int req_cmp(const void *a, const void *b)
+{
+    uint64_t x = (*(MPI_Request const *)a)->seq;
+    uint64_t y = (*(MPI_Request const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
 int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
 {
     census_t c = {0};
@@ -436,6 +559,12 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
         if (!comm_skipped(m, skip_ctx))
             put_comm(&b, m);
     }
+    /* The requests, in the order they were posted (a restart posts
+     * them again so). */
+    if (c.reqs.n > 1)
+        qsort(c.reqs.v, c.reqs.n, sizeof(void *), req_cmp);
+    for (size_t i = 0; i < c.reqs.n && !c.nomem; i++)
+        put_req(&b, c.reqs.v[i], skip_ctx);
     /* The attributes last, on every object carried.  Not those of
      * MPI_COMM_WORLD and MPI_COMM_SELF: libraries set theirs at their
      * start (HDF5 a keyval on MPI_COMM_SELF whose delete callback ends
@@ -463,6 +592,7 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
     free(c.comms.v);
     free(c.errhs.v);
     free(c.ops.v);
+    free(c.reqs.v);
     free(c.dt_done);
     return rc;
 }
@@ -718,6 +848,110 @@ static int topo_make(const cko_comm_t *r, const uint8_t *end,
     return mpi_topo_dup(&t, t_p);
 }
 
+/* The communicator a request record names, as it is here: NULL when it
+ * did not come back. */
+static MPI_Comm req_comm(const cko_req_t *q)
+{
+    if (q->comm == (uint64_t)(uintptr_t)MPI_COMM_WORLD)
+        return MPI_COMM_WORLD;
+    if (q->comm == (uint64_t)(uintptr_t)MPI_COMM_SELF)
+        return MPI_COMM_SELF;
+    return made_obj(q->comm, CKO_COMM);
+}
+
+/* A request comes back at commit (ckpt_objs_commit), once the candidate
+ * is chosen: here only whether it can. */
+static int check_req(const cko_head_t *h, char *why, size_t whylen)
+{
+    cko_req_t q;
+
+    if (h->len < sizeof(*h) + sizeof(q)) {
+        snprintf(why, whylen, "a request's record is malformed");
+        return 0;
+    }
+    memcpy(&q, h + 1, sizeof(q));
+    MPI_Comm c = req_comm(&q);
+    if (c == NULL || (q.dt != 0 && dt_named(q.dt) == NULL) || q.count < 0 ||
+        (q.count > 0 && q.region < 0 && !(h->n & REQ_DONE))) {
+        snprintf(why, whylen, "request %#" PRIx64 " (a %s posted at the "
+                 "checkpoint) names a communicator or a datatype that did "
+                 "not come back", h->addr,
+                 (h->n & REQ_SEND) ? "send" : "receive");
+        return 0;
+    }
+    if (q.region >= 0 && ckpt_region_at((uint32_t)q.region, 0, 0) == NULL) {
+        snprintf(why, whylen, "request %#" PRIx64 "'s buffer is in region "
+                 "%d, which is not registered", h->addr, q.region);
+        return 0;
+    }
+    return 1;
+}
+
+/* Post the requests of the image chosen again, at their addresses, in
+ * their order. */
+static void put_back_reqs(void)
+{
+    size_t n = 0;
+
+    for (size_t off = 0; off < later.len;) {
+        const cko_head_t *h = (const cko_head_t *)(later.p + off);
+        off += h->len;
+        if (h->kind != CKO_REQ)
+            continue;
+        cko_req_t q;
+        memcpy(&q, h + 1, sizeof(q));
+        MPI_Comm c = req_comm(&q);
+        MPI_Datatype t = q.dt != 0 ? dt_named(q.dt) : MPI_BYTE;
+        void *buf = q.region >= 0
+                        ? (uint8_t *)ckpt_region_at((uint32_t)q.region, 0, 0) +
+                              q.off
+                        : NULL;
+        MPI_Request r = MPI_REQUEST_NULL;
+        int rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+        if (rc == MPI_SUCCESS && (h->n & REQ_DONE)) {
+            MPI_Status st = {.MPI_SOURCE = q.st_source, .MPI_TAG = q.st_tag,
+                             .MPI_ERROR = q.st_error,
+                             .shoal_cancelled = q.st_cancelled,
+                             .shoal_count = q.st_count};
+            mpi_req_placing = 1;
+            r = mpi_req_done_again((h->n & REQ_SEND) ? MPI_REQ_SEND
+                                                     : MPI_REQ_RECV,
+                                   c, q.dt != 0 ? t : NULL, &st);
+            mpi_req_placing = 0;
+            if (r == NULL)
+                rc = MPI_ERR_NO_MEM;
+        } else if (rc == MPI_SUCCESS) {
+            mpi_req_placing = 1;
+            if (!(h->n & REQ_PERSISTENT))
+                rc = PMPI_Irecv_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            else if (!(h->n & REQ_SEND))
+                rc = PMPI_Recv_init_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            else if (q.mode == MPI_P2P_SYNC)
+                rc = PMPI_Ssend_init_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            else if (q.mode == MPI_P2P_BUFFERED)
+                rc = PMPI_Bsend_init_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            else if (q.mode == MPI_P2P_READY)
+                rc = PMPI_Rsend_init_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            else
+                rc = PMPI_Send_init_c(buf, q.count, t, q.peer, q.tag, c, &r);
+            mpi_req_placing = 0;
+        }
+        mpi_arena_unplace();
+        if (rc == MPI_SUCCESS && (h->n & REQ_PERSISTENT) &&
+            (h->n & REQ_POSTED))
+            rc = PMPI_Start(&r);
+        if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)r != h->addr)
+            base_error("ckpt", "rank %d: request %#" PRIx64 " could not be "
+                       "posted again (%d): its handle names nothing",
+                       mpi.world_rank, h->addr, rc);
+        else
+            n++;
+    }
+    if (n > 0)
+        base_debug("ckpt", "rank %d: %zu requests are back", mpi.world_rank,
+                   n);
+}
+
 static int load_errh(const cko_head_t *h, int32_t refs, char *why,
                      size_t whylen)
 {
@@ -945,6 +1179,11 @@ static void hold_refs(const cko_head_t *h)
         const uint64_t *tv = dt_types(h); /* NULL: load_dt says why */
         for (int k = 0; tv != NULL && k < d->ntypes; k++)
             hold(tv[k]);
+    } else if (h->kind == CKO_REQ &&
+               h->len >= sizeof(*h) + sizeof(cko_req_t)) {
+        const cko_req_t *q = (const cko_req_t *)(h + 1);
+        hold(q->comm); /* MPI_COMM_WORLD's is not a cell: nothing */
+        hold(q->dt);
     }
 }
 
@@ -975,7 +1214,7 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             (h.kind == CKO_ATTRS &&
              ((h.n != MPI_ATTR_COMM && h.n != MPI_ATTR_TYPE) ||
               (h.len - sizeof(h)) % sizeof(cko_attr_t) != 0)) ||
-            h.kind < CKO_GROUP || h.kind > CKO_OP) {
+            (!is_obj(h.kind) && h.kind != CKO_KEYVAL && h.kind != CKO_ATTRS)) {
             snprintf(why, whylen, "an object's record at byte %" PRIu64
                      " is malformed", off);
             ok = 0;
@@ -1036,6 +1275,11 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
             const cko_dt_t *d = (const cko_dt_t *)(hp + 1);
             for (int k = 0; tv != NULL && k < d->ntypes; k++)
                 drop_ref(hv, nh, tv[k]);
+        } else if (hp->kind == CKO_REQ &&
+                   hp->len >= sizeof(*hp) + sizeof(cko_req_t)) {
+            const cko_req_t *q = (const cko_req_t *)(hp + 1);
+            drop_ref(hv, nh, q->comm);
+            drop_ref(hv, nh, q->dt);
         }
     }
     for (size_t i = 0; ok && i < n; i++) {
@@ -1078,6 +1322,9 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
         case CKO_OP:
             ok = load_op(hp, refs, why, whylen);
             break;
+        case CKO_REQ:
+            ok = check_req(hp, why, whylen);
+            break;
         default:
             snprintf(why, whylen, "an object's record has kind %u",
                      hp->kind);
@@ -1088,7 +1335,8 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
      * (ckpt_objs_commit): kept till then. */
     for (size_t i = 0; ok && i < n; i++) {
         const cko_head_t *hp = (const cko_head_t *)(p + offs[i]);
-        if (is_obj(hp->kind))
+        if (is_obj(hp->kind) &&
+            (hp->kind != CKO_REQ || !is_held(hp->addr)))
             continue;
         uint8_t *s = realloc(later.p, later.len + hp->len);
         if (s == NULL) {
@@ -1164,6 +1412,9 @@ static void put_back_attrs(void);
 
 void ckpt_objs_commit(void)
 {
+    /* The requests first: posting takes references, which the counts
+     * set below (as recorded, the requests' included) replace. */
+    put_back_reqs();
     for (size_t i = 0; i < made.n; i++) {
         made_t *m = &made.v[i];
         if (m->kind == CKO_GROUP)

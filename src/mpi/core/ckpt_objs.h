@@ -18,7 +18,13 @@ void ckpt_objs_commit(void);
 /* The regions' bytes as a restart reads them (from a region's start):
  * the objects whose handles are there come back, and what they hold. */
 void ckpt_objs_scan_reset(void);
-void ckpt_objs_scan(const void *p, size_t n); /* the restart goes on: counts as they were */
+void ckpt_objs_scan(const void *p, size_t n);
+/* The receives posted here (but on the communicator of context skip_ctx)
+ * that a checkpoint carries: on a communicator it carries, into a
+ * registered region (ckpt.c). */
+long ckpt_objs_posted(uint32_t skip_ctx);
+int ckpt_region_of(const void *p, size_t n, uint32_t *idx, uint64_t *off);
+void *ckpt_region_at(uint32_t idx, uint64_t off, size_t n); /* the restart goes on: counts as they were */
 void ckpt_objs_undo(void);   /* the candidate was refused: unmake them */
 
 #endif

@@ -14,26 +14,37 @@
 #include <time.h>
 
 #include "am/am.h"
+#include "mpi/core/obj_arena.h"
 #include "mpi/p2p/p2p_engine.h"
 
 /* ---- the pool ------------------------------------------------------------------ */
 
 static MPI_Request pool;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A restart puts a request back at its address (core/ckpt_objs.c): the
+ * next one comes from the arena's placement, not the pool. */
+int mpi_req_placing;
 
 MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
 {
     MPI_Request r;
 
-    if (BASE_UNLIKELY(mpi.mt))
-        pthread_mutex_lock(&pool_lock);
-    r = pool;
-    if (r != NULL)
-        pool = (MPI_Request)r->extra;
-    if (BASE_UNLIKELY(mpi.mt))
-        pthread_mutex_unlock(&pool_lock);
+    if (BASE_UNLIKELY(mpi_req_placing)) {
+        mpi_req_placing = 0;
+        r = NULL;
+    } else {
+        if (BASE_UNLIKELY(mpi.mt))
+            pthread_mutex_lock(&pool_lock);
+        r = pool;
+        if (r != NULL)
+            pool = (MPI_Request)r->extra;
+        if (BASE_UNLIKELY(mpi.mt))
+            pthread_mutex_unlock(&pool_lock);
+    }
     if (r == NULL) {
-        r = malloc(sizeof(*r));
+        /* From the objects' arena when checkpoints are on (a handle the
+         * program keeps in a registered region can come back). */
+        r = mpi_obj_alloc(sizeof(*r));
         if (r == NULL)
             return NULL;
     }
@@ -70,6 +81,24 @@ MPI_Request mpi_req_alloc(int kind, MPI_Comm comm)
     return r;
 }
 
+/* A restart (core/ckpt_objs.c): a request that had completed at the cut
+ * and that the program had not waited for yet, with its status. */
+MPI_Request mpi_req_done_again(int kind, MPI_Comm comm, MPI_Datatype dt,
+                               const MPI_Status *st)
+{
+    MPI_Request r = mpi_req_alloc(kind, comm);
+
+    if (r == NULL)
+        return NULL;
+    if (dt != NULL) {
+        r->dt = dt;
+        mpi_dt_retain(dt);
+    }
+    r->status = *st;
+    mpi_req_complete(r);
+    return r;
+}
+
 void mpi_req_free(MPI_Request r)
 {
     MPI_Comm comm = r->comm;
@@ -92,7 +121,7 @@ void mpi_req_pool_fini(void)
 {
     while (pool != NULL) {
         MPI_Request next = (MPI_Request)pool->extra;
-        free(pool);
+        mpi_obj_free(pool);
         pool = next;
     }
 }

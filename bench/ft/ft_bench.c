@@ -12,7 +12,11 @@
  *           (MPIX_Comm_agree) and shrunk, and the first survivor's delay
  *           (the slowest's minus the first's: how long the news took to
  *           spread, bench/ft/notice_run)
- * usage: ft_bench agree|shrink|detect [ITERS] [FILE]
+ *   detect_cold
+ *           the same without the barrier first, which opens connections
+ *           (to the victim too): across pretend hosts the survivors the
+ *           ring does not tie to the victim learn of it from notices only
+ * usage: ft_bench agree|shrink|detect|detect_cold [ITERS] [FILE]
  */
 #define _GNU_SOURCE
 #include <mpi-ext.h>
@@ -76,11 +80,13 @@ int main(int argc, char **argv)
             printf("%s np=%d median %.2f us (slowest rank's median, %d "
                    "calls)\n", what, np, worst, iters);
         free(t);
-    } else if (strcmp(what, "detect") == 0) {
+    } else if (strcmp(what, "detect") == 0 ||
+               strcmp(what, "detect_cold") == 0) {
         int victim = np - 1, buf, flag = 1;
         double t0 = 0, t1, t2, d[2], worst[2], first;
         MPI_Comm nc;
-        MPI_Barrier(MPI_COMM_WORLD);
+        if (strcmp(what, "detect") == 0)
+            MPI_Barrier(MPI_COMM_WORLD);
         if (me == victim) {
             usleep(100000); /* the others are asleep in MPI_Recv by now */
             FILE *f = fopen(file, "w");

@@ -135,12 +135,19 @@ typedef struct am_state {
     uint64_t peer_check; /* SHOAL_PEER_CHECK, or SHOAL_FT_DETECT if less */
     /* In-band death notices (am_tell.c, SHOAL_FT only): the ranks taken
      * for dead since the last round of notices went out (a bitmap; NULL:
-     * not under SHOAL_FT) and whether it has any, the rounds still going
-     * out, and whether telling has stopped (finalize). */
+     * not under SHOAL_FT) and whether it has any, what each rank is still
+     * to be told, when the last round opened, the last death was learned
+     * and the next round began to wait (0: it does not; a nap hold is
+     * taken while it does), and whether telling has stopped (finalize).
+     * tell_due: a round waits to open or to go out, so progress itself
+     * tells (am_tell_poll) from tell_next_at on; zero while nobody died,
+     * the only word of this on the message path. */
     uint64_t *tell_new;
     int tell_new_any;
-    struct am_tell_round *tell_rounds;
+    struct am_tell_owed *tell_owed;
+    uint64_t tell_round_at, tell_learned_at, tell_held_since, tell_next_at;
     int tell_stopped;
+    int tell_due;
     int zombies;              /* peers with zombie set */
     /* The ring of watches (am_ring.c): each rank's host (a dense index),
      * the ranks in host order, and room for the live ones and the plan;
@@ -202,9 +209,11 @@ int am_block(am_ready_fn_t ready, void *arg, wire_conn_t *blocked,
              int report_deaths, int64_t timeout_ns);
 
 /* Look for dead peers if the last look is SHOAL_PEER_CHECK old (or
- * SHOAL_FT_DETECT): for waits of a layer above that do not use am_block
- * (the MPI layer's under MPI_THREAD_MULTIPLE). */
-void am_check_peers_due(void);
+ * SHOAL_FT_DETECT), or a death was learned since: for waits of a layer
+ * above that do not use am_block (the MPI layer's under
+ * MPI_THREAD_MULTIPLE), and progress telling a death (am_tell_poll).
+ * 1 when it looked. */
+int am_check_peers_due(void);
 
 /*
  * Sleeping on every wire, for a thread of a layer above that waits on its
@@ -344,9 +353,18 @@ void am_system_deliver(int src, const wire_msg_t *m);
 int am_tell_init(void);
 /* rank was just taken for dead here: tell every other rank. */
 void am_tell_death(int rank);
-/* Send the notices that wait, as far as channels have room; never
- * waits (each peer check of a wait). */
-void am_tell_progress(void);
+/* Open the round that waits unless it is held, and send the notices
+ * that wait as far as channels have room; never waits (each peer check
+ * of a wait, at time now). */
+void am_tell_progress(uint64_t now);
+/* The same from progress, while am.tell_due: after a look for dead peers
+ * if a death was learned since the last, so what the launcher and the
+ * pidfds know joins the round.  A rank whose MPI calls all complete at
+ * once (no wait reaches a look) still passes on what it learns. */
+void am_tell_poll(void);
+/* A last try, without waiting, at the notices still to send
+ * (shoal_finalize, before am_tell_fini). */
+void am_tell_flush(void);
 /* ---- the ring of watches (am_ring.c; SHOAL_FT only) ---------------------- */
 
 /* Who watches whom: live holds the m live ranks listed host by host

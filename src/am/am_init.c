@@ -242,7 +242,9 @@ int shoal_finalize(void)
         am.init_count--;
         return SHOAL_OK;
     }
-    /* Deaths from now on are those of ranks that leave: nobody is told. */
+    /* Deaths from now on are those of ranks that leave: nobody is told.
+     * Those learned before are, as far as channels have room now. */
+    am_tell_flush();
     am_tell_fini();
     /* Nothing may be in flight when the channels go away. */
     status = am_quiesce(AM_SYSTEM_EP);

@@ -138,6 +138,11 @@ int am_progress(void)
     wire_shm_ops.poll(AM_POLL_BUDGET);
     if (BASE_UNLIKELY(am.nnet > 0))
         am_progress_net();
+    /* Under SHOAL_FT, after a death: tell the others from here, not only
+     * from a wait's look, which MPI calls that complete at once never
+     * reach (am_tell.c). */
+    if (BASE_UNLIKELY(am.tell_due))
+        am_tell_poll();
     return (int)(am.stats.messages_handled - before);
 }
 

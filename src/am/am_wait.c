@@ -75,12 +75,14 @@ static wait_plan_t plan(void)
 
 static void check_peers_now(uint64_t now);
 
-void am_check_peers_due(void)
+int am_check_peers_due(void)
 {
     uint64_t now = base_time_ns();
 
-    if (now - am.last_peer_check >= am.peer_check)
-        check_peers_now(now);
+    if (now - am.last_peer_check < am.peer_check)
+        return 0;
+    check_peers_now(now);
+    return 1;
 }
 
 static void check_peers_now(uint64_t now)
@@ -102,8 +104,8 @@ static void check_peers_now(uint64_t now)
     /* What this rank learned, every other rank learns; the ring keeps a
      * wire watching the next rank on another host (am_tell.c). */
     if (BASE_UNLIKELY(base_cfg.FT)) {
-        if (am.tell_new_any || am.tell_rounds != NULL || am.zombies > 0)
-            am_tell_progress();
+        if (am.tell_due || am.zombies > 0)
+            am_tell_progress(now);
         am_ring_beat(now);
     }
 }

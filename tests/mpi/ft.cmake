@@ -236,6 +236,34 @@ add_test(NAME mp.mpi.ft_notices_host.np8
 set_tests_properties(mp.mpi.ft_notices_host.np8 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
 
+# Deaths a rank learns at different looks join one round of notices
+# (docs/FT.md): ranks 6-11 of 2 pretend hosts x 6 die 5 ms apart while
+# the others wait in MPI_Recv from each in turn, so each survivor learns
+# of them at several looks.  The first round goes out at once; the deaths
+# learned after it, coming less than 10 ms apart, wait and go out
+# together when they stop: the survivors send 49-67 frames in all (with
+# a CPU hog beside), at most 72 here; with a round at each look, 79-126.
+add_test(NAME mp.mpi.ft_notices_spread.np12
+         COMMAND ${CMAKE_COMMAND} -E env SHOAL_WIRES_FAKE_HOSTS=2
+                 SHOAL_WIRES=shm,tcp
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/ft_ring_check.sh
+                 --frames 72 - 12
+                 $<TARGET_FILE:shoalrun> --ft -n 12 --timeout 60
+                 $<TARGET_FILE:mpi_ft_ulfm> hostspread 6 5)
+set_tests_properties(mp.mpi.ft_notices_spread.np12 PROPERTIES
+    LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
+# A rank whose MPI calls all complete at once passes on what it learns
+# (docs/FT.md): 8 ranks each alone on a pretend host, nobody told by the
+# launcher; rank 7 dies, ranks 6 (its watcher) and 0 (the rank it
+# watched) see it and wait in MPI_Recv from it; rank 5, which neither
+# tells (they tell their 1st, 2nd and 4th ranks alive after them: 0, 1,
+# 3 and 1, 2, 4), must learn of it within 3 s from ranks 1, 3 or 4,
+# which only compute and call MPI_Test.
+shoal_ft_test(ft_busy PROGRAM mpi_ft_ulfm NP 8 ARGS busy 7 5 0,6
+              ENV SHOAL_FT_NOTICES=0 SHOAL_WIRES_FAKE_HOSTS=8
+                  SHOAL_WIRES=shm,tcp)
+
 # Without --ft a rank's death still ends the job, naming the rank.
 add_test(NAME mp.mpi.ft_off.np4
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_expect_fail.sh

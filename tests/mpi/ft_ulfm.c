@@ -69,6 +69,22 @@
  *           the same, the survivors computing (outside MPI) for 1.5 s
  *           first, so each learns every death in its first look for
  *           dead peers (from the launcher) and tells them in one round
+ *   hostspread FIRST | R1,R2,... STEP
+ *           as hostdie, the lost ranks dying STEP ms apart (the k-th at
+ *           300 + k STEP ms), so each survivor, waiting, learns of them
+ *           at different looks (docs/FT.md: two rounds of notices, the
+ *           first at once and the rest together)
+ *   busy VICTIM TOLD R1,R2,...
+ *           (run with no launcher notices and each rank on a pretend
+ *           host of its own) the victim dies; ranks R1,R2,... (those
+ *           whose wires see it die: its watcher and the rank it watched)
+ *           wait in MPI_Recv from it; TOLD, which no wire of its own
+ *           tells nor any of them, polls a receive from it with
+ *           MPI_Test; every other rank computes and calls only MPI_Test,
+ *           which completes at once (no wait, so no look for dead
+ *           peers), until TOLD says it knows.  TOLD must get
+ *           MPIX_ERR_PROC_FAILED within 3 s: from notices only the busy
+ *           ranks pass on (docs/FT.md)
  *   stop VICTIM MS TIMES TIMEOUT_MS
  *           (run with SHOAL_FT_TIMEOUT=TIMEOUT_MS ms) the victim stops
  *           itself (SIGSTOP) TIMES times for MS ms each (rank VICTIM+1
@@ -161,6 +177,7 @@ static int me, np, victim, victim2 = -1; /* victim2: agree only */
 static int lost_from = -1; /* hostcut: ranks from here on are lost */
 static uint64_t lost_set;  /* hostdie with a list: these ranks are lost */
 static int quiet_ms;       /* hostquiet: the survivors compute this long */
+static int spread_ms;      /* hostspread: the lost die this far apart */
 
 static int lost(int i)
 {
@@ -436,14 +453,19 @@ static void mode_recvdead(void)
  * connections and told; every survivor gets MPIX_ERR_PROC_FAILED from
  * each within 5 s in all, agrees and shrinks.  hostquiet (quiet_ms): the
  * survivors first compute past the deaths, so that each learns of them
- * all at once (docs/FT.md: one round of notices for a host). */
+ * all at once (docs/FT.md: one round of notices for a host).  hostspread
+ * (spread_ms): the lost die that far apart, in rank order, so that each
+ * survivor learns of them at different looks. */
 static void mode_hostdie(void)
 {
     MPI_Comm nc;
     int buf = 0, flag = 1;
 
     if (lost(me)) {
-        usleep(300000);
+        int k = 0;
+        for (int i = 0; i < me; i++)
+            k += lost(i);
+        usleep(300000 + (useconds_t)(k * spread_ms) * 1000);
         ft_die();
     }
     if (quiet_ms > 0)
@@ -465,6 +487,60 @@ static void mode_hostdie(void)
                lost_from, np - 1, dt);
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
     nc = shrink_and_check(MPI_COMM_WORLD, np - nlost());
+    MT_OK(MPI_Comm_free(&nc));
+}
+
+/* busy (docs/FT.md, in-band notices): a rank whose MPI calls all
+ * complete at once must still pass on the deaths it learns.  The ranks of
+ * seers (a bit each) see the victim die themselves and tell their 1st,
+ * 2nd, 4th... ranks alive after them; told is none of those (the caller
+ * picks it so), and every other survivor only computes and calls
+ * MPI_Test. */
+static void mode_busy(int told, uint64_t seers)
+{
+    MPI_Comm nc;
+    MPI_Request req;
+    MPI_Status st;
+    int buf = 0, flag = 0, rc = MPI_SUCCESS;
+
+    /* No barrier first: it would connect ranks to the victim. */
+    if (me == victim) {
+        usleep(300000); /* the others are in their loops by now */
+        ft_die();
+    }
+    double t0 = MPI_Wtime();
+    if (me == told) {
+        MT_OK(MPI_Irecv(&buf, 1, MPI_INT, victim, 3, MPI_COMM_WORLD, &req));
+        while (!flag && rc == MPI_SUCCESS && MPI_Wtime() - t0 < 3.0) {
+            rc = MPI_Test(&req, &flag, &st);
+            usleep(1000);
+        }
+        MT_CHECK(ft_cls(rc) == MPIX_ERR_PROC_FAILED,
+                 "rank %d never learned of rank %d's death (class %d after "
+                 "%.3f s): the busy ranks did not pass it on", me, victim,
+                 ft_cls(rc), MPI_Wtime() - t0);
+        printf("busy: rank %d knew after %.3f s\n", me, MPI_Wtime() - t0);
+        for (int r = 0; r < np; r++)
+            if (r != me && r != victim && !(r < 64 && (seers >> r) & 1))
+                MT_OK(MPI_Send(&buf, 1, MPI_INT, r, 11, MPI_COMM_WORLD));
+    } else if (me < 64 && (seers >> me) & 1) {
+        EXPECT(MPIX_ERR_PROC_FAILED, MPI_Recv(&buf, 1, MPI_INT, victim, 3,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+    } else {
+        /* Busy until rank told knows: compute, and MPI_Test. */
+        MT_OK(MPI_Irecv(&buf, 1, MPI_INT, told, 11, MPI_COMM_WORLD, &req));
+        while (!flag && MPI_Wtime() - t0 < 5.0) {
+            double until = MPI_Wtime() + 100e-6;
+            while (MPI_Wtime() < until)
+                ;
+            MT_OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+        }
+        MT_CHECK(flag, "rank %d: rank %d never said it knew", me, told);
+    }
+    flag = 1;
+    EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
+    nc = shrink_and_check(MPI_COMM_WORLD, np - 1);
     MT_OK(MPI_Comm_free(&nc));
 }
 
@@ -1271,9 +1347,14 @@ int main(int argc, char **argv)
         victim2 = -1;
         mode_zombie(atoi(argv[3]), argv[4]);
     }
-    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0) {
+    else if (strcmp(mode, "hostdie") == 0 || strcmp(mode, "hostquiet") == 0 ||
+             (strcmp(mode, "hostspread") == 0 && argc > 3)) {
         if (strcmp(mode, "hostquiet") == 0)
             quiet_ms = 1500;
+        if (strcmp(mode, "hostspread") == 0) {
+            spread_ms = atoi(argv[3]);
+            victim2 = -1;
+        }
         if (argc > 2 && strchr(argv[2], ',') != NULL) {
             for (char *p = argv[2]; *p != '\0'; p += *p == ',') {
                 int r = (int)strtol(p, &p, 10);
@@ -1285,6 +1366,16 @@ int main(int argc, char **argv)
         } else
             lost_from = victim;
         mode_hostdie();
+    }
+    else if (strcmp(mode, "busy") == 0 && argc > 4) {
+        uint64_t seers = 0;
+        victim2 = -1;
+        for (char *p = argv[4]; *p != '\0'; p += *p == ',') {
+            int r = (int)strtol(p, &p, 10);
+            MT_CHECK(r >= 0 && r < np && r < 64, "busy: bad rank %d", r);
+            seers |= 1ull << r;
+        }
+        mode_busy(atoi(argv[3]), seers);
     }
     else if (strcmp(mode, "hostcut") == 0) {
         lost_from = victim;

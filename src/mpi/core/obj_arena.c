@@ -40,12 +40,26 @@ static struct {
     pthread_mutex_t lock;
 } arena = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* ThreadSanitizer ends a process that maps memory outside the ranges it
+ * shadows: no arena under it (a restart then brings no objects back). */
+#if defined(__SANITIZE_THREAD__)
+#define ARENA_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ARENA_TSAN 1
+#endif
+#endif
+
 int mpi_arena_init(void)
 {
     void *p;
 
     if (arena.base != NULL)
         return SHOAL_OK;
+#ifdef ARENA_TSAN
+    base_debug("ckpt", "no objects' arena under ThreadSanitizer");
+    return SHOAL_OK;
+#endif
     p = mmap((void *)ARENA_BASE, (size_t)MPI_ARENA_CELLS * MPI_ARENA_CELL,
              PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |

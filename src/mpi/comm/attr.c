@@ -85,6 +85,26 @@ EXPORT int shoal_mpi_type_null_delete_fn(MPI_Datatype t, int k, void *v,
 
 /* ---- keyval table ------------------------------------------------------------- */
 
+/* Grow the table so that slot k exists (free slots have kind 0); called
+ * with the lock held.  MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int table_hold(int k)
+{
+    int n = nkeyvals < KEYVAL_FIRST ? 2 * KEYVAL_FIRST : nkeyvals;
+
+    if (k < nkeyvals)
+        return MPI_SUCCESS;
+    while (n <= k)
+        n *= 2;
+    keyval_t *t = realloc(keyvals, (size_t)n * sizeof(*t));
+    if (t == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = nkeyvals; i < n; i++)
+        t[i].kind = 0;
+    keyvals = t;
+    nkeyvals = n;
+    return MPI_SUCCESS;
+}
+
 static int keyval_new(keyval_t *proto, int *keyval_p)
 {
     int k;
@@ -93,18 +113,9 @@ static int keyval_new(keyval_t *proto, int *keyval_p)
     for (k = KEYVAL_FIRST; k < nkeyvals; k++)
         if (keyvals[k].kind == 0)
             break;
-    if (k >= nkeyvals) {
-        int n = nkeyvals < KEYVAL_FIRST ? 2 * KEYVAL_FIRST : 2 * nkeyvals;
-        keyval_t *t = realloc(keyvals, (size_t)n * sizeof(*t));
-        if (t == NULL) {
-            pthread_mutex_unlock(&mpi_obj_lock);
-            return MPI_ERR_NO_MEM;
-        }
-        for (int i = nkeyvals; i < n; i++)
-            t[i].kind = 0;
-        k = nkeyvals > KEYVAL_FIRST ? nkeyvals : KEYVAL_FIRST;
-        keyvals = t;
-        nkeyvals = n;
+    if (table_hold(k) != MPI_SUCCESS) {
+        pthread_mutex_unlock(&mpi_obj_lock);
+        return MPI_ERR_NO_MEM;
     }
     keyvals[k] = *proto;
     keyvals[k].refs = 1;
@@ -614,19 +625,9 @@ int mpi_keyval_restore(int k, const mpi_keyval_rec_t *r)
         (r->kind != MPI_ATTR_COMM && r->kind != MPI_ATTR_TYPE))
         return MPI_ERR_KEYVAL;
     pthread_mutex_lock(&mpi_obj_lock);
-    if (k >= nkeyvals) {
-        int n = nkeyvals < KEYVAL_FIRST ? 2 * KEYVAL_FIRST : nkeyvals;
-        while (n <= k)
-            n *= 2;
-        keyval_t *t = realloc(keyvals, (size_t)n * sizeof(*t));
-        if (t == NULL) {
-            pthread_mutex_unlock(&mpi_obj_lock);
-            return MPI_ERR_NO_MEM;
-        }
-        for (int i = nkeyvals; i < n; i++)
-            t[i].kind = 0;
-        keyvals = t;
-        nkeyvals = n;
+    if (table_hold(k) != MPI_SUCCESS) {
+        pthread_mutex_unlock(&mpi_obj_lock);
+        return MPI_ERR_NO_MEM;
     }
     if (keyvals[k].kind != 0) {
         rc = MPI_ERR_OTHER;

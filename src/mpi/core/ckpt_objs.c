@@ -186,6 +186,17 @@ static void count_obj(void *obj, void *arg)
         live_add(c, &c->reqs, obj);
 }
 
+static void census_free(census_t *c)
+{
+    free(c->groups.v);
+    free(c->dts.v);
+    free(c->comms.v);
+    free(c->errhs.v);
+    free(c->ops.v);
+    free(c->reqs.v);
+    free(c->dt_done);
+}
+
 static long live_find(const live_t *l, const void *obj)
 {
     size_t lo = 0, hi = l->n;
@@ -469,12 +480,7 @@ long ckpt_objs_posted(uint32_t skip_ctx)
             (flags & REQ_POSTED))
             n++;
     }
-    free(c.groups.v);
-    free(c.dts.v);
-    free(c.comms.v);
-    free(c.errhs.v);
-    free(c.ops.v);
-    free(c.reqs.v);
+    census_free(&c);
     return n;
 }
 
@@ -597,13 +603,7 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
         *buf_p = b.p;
         *len_p = b.len;
     }
-    free(c.groups.v);
-    free(c.dts.v);
-    free(c.comms.v);
-    free(c.errhs.v);
-    free(c.ops.v);
-    free(c.reqs.v);
-    free(c.dt_done);
+    census_free(&c);
     return rc;
 }
 

@@ -91,6 +91,12 @@ typedef struct am_peer {
      * again: to be told so (am_tell.c), and when it last was. */
     int zombie;
     uint64_t told_dead_at;
+    /* Under SHOAL_FT_ACCUSE, a rank of another host that a wire gave up,
+     * accused to the launcher, which decides (am_accuse.c): since when,
+     * and the wire's status. */
+    int suspect;
+    int suspect_status;
+    uint64_t suspect_at;
 } am_peer_t;
 
 /* Wires SHOAL_WIRES may list, and network wires up at once, at most. */
@@ -149,6 +155,7 @@ typedef struct am_state {
     int tell_stopped;
     int tell_due;
     int zombies;              /* peers with zombie set */
+    int suspects;             /* peers with suspect set (am_accuse.c) */
     /* The ring of watches (am_ring.c): each rank's host (a dense index),
      * the ranks in host order, and room for the live ones and the plan;
      * and when to send the ranks watched the next AM_SYS_BEAT. */
@@ -343,6 +350,18 @@ int am_quiesce(unsigned epi);
 /* Take rank for dead (once): the wires' upcall, and the MPI layer's when
  * a fault-tolerant agreement decided it failed (docs/FT.md). */
 void am_mark_dead(int rank, int status, const char *why);
+
+/* ---- accusations (am_accuse.c; SHOAL_FT_ACCUSE only) -------------------- */
+
+/* A wire gave rank up: 1 when it was accused to the launcher (which
+ * decides; the rank is suspect meanwhile), 0 when the caller is to take
+ * it for dead now (same host, no launcher to decide, already dead). */
+int am_accuse(int rank, int status, const char *why);
+/* p is dead now: no longer suspect. */
+void am_accuse_cleared(am_peer_t *p);
+/* Suspects the launcher never decided on, past the wait: dead (each
+ * peer check while am.suspects > 0). */
+void am_accuse_check(uint64_t now);
 
 /* System frame arrived. */
 void am_system_deliver(int src, const wire_msg_t *m);

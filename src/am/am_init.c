@@ -18,6 +18,7 @@ void am_mark_dead(int rank, int status, const char *why)
     if (p->dead)
         return;
     p->dead = 1;
+    am_accuse_cleared(p);
     am.unreported_deaths++;
     if (am.dead_order != NULL)
         am.dead_order[am.deaths] = rank;
@@ -36,7 +37,8 @@ void am_mark_dead(int rank, int status, const char *why)
 static void am_peer_failed(void *arg, int rank, int status, const char *why)
 {
     (void)arg;
-    am_mark_dead(rank, status, why);
+    if (!am_accuse(rank, status, why))
+        am_mark_dead(rank, status, why);
 }
 
 static void am_declared_dead(void *arg, int by, const char *why)

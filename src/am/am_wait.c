@@ -94,7 +94,11 @@ static void check_peers_now(uint64_t now)
         while ((r = boot_failed_rank()) >= 0)
             if (r < am.job->size && r != am.job->rank)
                 am_mark_dead(r, SHOAL_ERR_PEER_DEAD,
-                             "the launcher saw its process end");
+                             am.peers[r].suspect
+                                 ? "the launcher took it for dead"
+                                 : "the launcher saw its process end");
+        if (BASE_UNLIKELY(am.suspects > 0))
+            am_accuse_check(now);
     }
     wire_shm_ops.check_peers();
     for (int i = 0; i < am.nnet; i++)

@@ -1,4 +1,5 @@
 list(APPEND SHOAL_SOURCES
+    am/am_accuse.c
     am/am_barrier.c
     am/am_ep.c
     am/am_init.c

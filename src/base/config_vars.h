@@ -110,6 +110,8 @@ BASE_CONFIG_VAR(FT_DETECT, DURATION, "50ms", "1ms:1000s", "library",
                 "With SHOAL_FT: how long a waiting rank goes at most without looking for dead peers (the launcher's notices, the host's processes); replaces SHOAL_PEER_CHECK when shorter")
 BASE_CONFIG_VAR(FT_TIMEOUT, DURATION, "10s", "0:3000s", "both",
                 "With SHOAL_FT: a rank stopped (SIGSTOP, a debugger's stop) without a break longer than this is taken for dead: the launcher of its host (under MPICH's Hydra, srun and PMIx launchers, the rank's guardian process) kills it and every survivor is told, as of any death; one stopped for less goes on; it is also the wires' silence timeout: SHOAL_TCP_DEAD_TIMEOUT and SHOAL_UDP_DEAD_TIMEOUT become it plus 2 s when not set; 0: never (and no guardian under srun or PMIx launchers)")
+BASE_CONFIG_VAR(FT_ACCUSE, BOOL, "0", "", "library",
+                "Set by shoalrun --ft: a rank whose wire gives up a rank of another host does not take it for dead alone; it accuses it to the launcher, which takes one of the two for dead, kills it and tells every rank, so that a link cut between two hosts ends one side, not both (docs/FT.md, Partitions); 0: each rank decides alone, as under other launchers")
 BASE_CONFIG_VAR(FT_NOTICES, BOOL, "1", "", "shoalrun",
                 "Testing aid: with --ft, 0 makes shoalrun tell the ranks nothing of a death, as srun and PMIx launchers do; the ranks then learn of it from their wires and from each other (docs/FT.md)")
 BASE_CONFIG_VAR(CKPT_DIR, STRING, "", "", "library",

@@ -401,7 +401,15 @@ int boot_tell(const char *cmd, long id, long count)
     if (!boot.active || boot.be.tell == NULL)
         return base_err(SHOAL_ERR_UNSUPPORTED, "boot: the launcher takes "
                         "no '%s'", cmd);
-    return boot.be.tell(boot.be.kvs.ctx, cmd, id, count);
+    return boot.be.tell(boot.be.kvs.ctx, cmd, id, "count", count);
+}
+
+int boot_accuse(int rank)
+{
+    if (!boot.active || boot.be.tell == NULL)
+        return base_err(SHOAL_ERR_UNSUPPORTED, "boot: the launcher takes "
+                        "no accusations");
+    return boot.be.tell(boot.be.kvs.ctx, "shoal-ft-accuse", -1, "rank", rank);
 }
 
 void boot_await(int timeout_ms)

@@ -91,6 +91,11 @@ int boot_launcher_news(void);
  */
 int boot_ckpt_notices(long *req, long *tgt_id, long *tgt);
 int boot_tell(const char *cmd, long id, long count);
+/* Under shoalrun --ft (SHOAL_FT_ACCUSE): "cmd=shoal-ft-accuse rank=R",
+ * this rank's wire gave rank R of another host up; the launcher decides
+ * which of the two is taken for dead and tells every rank (docs/FT.md,
+ * "Partitions").  SHOAL_ERR_UNSUPPORTED when the backend cannot. */
+int boot_accuse(int rank);
 void boot_await(int timeout_ms);
 
 /* Collective barrier through the launcher (slow; for init and finalize). */

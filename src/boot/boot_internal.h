@@ -50,7 +50,8 @@ typedef struct boot_backend {
     /* Optional (shoalrun): the launcher's checkpoint requests (boot.h,
      * boot_ckpt_notices), lines it does not answer, and waiting for it. */
     void (*ckpt_notices)(void *ctx, long *req, long *tgt_id, long *tgt);
-    int (*tell)(void *ctx, const char *cmd, long id, long count);
+    int (*tell)(void *ctx, const char *cmd, long id, const char *key,
+                long value);
     void (*await)(void *ctx, int timeout_ms);
 } boot_backend_t;
 

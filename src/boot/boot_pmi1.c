@@ -255,7 +255,8 @@ void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
     pthread_mutex_unlock(&c->lock);
 }
 
-int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, long count)
+int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, const char *key,
+                   long value)
 {
     pmi_fmt_t f;
     int status;
@@ -263,7 +264,7 @@ int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, long count)
     pmi_fmt_init(&f, cmd);
     if (id >= 0)
         pmi_fmt_add_long(&f, "id", id);
-    pmi_fmt_add_long(&f, "count", count);
+    pmi_fmt_add_long(&f, key, value);
     status = pmi_fmt_end(&f);
     if (status != SHOAL_OK)
         return status;

@@ -48,9 +48,10 @@ int boot_pmi1_note_dead(boot_pmi1_t *c, const char *text, int size);
 /* The newest checkpoint request and target seen (read without waiting). */
 void boot_pmi1_ckpt_notices(boot_pmi1_t *c, long *req, long *tgt_id,
                             long *tgt);
-/* Send "cmd=<cmd> id=<id> count=<count>" (id < 0: none), a line the
+/* Send "cmd=<cmd> id=<id> <key>=<value>" (id < 0: none), a line the
  * launcher does not answer. */
-int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, long count);
+int boot_pmi1_tell(boot_pmi1_t *c, const char *cmd, long id, const char *key,
+                   long value);
 /* Wait at most timeout_ms for the launcher to send something. */
 void boot_pmi1_await(boot_pmi1_t *c, int timeout_ms);
 

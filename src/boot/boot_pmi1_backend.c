@@ -124,9 +124,10 @@ static void pmi1_ckpt_notices(void *ctx, long *req, long *tgt_id, long *tgt)
     boot_pmi1_ckpt_notices(ctx, req, tgt_id, tgt);
 }
 
-static int pmi1_tell(void *ctx, const char *cmd, long id, long count)
+static int pmi1_tell(void *ctx, const char *cmd, long id, const char *key,
+                     long value)
 {
-    return boot_pmi1_tell(ctx, cmd, id, count);
+    return boot_pmi1_tell(ctx, cmd, id, key, value);
 }
 
 static void pmi1_await(void *ctx, int timeout_ms)

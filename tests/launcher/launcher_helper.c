@@ -29,6 +29,11 @@
  *                         without finalizing, the others sleep
  *   garbage               rank 1 writes garbage on its PMI fd; then every
  *                         rank runs a normal put/fence/get
+ *   accuse A B S          every rank joins the job (boot); rank A accuses
+ *                         rank B to the launcher (boot_accuse, as a wire
+ *                         that gave B up does under --ft); every rank
+ *                         then sleeps S s, leaves the job, prints "rank N
+ *                         done" and exits 0
  *   finalize-early        rank 1 finalizes; the others enter a barrier
  *   expendable R S        every rank but R puts the task runtime's PMI key
  *                         task-expendable (as shoal_task_run does), enters a
@@ -203,7 +208,10 @@ static void garbage(void)
     char longline[1500], reply[256];
     static const char bad_put[] = "cmd=put kvsname=wrong key=k value=v\n";
     static const char junk[] = "this is not pmi\n\x01\x02\ncmd=frobnicate\n"
-                               "=\n\n";
+                               "=\n\ncmd=shoal-ft-accuse\n"
+                               "cmd=shoal-ft-accuse rank=99\n"
+                               "cmd=shoal-ft-accuse rank=1\n"
+                               "cmd=shoal-ft-accuse rank=0\n";
 
     if (write(fd, bad_put, sizeof(bad_put) - 1) < 0)
         exit(95);
@@ -526,6 +534,18 @@ static int run(const char *what, char **arg, int nargs)
         if (rank == 1)
             garbage();
         boot_round();
+        return 0;
+    }
+    if (strcmp(what, "accuse") == 0 && nargs >= 3) {
+        const boot_info_t *in;
+        if (boot_init(&in) != SHOAL_OK)
+            return 91;
+        if (rank == atoi(arg[0]) && boot_accuse(atoi(arg[1])) != SHOAL_OK)
+            return 92;
+        sleep_s(atof(arg[2]));
+        if (boot_fini() != SHOAL_OK)
+            return 93;
+        say("rank %d done\n", rank);
         return 0;
     }
     if (strcmp(what, "finalize-early") == 0)

@@ -297,6 +297,11 @@ case_garbage() {
     expect_err "^shoalrun: rank 1 sent a bad PMI request: 'put' names kvsname 'wrong'"
     expect_err "^shoalrun: rank 1 sent a bad PMI request: PMI token 'this' is not key=value"
     expect_err "^shoalrun: rank 1 sent a bad PMI request: unknown command 'frobnicate'"
+    # Accusations (docs/FT.md, "Partitions") without a rank, of a rank
+    # not in the job, of itself: refused; a valid one without --ft is
+    # ignored (nobody is killed: both ranks exchanged above).
+    [ "$(grep -c "rank 1 sent a bad PMI request: 'shoal-ft-accuse' without a valid rank" "$tmp/err")" = 3 ] ||
+        fail "not three bad accusations refused"
     expect_err "rank 1 sent a bad PMI request: .*control byte"
     expect_err "rank 1 sent a bad PMI request: .*(exceeds the limit|longer than)"
 }
@@ -790,6 +795,36 @@ case_ft_env() {
     SHOAL_FT_TIMEOUT=0 run --ft -n 1 sh -c \
         'echo "tcp=$SHOAL_TCP_DEAD_TIMEOUT udp=$SHOAL_UDP_DEAD_TIMEOUT"'
     expect_out '^tcp= udp=$'
+    # --ft makes the ranks accuse instead of deciding alone
+    # (SHOAL_FT_ACCUSE, docs/FT.md "Partitions"), unless it is set or the
+    # launcher tells them nothing.
+    run --ft -n 1 sh -c 'echo "accuse=$SHOAL_FT_ACCUSE"'
+    expect_out '^accuse=1$'
+    SHOAL_FT_ACCUSE=0 run --ft -n 1 sh -c 'echo "accuse=$SHOAL_FT_ACCUSE"'
+    expect_out '^accuse=0$'
+    SHOAL_FT_NOTICES=0 run --ft -n 1 sh -c 'echo "accuse=$SHOAL_FT_ACCUSE"'
+    expect_out '^accuse=$'
+    run -n 1 sh -c 'echo "accuse=$SHOAL_FT_ACCUSE"'
+    expect_out '^accuse=$'
+}
+
+case_accuse() {
+    # The launcher decides an accusation (docs/FT.md, "Partitions"):
+    # rank 1 accuses rank 0; the two are in as many accusations, on one
+    # host, so the higher rank, the accuser, is taken for dead and killed,
+    # after the window (SHOAL_FT_TIMEOUT / 2); rank 0 goes on and ends
+    # well.  Without --ft nothing happens (case_garbage).
+    local t0
+    t0=$(now_ns)
+    SHOAL_FT_TIMEOUT=1s run --ft -n 2 "$HELPER" "$M" accuse 1 0 2
+    expect_rc 0
+    expect_err "^shoalrun: rank 1 and rank 0 lost each other \(a link between their hosts cut\?\); --ft: rank 1 is taken for dead, killing it$"
+    expect_err "^shoalrun: rank 1 \(pid [0-9]+\) was killed by signal 9 \(Killed\); --ft: the job goes on without it$"
+    expect_out "^rank 0 done$"
+    ! grep -q "^rank 1 done" "$tmp/out" || fail "rank 1 was not killed"
+    ! grep -q "rank 0 is taken for dead" "$tmp/err" || fail "rank 0 taken"
+    [ "$(ms_since "$t0")" -lt 4000 ] || fail "took $(ms_since "$t0") ms"
+    nothing_left
 }
 
 "case_$case_name" || exit 1

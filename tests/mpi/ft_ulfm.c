@@ -44,6 +44,14 @@
  *           (tests/multihost) after "ready" the test cuts the host of
  *           ranks FIRST.. off; the others wait in MPIX_Comm_agree until
  *           the launcher gives the host up and tells them, then shrink
+ *   partition
+ *           (tests/multihost) after "ready" every rank exchanges a word
+ *           with every other (MPI_Alltoall) every 20 ms while the test
+ *           cuts the link between two hosts, not the launcher's; at the
+ *           first call that fails (a process failure, or revoked) each
+ *           survivor revokes MPI_COMM_WORLD and shrinks it; the shrunk
+ *           communicator's rank 0 prints "partition: survivors R,R,..."
+ *           (world ranks), they compute together on it and finish
  *   rendezvous
  *           the victim starts a 4 MiB send to each survivor (rendezvous:
  *           the data stays with it until the receiver takes it) and dies
@@ -617,6 +625,70 @@ static void mode_hostcut(void)
     EXPECT(MPIX_ERR_PROC_FAILED, MPIX_Comm_agree(MPI_COMM_WORLD, &flag));
     nc = shrink_and_check(MPI_COMM_WORLD, lost_from);
     MT_OK(MPI_Comm_free(&nc));
+}
+
+static void mode_partition(void)
+{
+    int *out = calloc((size_t)np, sizeof(int));
+    int *in = calloc((size_t)np, sizeof(int));
+    int rc, cls, n, r, sum = 0, want = 0;
+    MPI_Group wg, ng;
+    MPI_Comm nc;
+    time_t t0;
+    char list[512];
+    size_t len = 0;
+
+    MT_CHECK(out != NULL && in != NULL, "no memory");
+    for (int i = 0; i < np; i++)
+        out[i] = me * 1000 + i;
+    MT_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        printf("ready\n");
+        fflush(stdout);
+    }
+    t0 = time(NULL);
+    for (;;) {
+        rc = MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS)
+            break;
+        for (int i = 0; i < np; i++)
+            MT_CHECK(in[i] == i * 1000 + me, "word from %d: %d", i, in[i]);
+        MT_CHECK(time(NULL) - t0 < 60, "no failure within 60 s");
+        usleep(20000);
+    }
+    MPI_Error_class(rc, &cls);
+    MT_CHECK(cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_REVOKED ||
+                 cls == MPIX_ERR_PROC_FAILED_PENDING,
+             "MPI_Alltoall failed with class %d", cls);
+    MT_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+    MT_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &nc));
+    MT_OK(MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN));
+    MT_OK(MPI_Comm_size(nc, &n));
+    MT_OK(MPI_Comm_rank(nc, &r));
+    MT_OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    MT_OK(MPI_Comm_group(nc, &ng));
+    list[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        int w;
+        MT_OK(MPI_Group_translate_ranks(ng, 1, &i, wg, &w));
+        want += w;
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
+                                i ? "," : "", w);
+        MT_CHECK(len < sizeof(list), "too many survivors");
+    }
+    MT_OK(MPI_Group_free(&wg));
+    MT_OK(MPI_Group_free(&ng));
+    MT_OK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, nc));
+    MT_CHECK(sum == want, "sum of survivors' world ranks %d, want %d", sum,
+             want);
+    if (r == 0) {
+        printf("partition: survivors %s\n", list);
+        fflush(stdout);
+    }
+    MT_OK(MPI_Barrier(nc));
+    MT_OK(MPI_Comm_free(&nc));
+    free(out);
+    free(in);
 }
 
 static void mode_persistent(void)
@@ -1382,6 +1454,8 @@ int main(int argc, char **argv)
         mode = "hostcut";
         mode_hostcut();
     }
+    else if (strcmp(mode, "partition") == 0)
+        mode_partition();
     else if (strcmp(mode, "agree") == 0)
         mode_agree();
     else if (strcmp(mode, "pending") == 0)

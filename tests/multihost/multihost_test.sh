@@ -1047,12 +1047,15 @@ mpi_ft_tcp_verdict)
     # closed by the survivors' wires, so it must ask again, and the TCP
     # wire's handshake verdict must end it: it says it was taken for dead
     # and exits with 75, which shoalrun reports; the survivors finish well.
+    # This is the wires' own fail-stop, as under launchers that decide
+    # nothing (srun, Hydra): SHOAL_FT_ACCUSE=0, so the survivors do not
+    # accuse rank 3 to shoalrun (mpi_ft_partition tests that way).
     need_wire
     [ "$wire" = tcp ] || skip "the TCP wire's own case"
     make_hosts 2
     flag=$tmp/link_back
     # (the launcher's host timeout outlasts the cut: the daemon stays)
-    SHOAL_FT_TIMEOUT=1s SHOAL_HOST_TIMEOUT=30s start "$P-h0" --ft \
+    SHOAL_FT_ACCUSE=0 SHOAL_FT_TIMEOUT=1s SHOAL_HOST_TIMEOUT=30s start "$P-h0" --ft \
         --timeout 50 --host localhost:3,"$(host 1 1)" sh -c \
         '[ "$PMI_RANK" = 3 ] && export SHOAL_TCP_DEAD_TIMEOUT=60s; exec "$@"' \
         sh "$MH_MPIBIN/mpi_ft_ulfm" cutoff 3 0 "$flag"
@@ -1090,6 +1093,50 @@ mpi_ft_tcp_verdict)
     expect_out "^zombie: rank 3 ended"
     expect_out "^OK ft cutoff"
     nothing_left
+    ;;
+mpi_ft_partition)
+    # A link cut between two hosts that both still reach the launcher
+    # (docs/FT.md, "Partitions"): 3 hosts x 2 ranks, the launcher on the
+    # first; every pair of ranks exchanges a word every 20 ms (mpi_ft_ulfm
+    # partition) and h1 drops all traffic to and from h2.  Each side's
+    # wires give the other side up (SHOAL_FT_TIMEOUT=1s: after 3 s) and
+    # accuse it to the launcher, which takes one side for dead: by its
+    # rule (docs/FT.md) h2's ranks 4 and 5, the host of the higher node
+    # when the two are in as many accusations.  It kills them and tells
+    # everyone, so the survivors, h0's ranks too, which reach both sides,
+    # agree: they shrink to ranks 0-3 and finish, status 0.  Without the
+    # launcher deciding, each side takes the other for dead and the third
+    # host hears both.
+    need_wire
+    make_hosts 3
+    SHOAL_FT_TIMEOUT=1s start "$P-h0" --ft --timeout 60 \
+        --host localhost:2,"$(host 1 2)","$(host 2 2)" \
+        "$MH_MPIBIN/mpi_ft_ulfm" partition
+    wait_for "^ready" 1 "$tmp/out"
+    sleep 0.3
+    kill -0 "$pid" 2>/dev/null || fail "the job ended before the cut"
+    for d in INPUT OUTPUT; do
+        f=-s
+        [ $d = OUTPUT ] && f=-d
+        in_ns "$P-h1" iptables -A $d $f 10.77.3.12 -j DROP 2>"$tmp/ipt" ||
+            skip "iptables unavailable: $(head -1 "$tmp/ipt")"
+    done
+    t0=$(now_ns)
+    wait "$pid"
+    rc=$?
+    echo "  the job ended $(ms_since "$t0") ms after the cut"
+    grep -E "lost each other|unreachable|failed|taken for dead" "$tmp/err"
+    expect_rc 0
+    expect_out "^partition: survivors 0,1,2,3$"
+    expect_out "^OK ft partition"
+    for r in 4 5; do
+        expect_err "^shoalrun: rank $r( on host [^ ]+)? and ranks? [0-9, ]+ lost each other \(a link between their hosts cut\?\); --ft: rank $r is taken for dead, killing it$"
+    done
+    ! grep -Eq "rank [0-3] is taken for dead|^shoal\[[0-9]\] WARN am: rank [0-3] failed|taken for dead by" "$tmp/err" ||
+        fail "a rank of the side that stays was given up"
+    grep -Eq "^shoal\[[23]\] WARN am: rank [45] unreachable: .*accused to the launcher" "$tmp/err" ||
+        fail "no rank of h1 accused a rank of h2"
+    nothing_left 8000
     ;;
 hydra_ft)
     # ULFM under MPICH's Hydra across 2 hosts x 2 ranks (docs/FT.md):

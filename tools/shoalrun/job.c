@@ -535,10 +535,29 @@ static void on_ckpt(void *ctx, int rank, int what, long id, long count)
     shoalrun_ckpt_event(&job->ckpt, rank, what, id, count);
 }
 
+static void on_accuse(void *ctx, int rank, int accused)
+{
+    job_t *job = ctx;
+
+    if (job->daemon) {
+        /* The launcher decides: the accusation goes up the tree. */
+        shoalrun_msg_t m = {0};
+        shoalrun_msg_u32(&m, (uint32_t)rank);
+        shoalrun_msg_u32(&m, (uint32_t)accused);
+        shoalrun_tree_up(job->tree, SHOALRUN_F_ACCUSE, m.buf, m.len);
+        shoalrun_msg_fini(&m);
+        return;
+    }
+    job_ft_accuse(job, rank, accused);
+}
+
 static int job_setup(job_t *job, shoalrun_tree_conf_t *conf)
 {
-    shoalrun_pmi_events_t ev = {
-        .ctx = job, .abort = on_abort, .stuck = on_stuck, .ckpt = on_ckpt};
+    shoalrun_pmi_events_t ev = {.ctx = job,
+                                .abort = on_abort,
+                                .stuck = on_stuck,
+                                .ckpt = on_ckpt,
+                                .accuse = on_accuse};
     shoalrun_tree_events_t tev;
     int status = job->kvsname[0] ? SHOAL_OK : make_names(job);
 
@@ -604,6 +623,7 @@ static void check_timers(job_t *job)
         shoalrun_ckpt_timer(&job->ckpt, now);
     if (!job->stopping)
         job_ft_watch(job, now);
+    job_ft_accuse_decide(job, now);
     if (job->deadline && now >= job->deadline && !job->stopping) {
         shoalrun_say("job exceeded the %g s timeout; stopping %d rank%s",
                      job->args->timeout_s, job->nalive,
@@ -653,6 +673,8 @@ static int next_wait_ms(const job_t *job)
     if (!job->stopping && job_ft_watch_due(job) != 0 &&
         job_ft_watch_due(job) < next)
         next = job_ft_watch_due(job);
+    if (job_ft_accuse_due(job) != 0 && job_ft_accuse_due(job) < next)
+        next = job_ft_accuse_due(job);
     if (next == UINT64_MAX)
         return job->tree ? 1000 : -1;
     if (next <= now)
@@ -715,6 +737,7 @@ static void job_cleanup(job_t *job)
         shoalrun_say("the job left %d /dev/shm/%s* object%s behind; removed",
                      removed, job->shm_prefix, removed == 1 ? "" : "s");
     shoalrun_tree_fini(job->tree);
+    job_ft_accuse_fini(job);
     job->tree = NULL;
     shoalrun_watchdog_done(&job->wd);
     shoalrun_ckpt_fini(&job->ckpt);
@@ -797,6 +820,7 @@ int shoalrun_job_run(shoalrun_args_t *args, int *died_p)
     if (died_p != NULL)
         *died_p = 0;
     job_ft_env();
+    job_ft_accuse_env();
     if (args->hosts.n == 0) {
         job_place(&job, NULL);
         code = job_run(&job, NULL);

@@ -19,6 +19,8 @@ typedef struct rank {
     /* --ft (ft_watch.c): how long it has been stopped; killed for it. */
     base_stop_watch_t stop;
     int stop_killed;
+    /* --ft, launcher (ft_accuse.c): taken for dead on an accusation. */
+    int condemned;
 } rank_t;
 
 typedef struct job {
@@ -66,6 +68,11 @@ typedef struct job {
     int died;
     int user_signals;
     uint64_t ft_watch_next; /* --ft: next look at the ranks' states */
+    /* --ft, launcher: accusations not decided yet (pairs accuser,
+     * accused), and when the window gathering them closes (0: none). */
+    int *accused;
+    int naccused, accused_cap;
+    uint64_t accuse_deadline;
 } job_t;
 
 /* job.c */
@@ -94,6 +101,21 @@ uint64_t job_ft_watch_due(const job_t *job);
  * before SHOAL_FT_TIMEOUT; raise SHOAL_UDP_DEAD_TIMEOUT for the ranks
  * when it is shorter and not set. */
 void job_ft_env(void);
+
+/* ft_accuse.c: --ft, a rank's wire gave up a rank of another host
+ * (docs/FT.md, "Partitions").  Launcher: job_ft_accuse gathers the
+ * accusations of a window; job_ft_accuse_decide, when it closed, takes
+ * a smallest set of ranks for dead that leaves no accuser and accused
+ * both alive, tells every rank and kills them.  job_ft_accuse_due: when
+ * the window closes (0: none open).  job_ft_accuse_env: SHOAL_FT_ACCUSE
+ * for the ranks.  job_ft_accuse_fini frees the accusations. */
+void job_ft_accuse(job_t *job, int accuser, int accused);
+void job_ft_accuse_decide(job_t *job, uint64_t now);
+uint64_t job_ft_accuse_due(const job_t *job);
+void job_ft_accuse_env(void);
+void job_ft_accuse_fini(job_t *job);
+/* Daemon: the launcher condemned rank, one of ours: SIGKILL it. */
+void job_ft_condemned(job_t *job, int rank);
 
 /* job_hosts.c */
 /* Launcher: a checkpoint line for a rank of another host (its daemon

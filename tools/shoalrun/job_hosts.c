@@ -279,6 +279,15 @@ static void tree_up(void *ctx, int type, shoalrun_rd_t *r)
             shoalrun_ckpt_event(&job->ckpt, (int)a, (int)b, id, count);
         break;
     }
+    case SHOALRUN_F_ACCUSE: {
+        /* tree.c checked that the accuser is of the sender's subtree. */
+        a = shoalrun_rd_u32(r);
+        b = shoalrun_rd_u32(r);
+        if (!r->bad && a < (uint32_t)job->nranks &&
+            b < (uint32_t)job->nranks && a != b)
+            job_ft_accuse(job, (int)a, (int)b);
+        break;
+    }
     case SHOALRUN_F_EXPENDABLE: {
         /* tree.c checked that the rank is of the sender's subtree. */
         int k = shoalrun_rd_expendable(r->p, r->left, job->nranks);
@@ -390,6 +399,12 @@ static void tree_down(void *ctx, int type, shoalrun_rd_t *r)
         int dead = (int)shoalrun_rd_u32(r);
         if (!r->bad && dead >= 0 && dead < job->nranks && job->nlocal > 0)
             shoalrun_pmi_notify_dead(&job->pmi, dead);
+        return;
+    }
+    if (type == SHOALRUN_F_CONDEMN) {
+        int rank = (int)shoalrun_rd_u32(r);
+        if (!r->bad)
+            job_ft_condemned(job, rank);
         return;
     }
     if (type == SHOALRUN_F_CKPT_DOWN) {

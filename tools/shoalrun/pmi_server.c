@@ -471,6 +471,21 @@ static void h_ckpt(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
         s->ev.ckpt(s->ev.ctx, c->rank, what, id, count);
 }
 
+/* A rank's wire gave up a rank of another host (am_accuse.c); no reply. */
+static void h_accuse(shoalrun_pmi_conn_t *c, const pmi_msg_t *m)
+{
+    shoalrun_pmi_t *s = c->srv;
+    long accused = -1;
+
+    if (pmi_get_long(m, "rank", &accused) != SHOAL_OK || accused < 0 ||
+        accused >= s->nranks || accused == c->rank) {
+        complain(c, "'%s' without a valid rank", m->cmd);
+        return;
+    }
+    if (s->ev.accuse != NULL)
+        s->ev.accuse(s->ev.ctx, c->rank, (int)accused);
+}
+
 static const struct {
     const char *cmd;
     handler_fn fn;
@@ -491,6 +506,7 @@ static const struct {
     {"shoal-ckpt-ready", h_ckpt},
     {"shoal-ckpt-at", h_ckpt},
     {"shoal-ckpt-final", h_ckpt},
+    {"shoal-ft-accuse", h_accuse},
 };
 
 static void handle_line(shoalrun_pmi_conn_t *c, const char *line, size_t len)

@@ -277,6 +277,10 @@ typedef struct shoalrun_pmi_events {
      * what is SHOALRUN_CKPT_READY, _AT (id, count) or _FINAL (count).
      * May be NULL (the lines are then ignored). */
     void (*ckpt)(void *ctx, int rank, int what, long id, long count);
+    /* --ft (SHOAL_FT_ACCUSE): rank's wire gave up accused, a rank of
+     * another host (docs/FT.md, "Partitions"); checked to be a rank of the
+     * job other than rank.  May be NULL (the line is then ignored). */
+    void (*accuse)(void *ctx, int rank, int accused);
 } shoalrun_pmi_events_t;
 
 enum { SHOALRUN_CKPT_READY, SHOALRUN_CKPT_AT, SHOALRUN_CKPT_FINAL };
@@ -504,6 +508,9 @@ enum {
                                  of a checkpoint the launcher asks for */
     SHOALRUN_F_CKPT_DOWN,     /* P→C: rank, what, id, value: the launcher's
                                  line for that rank (request or target) */
+    SHOALRUN_F_ACCUSE,        /* C→P: rank, accused: rank's wire gave the
+                                 accused up (--ft, ft_accuse.c) */
+    SHOALRUN_F_CONDEMN,       /* P→C: rank: taken for dead; SIGKILL it */
     SHOALRUN_F_MAX
 };
 

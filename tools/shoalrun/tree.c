@@ -527,6 +527,17 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
         else
             t->ev.up(t->ev.ctx, type, &r);
         break;
+    case SHOALRUN_F_ACCUSE:
+        /* The accuser is a rank of the sender's subtree. */
+        if (len != 8 || !expendable_ok(c, p, 4)) {
+            child_lost(c, "its daemon sent a malformed frame");
+            break;
+        }
+        if (t->parent != NULL)
+            shoalrun_tree_up(t, type, p, len);
+        else
+            t->ev.up(t->ev.ctx, type, &r);
+        break;
     case SHOALRUN_F_OUTPUT:
     case SHOALRUN_F_STDIN_ACK:
     case SHOALRUN_F_WAITING:
@@ -634,7 +645,8 @@ static void parent_on_io(void *ctx, int fd, short revents)
             shoalrun_tree_down(t, type, p, len);
             t->ev.down(t->ev.ctx, type, &r);
             break;
-        case SHOALRUN_F_CKPT_DOWN: {
+        case SHOALRUN_F_CKPT_DOWN:
+        case SHOALRUN_F_CONDEMN: {
             /* One rank's line: on down the one branch that holds it. */
             shoalrun_rd_t head = r;
             int rank = (int)shoalrun_rd_u32(&head);
@@ -642,7 +654,7 @@ static void parent_on_io(void *ctx, int fd, short revents)
                 head.bad ? NULL : shoalrun_hosts_of_rank(t->conf.hosts, rank);
             if (h == NULL || !shoalrun_tree_below(t, h->node, t->conf.node)) {
                 /* The launcher routes each line to its rank's branch. */
-                shoalrun_say("daemon (node %d): a checkpoint line for rank "
+                shoalrun_say("daemon (node %d): a line for rank "
                              "%d, not of this branch of the tree; dropped",
                              t->conf.node, rank);
                 break;

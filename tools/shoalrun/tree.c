@@ -516,20 +516,12 @@ static void child_frame(child_t *c, int type, const char *p, uint32_t len)
         }
         break;
     case SHOALRUN_F_EXPENDABLE:
-        /* It lets the job lose ranks: a daemon vouches only for its own
-         * subtree's. */
-        if (!expendable_ok(c, p, len)) {
-            child_lost(c, "its daemon sent a malformed frame");
-            break;
-        }
-        if (t->parent != NULL)
-            shoalrun_tree_up(t, type, p, len);
-        else
-            t->ev.up(t->ev.ctx, type, &r);
-        break;
     case SHOALRUN_F_ACCUSE:
-        /* The accuser is a rank of the sender's subtree. */
-        if (len != 8 || !expendable_ok(c, p, 4)) {
+        /* EXPENDABLE lets the job lose ranks, ACCUSE may get one killed:
+         * a daemon vouches only for its own subtree's ranks (an
+         * accusation's first word is the accuser). */
+        if (type == SHOALRUN_F_ACCUSE ? len != 8 || !expendable_ok(c, p, 4)
+                                      : !expendable_ok(c, p, len)) {
             child_lost(c, "its daemon sent a malformed frame");
             break;
         }

@@ -332,3 +332,26 @@ add_test(NAME mp.mpi.ft_coll_reap.np4
                  $<TARGET_FILE:mpi_ft_ulfm> coll_reap 20)
 set_tests_properties(mp.mpi.ft_coll_reap.np4 PROPERTIES
     LABELS "mp;mpi;ft" TIMEOUT 90 RUN_SERIAL TRUE)
+
+# Every collective, blocking and nonblocking, with rank 3 of 4 killed while
+# the others are in it: nobody hangs, those whose result needs it fail,
+# the rest succeed with the right data or fail; then all agree and shrink.
+# Small blocks (eager), and large ones (rendezvous) for some.
+shoal_mp_program(mpi_ft_everycoll SOURCES ft_everycoll.c)
+target_include_directories(mpi_ft_everycoll PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(c bcast reduce allreduce gather gatherv scatter scatterv allgather
+          allgatherv alltoall alltoallv alltoallw reduce_scatter
+          reduce_scatter_block scan exscan barrier neighbor_allgather
+          neighbor_alltoall)
+    shoal_ft_test(ft_coll_${c} PROGRAM mpi_ft_everycoll NP 4 ARGS ${c})
+    shoal_ft_test(ft_coll_i${c} PROGRAM mpi_ft_everycoll NP 4 ARGS i${c})
+endforeach()
+foreach(c bcast allreduce alltoall gather ibcast iallreduce ialltoall igather)
+    shoal_ft_test(ft_coll_${c}_big PROGRAM mpi_ft_everycoll NP 4
+                  ARGS ${c} 32768)
+endforeach()
+# Some over the TCP wire alone (all of them pass there too, by hand).
+foreach(c allreduce ibcast ialltoall gather iscan ineighbor_alltoall)
+    shoal_ft_test(ft_coll_${c}_tcp PROGRAM mpi_ft_everycoll NP 4 ARGS ${c}
+                  ENV SHOAL_WIRES=tcp)
+endforeach()

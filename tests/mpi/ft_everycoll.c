@@ -330,7 +330,7 @@ int main(int argc, char **argv)
 
     MT_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == victim) {
-        usleep(200000); /* the others are in the collective by now */
+        usleep(100000); /* the others are in the collective by now */
         ft_die();
     }
     memset(recv, 0, (size_t)np * (size_t)count * sizeof(int));

@@ -14,10 +14,12 @@
  *   pending: first check that a checkpoint is refused on every rank with
  *            MPI_ERR_PENDING while communication it cannot carry crosses
  *            it: a message on an intercommunicator, a
- *            synchronous send, a posted receive, an MPI_Ibarrier on a
+ *            posted receive (not registered), an MPI_Ibarrier on a
  *            duplicate that rank 0 starts before it and the others after
  *            it; and that one with a message in flight on the duplicate
- *            is taken, and one with
+ *            is taken, one with a synchronous send in flight (also beside
+ *            a rendezvous, which the cut pulls in: the synchronous send
+ *            must stay pending until its receive), and one with
  *            an ordinary message in flight on MPI_COMM_WORLD
  *   inflight: at each checkpoint the next iteration's halo values are
  *            sent first (eager), with two more messages of one tag (their
@@ -34,7 +36,10 @@
  *            topology, keyvals and attributes (those on MPI_COMM_WORLD
  *            excepted), the split's own error handler and a user
  *            operation; a message in flight on the Cartesian one, of the
- *            vector type, is checked too;
+ *            vector type, is checked too, and an MPI_Issend on the
+ *            duplicate whose receive is posted after the checkpoint (its
+ *            request registered: after a restart the receive's match
+ *            completes it);
  *            and a rendezvous (BIG bytes, above
  *            SHOAL_MPI_EAGER's 16 KiB) by MPI_Isend, waited for after
  *            the checkpoint: all in flight at the cut, received after it
@@ -116,6 +121,10 @@ static MPI_Op sum_op = MPI_OP_NULL;
  * till after the checkpoint. */
 static MPI_Request pr_req = MPI_REQUEST_NULL;
 static int pr_buf[2];
+/* ... and a synchronous send (MPI_Issend to the right, on the duplicate)
+ * whose receive is posted only after the checkpoint: its request
+ * registered (its buffer need not be: the message has gone). */
+static MPI_Request ss_req = MPI_REQUEST_NULL;
 static int errh_calls, op_calls;
 
 static void my_errh(MPI_Comm *c, int *code, ...)
@@ -269,6 +278,9 @@ static void extras_out(int it, int rank, int right)
                                                rank > 0 ? rank - 1
                                                         : MPI_PROC_NULL,
                                                11, dup_c, &pr_req));
+        int ss[2] = {it, rank + 300};
+        check("issend across", MPI_Issend(ss, 2, MPI_INT, right, 12, dup_c,
+                                          &ss_req));
     }
     for (int i = 0; i < BIG; i++)
         big[i] = pat(it, rank, i * 3);
@@ -322,6 +334,13 @@ static void extras_in(int it, int rank, int left)
         if (left == MPI_PROC_NULL && pst.MPI_SOURCE != MPI_PROC_NULL)
             die("the status of the receive completed before the checkpoint",
                 MPI_ERR_OTHER);
+        int ss[2] = {0, 0};
+        check("recv the synchronous send",
+              MPI_Recv(ss, 2, MPI_INT, left, 12, dup_c, MPI_STATUS_IGNORE));
+        if (left != MPI_PROC_NULL && (ss[0] != it || ss[1] != left + 300))
+            die("the synchronous send across the checkpoint", MPI_ERR_OTHER);
+        check("wait for the synchronous send",
+              MPI_Wait(&ss_req, MPI_STATUS_IGNORE));
         int q[3] = {-7, -7, -7};
         check("recv cart", MPI_Recv(q, 1, vec_t, left, 9, cart_c,
                                     MPI_STATUS_IGNORE));
@@ -449,6 +468,8 @@ int main(int argc, char **argv)
               MPIX_Checkpoint_register(&pr_req, sizeof(pr_req)));
         check("register buffer",
               MPIX_Checkpoint_register(pr_buf, sizeof(pr_buf)));
+        check("register synchronous send",
+              MPIX_Checkpoint_register(&ss_req, sizeof(ss_req)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);
@@ -467,7 +488,7 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "pending") == 0 && size > 1 && !flag) {
         int x = 7, y = 0;
-        MPI_Request r = MPI_REQUEST_NULL;
+        MPI_Request r = MPI_REQUEST_NULL, r2 = MPI_REQUEST_NULL;
         MPI_Comm dup;
         check("dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
         check("errhandler", MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
@@ -495,20 +516,55 @@ int main(int argc, char **argv)
         check("checkpoint with a message in flight on a duplicate",
               MPIX_Checkpoint(MPI_COMM_WORLD));
         recv_seven(rank, 99, dup);
-        /* a synchronous send, matched only after the checkpoint */
+        /* a synchronous send, matched only after the checkpoint: carried
+         * (the receiver's image owes its sender the ack) */
         if (rank == 0)
             check("issend", MPI_Issend(&x, 1, MPI_INT, 1, 97, MPI_COMM_WORLD,
                                        &r));
-        rc = MPIX_Checkpoint(MPI_COMM_WORLD);
-        MPI_Error_class(rc, &cls);
-        if (cls != MPI_ERR_PENDING)
-            die("a checkpoint with a synchronous send in flight is not "
-                "refused", rc);
-        if (rank == 1)
+        check("checkpoint with a synchronous send in flight",
+              MPIX_Checkpoint(MPI_COMM_WORLD));
+        if (rank == 1) {
             check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 97, MPI_COMM_WORLD,
                                    MPI_STATUS_IGNORE));
+            if (y != 7)
+                die("the synchronous send carried", MPI_ERR_OTHER);
+        }
         if (rank == 0)
             check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+        /* the same beside a rendezvous unreceived, which the cut pulls
+         * in (receiving every unexpected message and putting it back):
+         * that must not complete the synchronous send, whose receive is
+         * the program's, after rank 0 has seen it still pending */
+        static char rbig[BIG];
+        if (rank == 0) {
+            check("issend", MPI_Issend(&x, 1, MPI_INT, 1, 93, MPI_COMM_WORLD,
+                                       &r));
+            check("isend big", MPI_Isend(rbig, BIG, MPI_BYTE, 1, 92,
+                                         MPI_COMM_WORLD, &r2));
+        }
+        check("checkpoint with a rendezvous beside a synchronous send",
+              MPIX_Checkpoint(MPI_COMM_WORLD));
+        if (rank == 1) {
+            check("recv go", MPI_Recv(&y, 1, MPI_INT, 0, 91, MPI_COMM_WORLD,
+                                      MPI_STATUS_IGNORE));
+            check("recv", MPI_Recv(&y, 1, MPI_INT, 0, 93, MPI_COMM_WORLD,
+                                   MPI_STATUS_IGNORE));
+            if (y != 7)
+                die("the synchronous send beside a rendezvous", MPI_ERR_OTHER);
+            check("recv big", MPI_Recv(rbig, BIG, MPI_BYTE, 0, 92,
+                                       MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        }
+        if (rank == 0) {
+            int done = 1;
+            usleep(20000);
+            check("test", MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+            if (done)
+                die("a synchronous send completed before its receive",
+                    MPI_ERR_OTHER);
+            check("send go", MPI_Send(&x, 1, MPI_INT, 1, 91, MPI_COMM_WORLD));
+            check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+            check("wait", MPI_Wait(&r2, MPI_STATUS_IGNORE));
+        }
         /* a posted receive */
         if (rank == size - 1) /* a receive nobody sends to */
             check("irecv", MPI_Irecv(&y, 1, MPI_INT, 0, 98, MPI_COMM_WORLD,

@@ -33,11 +33,12 @@
 #include "mpi/p2p/p2p_engine.h"
 
 #define CK_MAGIC "SHOALCKP"
-#define CK_VERSION 5u /* 2: the regions' checksums are base_sum64;
+#define CK_VERSION 6u /* 2: the regions' checksums are base_sum64;
                            3: the messages in flight after the regions;
                            4: ... on any intracommunicator, named by
                               context id, size and group;
-                           5: the library's objects after the messages */
+                           5: the library's objects after the messages;
+                           6: a message's sync flag and sender's request */
 #define CK_TAG 4242
 #define CK_MAX_CANDIDATES 16
 #define CK_DIR_MAX 900 /* longest SHOAL_CKPT_DIR */
@@ -74,9 +75,16 @@ typedef struct ck_msg {
     int32_t src_world;  /* the sender's world rank */
     uint64_t bytes;
     uint32_t comm_size; /* the communicator's size */
-    uint32_t zero;
+    uint32_t flags;     /* CK_MSG_SYNC */
     uint64_t group;     /* group_digest of its members */
+    uint64_t sreq;      /* CK_MSG_SYNC: the sender's request, to ack */
 } ck_msg_t;
+
+/* A synchronous send's message: its sender's request (MPI_Issend, or a
+ * started MPI_Ssend_init) waits for the match; the image of the sender
+ * carries that request (ckpt_objs.c), and the match after a restart acks
+ * it as one that came back (ckpt_objs_sync_claim). */
+#define CK_MSG_SYNC 1u
 
 #define CK_PAD8(n) (((n) + 7) & ~(uint64_t)7)
 
@@ -905,15 +913,15 @@ SHOAL_MPIX_WEAK(Checkpoint_restarted)
 /*
  * The messages in flight across the cut.  A message that had arrived here
  * unreceived goes into the image when the checkpoint can carry it: its
- * bytes here (eager, or a rendezvous pull_rendezvous received), not
- * synchronous (its sender waits for the match), on MPI_COMM_WORLD's or
- * MPI_COMM_SELF's point-to-point context (the only communicators certain
- * to get the same context id in the restarted job).  Anything else that
- * crosses the cut makes the checkpoint fail with MPI_ERR_PENDING: a posted
- * receive or a send still queued (their requests are the program's
- * handles, which do not survive a restart), a synchronous send, a message
- * on another communicator or a collective's (and a rendezvous beside
- * any of those, which is then not received).
+ * bytes here (eager, or a rendezvous pull_rendezvous received), on the
+ * point-to-point context of a communicator carried (carried_comm).  A
+ * synchronous one goes with its sender's request id, acked at its match
+ * after a restart (the sender's image carries the request).  Anything
+ * else that crosses the cut makes the checkpoint fail with
+ * MPI_ERR_PENDING: a posted receive that cannot be carried (ckpt_objs.c)
+ * or a send still queued, a message on another communicator or a
+ * collective's (and a rendezvous beside any of those, or beside a
+ * synchronous send, which is then not received).
  */
 /* The intracommunicator here whose point-to-point context is ctx, when
  * the checkpoint can carry its messages: MPI_COMM_WORLD, MPI_COMM_SELF,
@@ -958,7 +966,7 @@ static void chan_add(void *arg, const mpi_umsg_t *u)
     ck_msg_t m;
     MPI_Comm c = carried_comm(u->ctx);
 
-    if (u->rdv || (u->flags & MPI_MF_SYNC) || c == NULL) {
+    if (u->rdv || c == NULL || ((u->flags & MPI_MF_SYNC) && u->sreq == 0)) {
         k->unsaved++;
         return;
     }
@@ -978,7 +986,9 @@ static void chan_add(void *arg, const mpi_umsg_t *u)
     }
     m = (ck_msg_t){.ctx = u->ctx, .src = u->src, .tag = u->tag,
                    .src_world = u->src_world, .bytes = (uint64_t)u->bytes,
-                   .comm_size = (uint32_t)c->size, .group = group_digest(c)};
+                   .comm_size = (uint32_t)c->size, .group = group_digest(c),
+                   .flags = (u->flags & MPI_MF_SYNC) ? CK_MSG_SYNC : 0,
+                   .sreq = (u->flags & MPI_MF_SYNC) ? u->sreq : 0};
     memcpy(k->buf + k->len, &m, sizeof(m));
     memcpy(k->buf + k->len + sizeof(m), u->data, (size_t)u->bytes);
     memset(k->buf + k->len + sizeof(m) + u->bytes, 0,
@@ -1039,7 +1049,8 @@ static int finish_world_colls(void)
  * pull_rendezvous takes it out and puts it back. */
 typedef struct ck_pull {
     uint32_t ctx;
-    int src, tag, src_world, rdv;
+    int src, tag, src_world, rdv, sync;
+    uint64_t sreq;
     MPI_Count bytes;
     void *data;
 } ck_pull_t;
@@ -1056,7 +1067,7 @@ static void pull_add(void *arg, const mpi_umsg_t *u)
 
     if (carried_comm(u->ctx) == NULL)
         return;
-    if (u->tag < 0 || (u->flags & MPI_MF_SYNC)) {
+    if (u->tag < 0 || ((u->flags & MPI_MF_SYNC) && u->sreq == 0)) {
         l->bad = 1;
         return;
     }
@@ -1072,7 +1083,8 @@ static void pull_add(void *arg, const mpi_umsg_t *u)
     }
     l->m[l->n++] = (ck_pull_t){.ctx = u->ctx, .src = u->src, .tag = u->tag,
                                .src_world = u->src_world, .rdv = u->rdv,
-                               .bytes = u->bytes};
+                               .sync = (u->flags & MPI_MF_SYNC) != 0,
+                               .sreq = u->sreq, .bytes = u->bytes};
     l->rdv += u->rdv != 0;
 }
 
@@ -1084,9 +1096,11 @@ static void pull_add(void *arg, const mpi_umsg_t *u)
  * as it may once its bytes are buffered): every unexpected message of
  * MPI_COMM_WORLD and MPI_COMM_SELF is taken out in its order of arrival
  * (MPI_Improbe, MPI_Mrecv) and put back in the same order as one whose
- * bytes are here, which the image carries like any eager message.  Done
- * only when nothing else crosses the cut here (no receive posted, no
- * synchronous send unmatched, no library message, no send queued):
+ * bytes are here, which the image carries like any eager message.  A
+ * synchronous send's message is not acked by that receive
+ * (mpi_p2p_hold_sync_acks): it goes back owing its sender the ack, which
+ * the program's receive sends.  Done only when nothing else crosses the
+ * cut here (no receive posted, no library message, no send queued):
  * otherwise the checkpoint is refused anyway.  MPI_SUCCESS, or the error
  * of a receive.
  */
@@ -1131,8 +1145,11 @@ static int pull_rendezvous(uint32_t ctx)
         rc = PMPI_Improbe(m->src, m->tag, cm, &flag, &msg, &st);
         if (rc == MPI_SUCCESS && !flag)
             rc = MPI_ERR_INTERN; /* it was listed under the lock */
-        if (rc == MPI_SUCCESS)
+        if (rc == MPI_SUCCESS) {
+            mpi_p2p_hold_sync_acks = 1;
             rc = PMPI_Mrecv(m->data, m->bytes, MPI_BYTE, &msg, &st);
+            mpi_p2p_hold_sync_acks = 0;
+        }
         if (rc != MPI_SUCCESS)
             break; /* those after stay where they are */
     }
@@ -1144,7 +1161,8 @@ static int pull_rendezvous(uint32_t ctx)
         mpi_in_t in = {
             .ctx = m->ctx, .ep = mpi_ep_of(m->ctx), .src = m->src,
             .tag = m->tag,
-            .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m->src_world,
+            .flags = MPI_MF_PULLED | (m->sync ? MPI_MF_SYNC : 0u),
+            .rdv = 0, .src_world = m->src_world, .sreq = m->sreq,
             .bytes = m->bytes, .data = m->data,
         };
         mpi_arrive(&in);
@@ -1178,7 +1196,9 @@ static int chan_check(const char *dir, const uint8_t *p, uint64_t len,
         if (m.bytes > len - off - sizeof(m) ||
             CK_PAD8(m.bytes) > len - off - sizeof(m) || m.src < 0 ||
             m.src_world < 0 || m.src_world >= mpi.world_size ||
-            m.comm_size == 0 || (uint32_t)m.src >= m.comm_size)
+            m.comm_size == 0 || (uint32_t)m.src >= m.comm_size ||
+            (m.flags & ~CK_MSG_SYNC) != 0 ||
+            ((m.flags & CK_MSG_SYNC) != 0) != (m.sreq != 0))
             goto bad;
         MPI_Comm c = carried_comm(m.ctx);
         if (c == NULL || (uint32_t)c->size != m.comm_size ||
@@ -1220,7 +1240,9 @@ static void chan_put(const uint8_t *p, uint64_t len)
         MPI_Comm c = carried_comm(m.ctx);
         mpi_in_t in = {
             .ctx = m.ctx, .ep = c->ep, .src = m.src, .tag = m.tag,
-            .flags = MPI_MF_RESTORED, .rdv = 0, .src_world = m.src_world,
+            .flags = MPI_MF_RESTORED |
+                     ((m.flags & CK_MSG_SYNC) ? MPI_MF_SYNC : 0u),
+            .rdv = 0, .src_world = m.src_world, .sreq = m.sreq,
             .bytes = (MPI_Count)m.bytes, .data = p + off + sizeof(m),
         };
         mpi_arrive(&in);
@@ -1344,9 +1366,10 @@ int PMPIX_Checkpoint(MPI_Comm comm)
                                  "carry (their buffers outside the "
                                  "registered regions), %ld messages "
                                  "unreceived that it cannot carry "
-                                 "(synchronous, on a communicator other "
-                                 "than MPI_COMM_WORLD and MPI_COMM_SELF, "
-                                 "or a rendezvous beside those%s), %s; "
+                                 "(on an intercommunicator, a revoked or "
+                                 "the library's own communicator, or a "
+                                 "rendezvous beside those or beside a "
+                                 "synchronous send%s), %s; "
                                  "complete them first", k.posted,
                                  k.unsaved,
                                  k.nomem ? "; or no memory to copy them"

@@ -51,6 +51,10 @@ static int is_obj(uint32_t kind)
 #define REQ_POSTED 2
 #define REQ_SEND 4
 #define REQ_DONE 8 /* completed, not yet waited for: its status */
+/* A synchronous send (MPI_Issend, or a started MPI_Ssend_init) whose
+ * message is at its receiver, unmatched: it waits for the ack, which the
+ * receiver's image owes it (ckpt.c, CK_MSG_SYNC). */
+#define REQ_SYNC_OUT 16
 typedef struct cko_req {
     uint64_t comm, dt;
     int64_t count;
@@ -410,7 +414,9 @@ static void put_op(wbuf_t *b, MPI_Op op)
 /* Can a checkpoint carry request r, and how (*rec, *flags)?  Point-to-
  * point, of the program, on a communicator carried, a receive posted
  * and not matched or a persistent request not started (or a receive
- * started and posted), its buffer in a registered region. */
+ * started and posted), its buffer in a registered region; or a
+ * synchronous send out and not acked (its buffer in a region only when
+ * persistent: the message itself has gone). */
 static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
                        int *flags)
 {
@@ -428,7 +434,10 @@ static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
                  (!r->persistent || r->active);
     int idle = r->persistent && !r->active;
     int done = !r->persistent && mpi_req_is_done(r);
-    if (!posted && !idle && !done)
+    int sync_out = r->kind == MPI_REQ_SEND && r->mode == MPI_P2P_SYNC &&
+                   r->inflight && !r->deferred && !mpi_req_is_done(r) &&
+                   (!r->persistent || r->active);
+    if (!posted && !idle && !done && !sync_out)
         return 0;
     if (t != NULL && !(t->flags & MPI_DT_PREDEF) && !mpi_obj_in_arena(t))
         return 0;
@@ -438,14 +447,16 @@ static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
                        .region = -1};
     *flags = (r->persistent ? REQ_PERSISTENT : 0) |
              (posted ? REQ_POSTED : 0) |
-             (r->kind == MPI_REQ_SEND ? REQ_SEND : 0) | (done ? REQ_DONE : 0);
-    if (done) {
+             (r->kind == MPI_REQ_SEND ? REQ_SEND : 0) | (done ? REQ_DONE : 0) |
+             (sync_out ? REQ_SYNC_OUT : 0);
+    if (done || (sync_out && !r->persistent)) {
         rec->st_source = r->status.MPI_SOURCE;
         rec->st_tag = r->status.MPI_TAG;
         rec->st_error = r->status.MPI_ERROR;
         rec->st_cancelled = r->status.shoal_cancelled;
         rec->st_count = r->status.shoal_count;
-        return 1; /* its buffer is the program's again */
+        return 1; /* its buffer is the program's again, or (a synchronous
+                     send out) no longer read: the message has gone */
     }
     if (r->count > 0 && t != NULL) {
         /* The bytes the operation touches, in a region. */
@@ -882,7 +893,8 @@ static int check_req(const cko_head_t *h, char *why, size_t whylen)
     memcpy(&q, h + 1, sizeof(q));
     MPI_Comm c = req_comm(&q);
     if (c == NULL || (q.dt != 0 && dt_named(q.dt) == NULL) || q.count < 0 ||
-        (q.count > 0 && q.region < 0 && !(h->n & REQ_DONE))) {
+        (q.count > 0 && q.region < 0 && !(h->n & REQ_DONE) &&
+         (h->n & (REQ_SYNC_OUT | REQ_PERSISTENT)) != REQ_SYNC_OUT)) {
         snprintf(why, whylen, "request %#" PRIx64 " (a %s posted at the "
                  "checkpoint) names a communicator or a datatype that did "
                  "not come back", h->addr,
@@ -895,6 +907,86 @@ static int check_req(const cko_head_t *h, char *why, size_t whylen)
         return 0;
     }
     return 1;
+}
+
+/* The synchronous sends that came back waiting for their acks, by
+ * address (ckpt_objs_sync_claim). */
+static struct {
+    uint64_t *v;
+    size_t n, cap;
+} sync_back;
+
+static void sync_back_add(MPI_Request r)
+{
+    if (sync_back.n == sync_back.cap) {
+        size_t cap = sync_back.cap ? 2 * sync_back.cap : 16;
+        uint64_t *v = realloc(sync_back.v, cap * sizeof(*v));
+        if (v == NULL) {
+            /* It then completes only if the receiver dies (or a revoke):
+             * say so rather than hang silently. */
+            base_error("ckpt", "rank %d: no memory to keep a synchronous "
+                       "send that came back; it will not complete",
+                       mpi.world_rank);
+            return;
+        }
+        sync_back.v = v;
+        sync_back.cap = cap;
+    }
+    sync_back.v[sync_back.n++] = (uint64_t)(uintptr_t)r;
+}
+
+MPI_Request ckpt_objs_sync_claim(uint64_t addr, int src_world)
+{
+    for (size_t i = 0; i < sync_back.n; i++) {
+        if (sync_back.v[i] != addr)
+            continue;
+        sync_back.v[i] = sync_back.v[--sync_back.n];
+        MPI_Request r = (MPI_Request)(uintptr_t)addr;
+        /* Still the send that came back (not freed and made again). */
+        if (r->magic != MPI_MAGIC_REQ || r->kind != MPI_REQ_SEND ||
+            r->mode != MPI_P2P_SYNC || !r->inflight || mpi_req_is_done(r) ||
+            r->comm == NULL || r->peer < 0 ||
+            r->comm->peer_world[r->peer] != src_world)
+            return NULL;
+        return r;
+    }
+    return NULL;
+}
+
+/* A synchronous send out at the cut, again: not sent again (its message
+ * is at the receiver, which acks it), waiting. */
+static int sync_out_again(const cko_head_t *h, const cko_req_t *q,
+                          MPI_Comm c, MPI_Datatype t, void *buf,
+                          MPI_Request *r)
+{
+    int rc = MPI_SUCCESS;
+
+    mpi_req_placing = 1;
+    if (h->n & REQ_PERSISTENT) {
+        rc = PMPI_Ssend_init_c(buf, q->count, t, q->peer, q->tag, c, r);
+        if (rc == MPI_SUCCESS)
+            (*r)->active = 1;
+    } else if ((*r = mpi_req_alloc(MPI_REQ_SEND, c)) != NULL) {
+        (*r)->dt = q->dt != 0 ? t : NULL;
+        if ((*r)->dt != NULL)
+            mpi_dt_retain((*r)->dt);
+        (*r)->count = q->count;
+        (*r)->peer = q->peer;
+        (*r)->tag = q->tag;
+        (*r)->mode = MPI_P2P_SYNC;
+        (*r)->status.MPI_SOURCE = q->st_source;
+        (*r)->status.MPI_TAG = q->st_tag;
+        (*r)->status.MPI_ERROR = q->st_error;
+        (*r)->status.shoal_count = q->st_count;
+    } else {
+        rc = MPI_ERR_NO_MEM;
+    }
+    mpi_req_placing = 0;
+    if (rc == MPI_SUCCESS) {
+        (*r)->inflight = 1;
+        sync_back_add(*r);
+    }
+    return rc;
 }
 
 /* Post the requests of the image chosen again, at their addresses, in
@@ -918,7 +1010,9 @@ static void put_back_reqs(void)
                         : NULL;
         MPI_Request r = MPI_REQUEST_NULL;
         int rc = mpi_arena_place((void *)(uintptr_t)h->addr);
-        if (rc == MPI_SUCCESS && (h->n & REQ_DONE)) {
+        if (rc == MPI_SUCCESS && (h->n & REQ_SYNC_OUT)) {
+            rc = sync_out_again(h, &q, c, t, buf, &r);
+        } else if (rc == MPI_SUCCESS && (h->n & REQ_DONE)) {
             MPI_Status st = {.MPI_SOURCE = q.st_source, .MPI_TAG = q.st_tag,
                              .MPI_ERROR = q.st_error,
                              .shoal_cancelled = q.st_cancelled,

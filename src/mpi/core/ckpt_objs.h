@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct shoal_mpi_request;
+
 /* The records of this process's live communicators (but the one of
  * context skip_ctx), groups and datatypes: *buf_p (malloc'd, or NULL when
  * there are none) of *len_p bytes.  MPI_SUCCESS or MPI_ERR_NO_MEM. */
@@ -24,6 +26,11 @@ int ckpt_objs_held(const void *obj); /* the scans so far saw its address */
  * that a checkpoint carries: on a communicator it carries, into a
  * registered region (ckpt.c). */
 long ckpt_objs_posted(uint32_t skip_ctx);
+/* An ack from src_world (MPI_ACK_RESTORED) of a synchronous send a
+ * restart brought back, named by its address in the job before: that
+ * request, once (NULL when no such send came back here: the program did
+ * not keep its handle). */
+struct shoal_mpi_request *ckpt_objs_sync_claim(uint64_t addr, int src_world);
 int ckpt_region_of(const void *p, size_t n, uint32_t *idx, uint64_t *off);
 void *ckpt_region_at(uint32_t idx, uint64_t off, size_t n); /* the restart goes on: counts as they were */
 void ckpt_objs_undo(void);   /* the candidate was refused: unmake them */

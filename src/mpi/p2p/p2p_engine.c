@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "am/am.h"
+#include "mpi/core/ckpt_objs.h"
 #include "mpi/core/ft.h"
 #include "mpi/p2p/p2p_engine.h"
 #include "wire/wire.h"
@@ -329,10 +330,23 @@ void mpi_send_ctl(int world, unsigned handler, uint64_t a0, uint64_t a1,
     send_ctl_to(world, NULL, handler, a0, a1, a2, a3);
 }
 
+int mpi_p2p_hold_sync_acks;
+
 static void send_ctl(const mpi_in_t *in, unsigned handler, uint64_t a0,
                      uint64_t a1, uint64_t a2)
 {
     send_ctl_to(in->src_world, in->token, handler, a0, a1, a2, 0);
+}
+
+/* The ack of a message in: its sender's request sreq (0: none), credits,
+ * kind.  A message a restart brought back names a request of the job
+ * before: MPI_ACK_RESTORED tells the sender to look it up among those
+ * that came back (h_ack), never to take the id for a pointer. */
+static void send_ack(const mpi_in_t *in, uint64_t sreq, uint64_t give,
+                     uint64_t kind)
+{
+    send_ctl_to(in->src_world, in->token, MPI_H_ACK, sreq, give, kind,
+                (in->flags & MPI_MF_RESTORED) ? MPI_ACK_RESTORED : 0);
 }
 
 /* An eager message was consumed: return credits (batched) and ack a
@@ -342,7 +356,7 @@ static void consumed(const mpi_in_t *in)
     uint64_t give = 0;
 
     if (in->src_world != mpi.world_rank &&
-        !(in->flags & MPI_MF_RESTORED)) {
+        !(in->flags & (MPI_MF_RESTORED | MPI_MF_PULLED))) {
         uint64_t owed = ecred_owed[in->src_world] +
                         (uint64_t)in->bytes + MSG_COST;
         if (owed >= mpi_p2p_cfg.eager_window / 2 ||
@@ -352,9 +366,9 @@ static void consumed(const mpi_in_t *in)
         }
         ecred_owed[in->src_world] = owed;
     }
-    if (give > 0 || (in->flags & MPI_MF_SYNC))
-        send_ctl(in, MPI_H_ACK, (in->flags & MPI_MF_SYNC) ? in->sreq : 0,
-                 give, MPI_ACK_SYNC);
+    int sync = (in->flags & MPI_MF_SYNC) && !mpi_p2p_hold_sync_acks;
+    if (give > 0 || sync)
+        send_ack(in, sync ? in->sreq : 0, give, MPI_ACK_SYNC);
 }
 
 /* ---- delivery into a receive ------------------------------------------------------ */
@@ -611,12 +625,12 @@ static void drop_revoked(const mpi_in_t *in)
     uint64_t give = 0;
 
     if (!in->rdv && in->src_world != mpi.world_rank &&
-        !(in->flags & MPI_MF_RESTORED)) {
+        !(in->flags & (MPI_MF_RESTORED | MPI_MF_PULLED))) {
         give = ecred_owed[in->src_world] + (uint64_t)in->bytes + MSG_COST;
         ecred_owed[in->src_world] = 0;
     }
     if (give > 0 || waits)
-        send_ctl(in, MPI_H_ACK, waits ? in->sreq : 0, give, MPI_ACK_DROP);
+        send_ack(in, waits ? in->sreq : 0, give, MPI_ACK_DROP);
 }
 
 void mpi_p2p_revoke(MPI_Comm comm)
@@ -861,6 +875,9 @@ static void h_ack(shoal_token_t *t, const uint64_t *a, unsigned n, void *p,
     }
     if (a[0] != 0 && !from_dead(t)) {
         MPI_Request req = (MPI_Request)(uintptr_t)a[0];
+        if (BASE_UNLIKELY(n > 3 && a[3] == MPI_ACK_RESTORED) &&
+            (req = ckpt_objs_sync_claim(a[0], t->src)) == NULL)
+            return; /* its request did not come back: nobody waits */
         if (BASE_UNLIKELY(a[2] == MPI_ACK_DROP) &&
             req->status.MPI_ERROR == MPI_SUCCESS)
             req->status.MPI_ERROR = MPIX_ERR_REVOKED;

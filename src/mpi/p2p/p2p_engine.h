@@ -34,12 +34,24 @@
  * (core/ckpt.c): never on the wire; its consumption returns no eager
  * credits (the sender's count of them started again at zero). */
 #define MPI_MF_RESTORED 0x80u
+/* ... put back by the cut's pull of rendezvous (core/ckpt.c): its credits
+ * went back when it was pulled, and a synchronous one's ack is still
+ * owed (its sreq is a request of this process).  Never on the wire. */
+#define MPI_MF_PULLED 0x40u
+/* Set by the cut while it pulls messages out to put them back: the match
+ * of a synchronous one returns its credits but does not ack it (its
+ * sender waits for the program's receive). */
+extern int mpi_p2p_hold_sync_acks;
 
 #define MPI_ACK_SYNC 1 /* a synchronous send was matched */
 #define MPI_ACK_FIN 2  /* the receiver read the rendezvous data */
 /* The receiver dropped the message unreceived: its communicator was
  * revoked there (SHOAL_FT).  a0 is the sender's request when it waits. */
 #define MPI_ACK_DROP 3
+/* An ack's fourth word: the message acked was brought back by a restart
+ * (MPI_MF_RESTORED), so a0 names a request of the job before the
+ * restart, looked up among those that came back (ckpt_objs_sync_claim). */
+#define MPI_ACK_RESTORED 1
 
 #define MPI_MF_SYNC 0x1u /* header flag: the sender waits for a match */
 /* RTS flag: the sender waits for this send now (a blocking call), so it

@@ -34,8 +34,8 @@
  *            registered region and a restart must bring the objects back
  *            at those handles, with their names, error handler and
  *            topology, keyvals and attributes (those on MPI_COMM_WORLD
- *            excepted), the split's own error handler and a user
- *            operation; a message in flight on the Cartesian one, of the
+ *            excepted), the split's own error handler, a user
+ *            operation and an info object; a message in flight on the Cartesian one, of the
  *            vector type, is checked too, and an MPI_Issend on the
  *            duplicate whose receive is posted after the checkpoint (its
  *            request registered: after a restart the receive's match
@@ -125,6 +125,8 @@ static int pr_buf[2];
  * whose receive is posted only after the checkpoint: its request
  * registered (its buffer need not be: the message has gone). */
 static MPI_Request ss_req = MPI_REQUEST_NULL;
+/* ... and an info object with two keys, its handle registered. */
+static MPI_Info kept_info = MPI_INFO_NULL;
 static int errh_calls, op_calls;
 
 static void my_errh(MPI_Comm *c, int *code, ...)
@@ -179,6 +181,9 @@ static void make_comms(int rank)
     check("set errhandler", MPI_Comm_set_errhandler(half_c, eh));
     check("free errhandler", MPI_Errhandler_free(&eh));
     check("op create", MPI_Op_create(my_sum, 1, &sum_op));
+    check("info create", MPI_Info_create(&kept_info));
+    check("info set", MPI_Info_set(kept_info, "heat_grid", "1-D"));
+    check("info set", MPI_Info_set(kept_info, "striping_unit", "65536"));
 }
 
 /* CKPT_HANDLES=1 after a restart: the objects are back, as they were. */
@@ -191,6 +196,17 @@ static void check_handles(int rank)
     MPI_Group g;
 
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    {
+        char v[MPI_MAX_INFO_VAL + 1], k[MPI_MAX_INFO_KEY + 1];
+        int nk = 0, fl = 0;
+        check("info nkeys", MPI_Info_get_nkeys(kept_info, &nk));
+        check("info nthkey", MPI_Info_get_nthkey(kept_info, 1, k));
+        check("info get", MPI_Info_get(kept_info, "heat_grid",
+                                       MPI_MAX_INFO_VAL, v, &fl));
+        if (nk != 2 || strcmp(k, "striping_unit") != 0 || !fl ||
+            strcmp(v, "1-D") != 0)
+            die("the info object is not back as it was", MPI_ERR_INFO);
+    }
     check("compare", MPI_Comm_compare(dup_c, MPI_COMM_WORLD, &res));
     if (res != MPI_CONGRUENT)
         die("the duplicate is not congruent to MPI_COMM_WORLD", MPI_ERR_COMM);
@@ -470,6 +486,8 @@ int main(int argc, char **argv)
               MPIX_Checkpoint_register(pr_buf, sizeof(pr_buf)));
         check("register synchronous send",
               MPIX_Checkpoint_register(&ss_req, sizeof(ss_req)));
+        check("register info",
+              MPIX_Checkpoint_register(&kept_info, sizeof(kept_info)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);

@@ -36,12 +36,13 @@
  * address; a keyval record's addr is the keyval, an attributes record's
  * the object they are on. */
 enum { CKO_GROUP = 1, CKO_DT = 2, CKO_COMM = 3, CKO_KEYVAL = 4,
-       CKO_ATTRS = 5, CKO_ERRH = 6, CKO_OP = 7, CKO_REQ = 8 };
+       CKO_ATTRS = 5, CKO_ERRH = 6, CKO_OP = 7, CKO_REQ = 8, CKO_INFO = 9 };
 
 static int is_obj(uint32_t kind)
 {
     return kind == CKO_GROUP || kind == CKO_DT || kind == CKO_COMM ||
-           kind == CKO_ERRH || kind == CKO_OP || kind == CKO_REQ;
+           kind == CKO_ERRH || kind == CKO_OP || kind == CKO_REQ ||
+           kind == CKO_INFO;
 }
 
 /* A point-to-point request (head.n: REQ_* flags): a receive posted at the
@@ -63,6 +64,13 @@ typedef struct cko_req {
     int32_t st_source, st_tag, st_error, st_cancelled;
     int64_t st_count;
 } cko_req_t;
+
+/* An info object (head.n: its pairs): per pair, the key's and the
+ * value's lengths, then the key's and the value's bytes (no NULs); the
+ * record padded to 8. */
+typedef struct cko_pair {
+    uint32_t klen, vlen;
+} cko_pair_t;
 
 /* A user error handler's functions (head.n: its kind), and a user
  * operation's (head.n: commute). */
@@ -114,6 +122,7 @@ _Static_assert(sizeof(struct shoal_mpi_errhandler) <= MPI_ARENA_CELL,
 _Static_assert(sizeof(struct shoal_mpi_op) <= MPI_ARENA_CELL, "op");
 _Static_assert(sizeof(struct shoal_mpi_request) <= MPI_ARENA_CELL,
                "request");
+_Static_assert(sizeof(struct shoal_mpi_info) <= MPI_ARENA_CELL, "info");
 
 /* ---- writing ---------------------------------------------------------------------- */
 
@@ -151,7 +160,7 @@ typedef struct live {
 } live_t;
 
 typedef struct census {
-    live_t groups, dts, comms, errhs, ops, reqs;
+    live_t groups, dts, comms, errhs, ops, reqs, infos;
     uint8_t *dt_done; /* per dts entry: emitted */
     int nomem;
 } census_t;
@@ -188,6 +197,8 @@ static void count_obj(void *obj, void *arg)
         live_add(c, &c->ops, obj);
     else if (magic == MPI_MAGIC_REQ)
         live_add(c, &c->reqs, obj);
+    else if (magic == MPI_MAGIC_INFO)
+        live_add(c, &c->infos, obj);
 }
 
 static void census_free(census_t *c)
@@ -198,6 +209,7 @@ static void census_free(census_t *c)
     free(c->errhs.v);
     free(c->ops.v);
     free(c->reqs.v);
+    free(c->infos.v);
     free(c->dt_done);
 }
 
@@ -396,6 +408,32 @@ static void put_errh(wbuf_t *b, const census_t *c, MPI_Errhandler e,
     f->fn[2] = (uint64_t)(uintptr_t)e->session_fn;
 }
 
+static void put_info(wbuf_t *b, MPI_Info info)
+{
+    size_t need = sizeof(cko_head_t);
+
+    for (int i = 0; i < info->nkeys; i++)
+        need += sizeof(cko_pair_t) + strlen(info->keys[i]) +
+                strlen(info->vals[i]);
+    cko_head_t *h = wb_room(b, need);
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_INFO, .len = (uint32_t)PAD8(need),
+                      .addr = (uint64_t)(uintptr_t)info, .refs = 1,
+                      .n = info->nkeys};
+    uint8_t *q = (uint8_t *)(h + 1);
+    for (int i = 0; i < info->nkeys; i++) {
+        cko_pair_t pr = {(uint32_t)strlen(info->keys[i]),
+                         (uint32_t)strlen(info->vals[i])};
+        memcpy(q, &pr, sizeof(pr));
+        q += sizeof(pr);
+        memcpy(q, info->keys[i], pr.klen);
+        q += pr.klen;
+        memcpy(q, info->vals[i], pr.vlen);
+        q += pr.vlen;
+    }
+}
+
 static void put_op(wbuf_t *b, MPI_Op op)
 {
     cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(cko_fns_t));
@@ -577,6 +615,8 @@ int ckpt_objs_save(uint32_t skip_ctx, uint8_t **buf_p, size_t *len_p)
         put_errh(&b, &c, c.errhs.v[i], skip_ctx);
     for (size_t i = 0; i < c.ops.n && !c.nomem; i++)
         put_op(&b, c.ops.v[i]);
+    for (size_t i = 0; i < c.infos.n && !c.nomem; i++)
+        put_info(&b, c.infos.v[i]);
     for (size_t i = 0; i < c.groups.n && !c.nomem; i++)
         put_group(&b, &c, c.groups.v[i], skip_ctx);
     for (size_t i = 0; i < c.dts.n && !c.nomem; i++)
@@ -1114,6 +1154,60 @@ static int load_op(const cko_head_t *h, int32_t refs, char *why,
     return made_add(CKO_OP, refs, op) == 0;
 }
 
+static int load_info(const cko_head_t *h, char *why, size_t whylen)
+{
+    const uint8_t *q = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->len;
+    char key[MPI_MAX_INFO_KEY + 1], *val = NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    int rc = mpi_arena_place((void *)(uintptr_t)h->addr);
+
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Info_create(&info);
+    mpi_arena_unplace();
+    if (rc != MPI_SUCCESS || (uint64_t)(uintptr_t)info != h->addr) {
+        if (rc == MPI_SUCCESS)
+            PMPI_Info_free(&info);
+        snprintf(why, whylen, "cannot put info object %#" PRIx64 " back",
+                 h->addr);
+        return 0;
+    }
+    for (int i = 0; i < h->n && rc == MPI_SUCCESS; i++) {
+        cko_pair_t pr;
+        if ((size_t)(end - q) < sizeof(pr)) {
+            rc = MPI_ERR_INTERN;
+            break;
+        }
+        memcpy(&pr, q, sizeof(pr));
+        q += sizeof(pr);
+        if (pr.klen == 0 || pr.klen > MPI_MAX_INFO_KEY ||
+            pr.vlen > MPI_MAX_INFO_VAL ||
+            (size_t)(end - q) < (size_t)pr.klen + pr.vlen) {
+            rc = MPI_ERR_INTERN;
+            break;
+        }
+        char *v = realloc(val, (size_t)pr.vlen + 1);
+        if (v == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        val = v;
+        memcpy(key, q, pr.klen);
+        key[pr.klen] = '\0';
+        memcpy(val, q + pr.klen, pr.vlen);
+        val[pr.vlen] = '\0';
+        q += pr.klen + pr.vlen;
+        rc = PMPI_Info_set(info, key, val);
+    }
+    free(val);
+    if (rc != MPI_SUCCESS || h->n < 0) {
+        PMPI_Info_free(&info);
+        snprintf(why, whylen, "info object %#" PRIx64 "'s record is "
+                 "malformed", h->addr);
+        return 0;
+    }
+    return made_add(CKO_INFO, 1, info) == 0;
+}
+
 static int load_comm(const cko_head_t *h, int32_t refs, char *why,
                      size_t whylen)
 {
@@ -1499,6 +1593,9 @@ int ckpt_objs_load(const uint8_t *p, uint64_t len, const char *moved,
         case CKO_REQ:
             ok = check_req(hp, why, whylen);
             break;
+        case CKO_INFO:
+            ok = load_info(hp, why, whylen);
+            break;
         default:
             snprintf(why, whylen, "an object's record has kind %u",
                      hp->kind);
@@ -1599,7 +1696,7 @@ void ckpt_objs_commit(void)
             ((MPI_Errhandler)m->obj)->refs = m->refs;
         else if (m->kind == CKO_OP)
             ((MPI_Op)m->obj)->refs = m->refs;
-        else
+        else if (m->kind == CKO_COMM)
             ((MPI_Comm)m->obj)->refs = m->refs;
     }
     if (made.n > 0)
@@ -1628,6 +1725,9 @@ void ckpt_objs_undo(void)
             mpi_errh_release(m->obj);
         } else if (m->kind == CKO_OP) {
             mpi_op_release(m->obj);
+        } else if (m->kind == CKO_INFO) {
+            MPI_Info info = m->obj;
+            PMPI_Info_free(&info);
         } else {
             mpi_comm_release(m->obj);
         }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mpi/core/errhandler.h"
+#include "mpi/core/obj_arena.h"
 #include "mpi/mpi_impl.h"
 
 
@@ -160,7 +161,9 @@ static void info_clear(MPI_Info info)
 
 static int info_new(MPI_Info *info_p)
 {
-    MPI_Info info = calloc(1, sizeof(*info));
+    /* In the objects' arena when checkpoints are on (a handle the program
+     * keeps in a registered region comes back: core/ckpt_objs.c). */
+    MPI_Info info = mpi_obj_alloc(sizeof(*info));
 
     if (info == NULL)
         return MPI_ERR_NO_MEM;
@@ -416,7 +419,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     if (rc != MPI_SUCCESS) {
         if (*newinfo != NULL) {
             info_clear(*newinfo);
-            free(*newinfo);
+            mpi_obj_free(*newinfo);
         }
         *newinfo = MPI_INFO_NULL;
         return mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Info_dup",
@@ -442,7 +445,7 @@ int PMPI_Info_free(MPI_Info *info)
                          "MPI_INFO_ENV cannot be freed");
     info_clear(i);
     i->magic = MPI_MAGIC_DEAD;
-    free(i);
+    mpi_obj_free(i);
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
 }

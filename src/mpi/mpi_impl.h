@@ -522,6 +522,13 @@ struct shoal_mpi_request {
 #define MPI_P2P_BUFFERED 2
 #define MPI_P2P_READY 3
 
+/* What a request of kind MPI_REQ_COLL is (core/ckpt.c finishes the
+ * collectives at a checkpoint's cut): a schedule of the collective layer,
+ * a nonblocking or started persistent collective (coll_transport.c); or
+ * MPI_Isendrecv's, point-to-point (p2p_api.c). */
+int mpi_coll_req_is_sched(const struct shoal_mpi_request *r);
+int mpi_req_is_isendrecv(const struct shoal_mpi_request *r);
+
 /* Allocate a request (from a pool) of kind; released by mpi_req_free. */
 MPI_Request mpi_req_alloc(int kind, MPI_Comm comm);
 extern int mpi_req_placing; /* core/ckpt_objs.c: the next from the arena */

@@ -125,6 +125,11 @@ static int pr_buf[2];
  * whose receive is posted only after the checkpoint: its request
  * registered (its buffer need not be: the message has gone). */
 static MPI_Request ss_req = MPI_REQUEST_NULL;
+/* ... and an MPI_Iallreduce on the duplicate started before the
+ * checkpoint (it runs to its end at the cut), its request and result
+ * registered, waited for after it. */
+static MPI_Request dsum_req = MPI_REQUEST_NULL;
+static int dsum, dsum_in;
 /* ... and an info object with two keys, its handle registered. */
 static MPI_Info kept_info = MPI_INFO_NULL;
 static int errh_calls, op_calls;
@@ -297,6 +302,11 @@ static void extras_out(int it, int rank, int right)
         int ss[2] = {it, rank + 300};
         check("issend across", MPI_Issend(ss, 2, MPI_INT, right, 12, dup_c,
                                           &ss_req));
+        dsum_in = it * 10 + rank;
+        dsum = -1;
+        check("iallreduce on the duplicate",
+              MPI_Iallreduce(&dsum_in, &dsum, 1, MPI_INT, MPI_SUM, dup_c,
+                             &dsum_req));
     }
     for (int i = 0; i < BIG; i++)
         big[i] = pat(it, rank, i * 3);
@@ -349,6 +359,11 @@ static void extras_in(int it, int rank, int left)
             die("the receive posted across the checkpoint", MPI_ERR_OTHER);
         if (left == MPI_PROC_NULL && pst.MPI_SOURCE != MPI_PROC_NULL)
             die("the status of the receive completed before the checkpoint",
+                MPI_ERR_OTHER);
+        check("wait for the iallreduce on the duplicate",
+              MPI_Wait(&dsum_req, MPI_STATUS_IGNORE));
+        if (dsum != it * 10 * size + size * (size - 1) / 2)
+            die("the iallreduce on the duplicate across the checkpoint",
                 MPI_ERR_OTHER);
         int ss[2] = {0, 0};
         check("recv the synchronous send",
@@ -488,6 +503,10 @@ int main(int argc, char **argv)
               MPIX_Checkpoint_register(&ss_req, sizeof(ss_req)));
         check("register info",
               MPIX_Checkpoint_register(&kept_info, sizeof(kept_info)));
+        check("register iallreduce",
+              MPIX_Checkpoint_register(&dsum_req, sizeof(dsum_req)));
+        check("register iallreduce's result",
+              MPIX_Checkpoint_register(&dsum, sizeof(dsum)));
     }
     if (strcmp(mode, "inflight") == 0 && !comms_late && !handles)
         make_comms(rank);
@@ -609,6 +628,35 @@ int main(int argc, char **argv)
         if (rank != 0)
             check("ibarrier", MPI_Ibarrier(dup, &r));
         check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+        /* ... but started by every rank before it, it runs to its end at
+         * the cut: taken, and its request is complete after */
+        int s_in = rank + 1, s_out = 0, flag2 = 0;
+        check("iallreduce", MPI_Iallreduce(&s_in, &s_out, 1, MPI_INT,
+                                           MPI_SUM, dup, &r));
+        check("checkpoint with an MPI_Iallreduce of a duplicate started "
+              "everywhere", MPIX_Checkpoint(MPI_COMM_WORLD));
+        check("test", MPI_Test(&r, &flag2, MPI_STATUS_IGNORE));
+        if (!flag2 || s_out != size * (size + 1) / 2)
+            die("the MPI_Iallreduce of the duplicate did not end at the cut",
+                MPI_ERR_OTHER);
+        /* an MPI_Isendrecv whose peer posts its part only after the
+         * checkpoint: not a collective, so the cut must not wait for it
+         * (it would wait for ever): refused */
+        if (rank == 0)
+            check("isendrecv", MPI_Isendrecv(&x, 1, MPI_INT, 1, 89, &y, 1,
+                                             MPI_INT, 1, 89, MPI_COMM_WORLD,
+                                             &r));
+        rc = MPIX_Checkpoint(MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_PENDING)
+            die("a checkpoint with an MPI_Isendrecv unmatched is not "
+                "refused", rc);
+        if (rank == 1)
+            check("sendrecv", MPI_Sendrecv(&x, 1, MPI_INT, 0, 89, &y, 1,
+                                           MPI_INT, 0, 89, MPI_COMM_WORLD,
+                                           MPI_STATUS_IGNORE));
+        if (rank == 0)
+            check("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
         /* an ordinary message in flight on MPI_COMM_WORLD: carried */
         if (rank == 0)
             check("send", MPI_Send(&x, 1, MPI_INT, 1, 96, MPI_COMM_WORLD));

@@ -587,6 +587,11 @@ static int coll_req_poll(MPI_Request r)
     return 1;
 }
 
+int mpi_coll_req_is_sched(const struct shoal_mpi_request *r)
+{
+    return r->poll_fn == coll_req_poll;
+}
+
 static int coll_req_free(MPI_Request r)
 {
     coll_sched_free(r->extra);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "mpi/core/ckpt_dir.h"
 #include "mpi/core/ckpt_fixed.h"
+#include "coll/coll.h"
 #include "mpi/core/ckpt_objs.h"
 #include "mpi/core/obj_arena.h"
 #include "mpi/core/ft.h"
@@ -1013,36 +1014,201 @@ static void chan_gather(uint32_t ctx, ck_chan_t *k)
     mpi_unlock();
 }
 
-/* No nonblocking collective of MPI_COMM_WORLD is still running here
- * (called with the engine lock held, by mpi_wait_until). */
-static int world_colls_done(void *arg)
+/* Nonblocking collectives still running here, of the communicators
+ * finish_colls let run to their end (arg: 1 for every intracommunicator
+ * found safe, 0 for MPI_COMM_WORLD's alone); called with the engine lock
+ * held, by mpi_wait_until. */
+static int colls_done(void *arg)
 {
-    (void)arg;
+    int all = *(const int *)arg;
+
     for (const base_list_t *e = mpi_pq.poll.next; e != &mpi_pq.poll;
          e = e->next) {
         const struct shoal_mpi_request *r =
             BASE_CONTAINER_OF(e, struct shoal_mpi_request, poll_link);
-        if (r->kind == MPI_REQ_COLL && r->comm == MPI_COMM_WORLD)
+        if (r->kind == MPI_REQ_COLL && !mpi_req_is_isendrecv(r) &&
+            (r->comm == MPI_COMM_WORLD || (all && !r->comm->is_inter)))
             return 0;
     }
     return 1;
 }
 
-/*
- * A nonblocking collective of MPI_COMM_WORLD started before the
- * checkpoint (MPI_Ibcast, MPI_Iallreduce, a started persistent one, ...)
- * runs to its end at the cut: every rank started it before its own
- * MPIX_Checkpoint, since a communicator's collectives are called in one
- * order by all its ranks and the checkpoint is one of MPI_COMM_WORLD's.
- * Its request completes (the program's MPI_Wait after the checkpoint
- * returns at once) and its results are in the program's buffers, and so
- * in the image when registered.  Those of other communicators may have
- * been started after the checkpoint elsewhere, so waiting for them could
- * deadlock: they still make the checkpoint fail (MPI_ERR_PENDING).
- */
-static int finish_world_colls(void)
+/* The intracommunicator here of context ctx (the registry of
+ * mpi/core/ft.c), or NULL. */
+static MPI_Comm comm_of_ctx(uint32_t ctx)
 {
-    return mpi_wait_until(world_colls_done, NULL);
+    if (ctx == MPI_COMM_WORLD->ctx)
+        return MPI_COMM_WORLD;
+    if (mpi_ft.by_ctx == NULL || ctx >= MPI_CTX_MAX)
+        return NULL;
+    MPI_Comm c = mpi_ft.by_ctx[ctx];
+    return c != NULL && mpi_comm_ok(c) && c->ctx == ctx && !c->is_inter &&
+                   !c->revoked
+               ? c
+               : NULL;
+}
+
+/* Collective calls started on c here (the collective layer's count). */
+static uint32_t colls_started(MPI_Comm c)
+{
+    const coll_comm_t *cc = c->coll;
+
+    return cc != NULL ? cc->seq : 0;
+}
+
+/* The distinct contexts of the intracommunicators with a nonblocking
+ * collective running here, into v (cap entries, UINT32_MAX when unused);
+ * -1 when one cannot be told (an intercommunicator's, a revoked one's,
+ * more than cap). */
+static int colls_running(uint32_t *v, int cap)
+{
+    int n = 0;
+
+    for (int i = 0; i < cap; i++)
+        v[i] = UINT32_MAX;
+    mpi_lock();
+    for (const base_list_t *e = mpi_pq.poll.next; e != &mpi_pq.poll;
+         e = e->next) {
+        const struct shoal_mpi_request *r =
+            BASE_CONTAINER_OF(e, struct shoal_mpi_request, poll_link);
+        if (r->kind != MPI_REQ_COLL || r->comm == MPI_COMM_WORLD ||
+            mpi_req_is_isendrecv(r))
+            continue; /* MPI_Isendrecv's: refused later (queued) */
+        /* Only a nonblocking collective's schedule is counted by the
+         * collective layer; a started persistent one's start is not, nor
+         * an MPI_Comm_idup, an agreement's or a shrink's. */
+        if (!mpi_coll_req_is_sched(r) || r->persistent ||
+            comm_of_ctx(r->comm->ctx) != r->comm) {
+            n = -1;
+            break;
+        }
+        int k = 0;
+        while (k < n && v[k] != r->comm->ctx)
+            k++;
+        if (k == n) {
+            if (n == cap) {
+                n = -1;
+                break;
+            }
+            v[n++] = r->comm->ctx;
+        }
+    }
+    mpi_unlock();
+    return n;
+}
+
+#define CK_COLLS_MAX 64 /* communicators with collectives running, a rank */
+
+/*
+ * The nonblocking collectives started before the checkpoint run to their
+ * end at the cut: their requests complete (the program's MPI_Wait after
+ * the checkpoint returns at once) and their results are in the program's
+ * buffers, and so in the image when registered.  MPI_COMM_WORLD's always:
+ * every rank started them before its own MPIX_Checkpoint, a
+ * communicator's collectives being called in one order by all its ranks
+ * and the checkpoint being one of MPI_COMM_WORLD's.  Another
+ * communicator's only when every member has started as many collectives
+ * on it as this rank: its collectives need not be ordered against
+ * MPI_COMM_WORLD's, so a member may start one only after the checkpoint,
+ * and waiting for it would deadlock.  So the ranks exchange which
+ * communicators have collectives running (by context id) and each
+ * member's count of collectives started on each (coll_comm_t.seq); when
+ * every count agrees everywhere, all run to their end, else only
+ * MPI_COMM_WORLD's, and the others make the checkpoint fail
+ * (MPI_ERR_PENDING), as do intercommunicators'.  Two small
+ * all-gathers on MPI_COMM_WORLD, only when some rank has a collective of
+ * another communicator running.
+ */
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Whether every member of each communicator with a collective running
+ * somewhere has started as many collectives on it as every other
+ * (finish_colls); collective over MPI_COMM_WORLD.  *ok_p: 1 when so. */
+static int colls_agree(const uint32_t *mine, int n, int *ok_p)
+{
+    int p = mpi.world_size, u = 0, ok, low = 0, rc;
+    uint32_t *all = malloc((size_t)p * CK_COLLS_MAX * sizeof(*all));
+
+    ok = all != NULL;
+    rc = PMPI_Allreduce(&ok, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || !low) {
+        free(all);
+        *ok_p = 0;
+        return rc;
+    }
+    rc = PMPI_Allgather(mine, CK_COLLS_MAX, MPI_UINT32_T, all, CK_COLLS_MAX,
+                        MPI_UINT32_T, MPI_COMM_WORLD);
+    /* The contexts named anywhere, sorted and distinct: the same list on
+     * every rank. */
+    if (rc == MPI_SUCCESS) {
+        qsort(all, (size_t)p * CK_COLLS_MAX, sizeof(*all), cmp_u32);
+        for (size_t i = 0; i < (size_t)p * CK_COLLS_MAX; i++)
+            if (all[i] != UINT32_MAX && (u == 0 || all[u - 1] != all[i]))
+                all[u++] = all[i];
+    }
+    /* Each rank's count on each (UINT32_MAX: not a member). */
+    uint32_t *seqs = malloc(((size_t)u + 1) * sizeof(*seqs));
+    uint32_t *allseq = malloc((size_t)p * ((size_t)u + 1) * sizeof(*allseq));
+    ok = seqs != NULL && allseq != NULL;
+    for (int i = 0; ok && i < u; i++) {
+        MPI_Comm c = comm_of_ctx(all[i]);
+        seqs[i] = c != NULL ? colls_started(c) : UINT32_MAX;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&ok, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ok = rc == MPI_SUCCESS && low;
+    if (ok && u > 0)
+        rc = PMPI_Allgather(seqs, u, MPI_UINT32_T, allseq, u, MPI_UINT32_T,
+                            MPI_COMM_WORLD);
+    /* Each of this rank's: every member's count is ours. */
+    for (int i = 0; ok && rc == MPI_SUCCESS && i < n; i++) {
+        uint32_t *at = bsearch(&mine[i], all, (size_t)u, sizeof(*all),
+                               cmp_u32);
+        MPI_Comm c = comm_of_ctx(mine[i]);
+        if (at == NULL || c == NULL) {
+            ok = 0;
+            break;
+        }
+        size_t k = (size_t)(at - all);
+        for (int m = 0; m < c->size; m++)
+            if (allseq[(size_t)c->peer_world[m] * (size_t)u + k] != seqs[k])
+                ok = 0;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&ok, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    *ok_p = rc == MPI_SUCCESS && low;
+    free(all);
+    free(seqs);
+    free(allseq);
+    return rc;
+}
+
+static int finish_colls(void)
+{
+    uint32_t mine[CK_COLLS_MAX];
+    int n = colls_running(mine, CK_COLLS_MAX), any = 0, everything = 0;
+    int rc = PMPI_Allreduce(&n, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+
+    /* -1 here (one that cannot be told) makes any 0 only if nobody has
+     * one: then nothing runs but MPI_COMM_WORLD's here anyway. */
+    if (rc == MPI_SUCCESS && any != 0) {
+        int ok = n >= 0, low = 0;
+        rc = PMPI_Allreduce(&ok, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS && low)
+            rc = colls_agree(mine, n, &everything);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (everything)
+        base_debug("ckpt", "rank %d: the nonblocking collectives of %d "
+                   "communicators run to their end at the cut",
+                   mpi.world_rank, n);
+    return mpi_wait_until(colls_done, &everything);
 }
 
 /* One unexpected message of MPI_COMM_WORLD or MPI_COMM_SELF, as
@@ -1305,11 +1471,10 @@ int PMPIX_Checkpoint(MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "a rank died or MPI_COMM_WORLD was "
                          "revoked");
-    rc = finish_world_colls();
+    rc = finish_colls();
     if (rc != MPI_SUCCESS)
-        return mpi_error(comm, rc, fn, "a nonblocking collective of "
-                         "MPI_COMM_WORLD started before the checkpoint "
-                         "failed");
+        return mpi_error(comm, rc, fn, "a nonblocking collective started "
+                         "before the checkpoint failed");
     rc = private_comm(&c);
     if (rc != MPI_SUCCESS)
         return mpi_error(comm, rc, fn, "cannot duplicate MPI_COMM_WORLD");

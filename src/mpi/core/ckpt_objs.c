@@ -56,6 +56,9 @@ static int is_obj(uint32_t kind)
  * message is at its receiver, unmatched: it waits for the ack, which the
  * receiver's image owes it (ckpt.c, CK_MSG_SYNC). */
 #define REQ_SYNC_OUT 16
+/* A nonblocking collective's, completed at the cut (ckpt.c runs them to
+ * their end there) and not yet waited for. */
+#define REQ_COLL 32
 typedef struct cko_req {
     uint64_t comm, dt;
     int64_t count;
@@ -460,8 +463,10 @@ static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
 {
     MPI_Comm c = r->comm;
     MPI_Datatype t = r->dt;
+    int coll = r->kind == MPI_REQ_COLL && mpi_coll_req_is_sched(r) &&
+               !r->persistent && mpi_req_is_done(r);
 
-    if ((r->kind != MPI_REQ_RECV && r->kind != MPI_REQ_SEND) ||
+    if ((r->kind != MPI_REQ_RECV && r->kind != MPI_REQ_SEND && !coll) ||
         r->ctx_off != 0 || r->user_freed || r->bsend_block != NULL ||
         c == NULL || !mpi_comm_ok(c) ||
         c->is_inter || comm_skipped(c, skip_ctx) ||
@@ -486,7 +491,7 @@ static int req_carried(MPI_Request r, uint32_t skip_ctx, cko_req_t *rec,
     *flags = (r->persistent ? REQ_PERSISTENT : 0) |
              (posted ? REQ_POSTED : 0) |
              (r->kind == MPI_REQ_SEND ? REQ_SEND : 0) | (done ? REQ_DONE : 0) |
-             (sync_out ? REQ_SYNC_OUT : 0);
+             (sync_out ? REQ_SYNC_OUT : 0) | (coll ? REQ_COLL : 0);
     if (done || (sync_out && !r->persistent)) {
         rec->st_source = r->status.MPI_SOURCE;
         rec->st_tag = r->status.MPI_TAG;
@@ -1058,8 +1063,9 @@ static void put_back_reqs(void)
                              .shoal_cancelled = q.st_cancelled,
                              .shoal_count = q.st_count};
             mpi_req_placing = 1;
-            r = mpi_req_done_again((h->n & REQ_SEND) ? MPI_REQ_SEND
-                                                     : MPI_REQ_RECV,
+            r = mpi_req_done_again((h->n & REQ_COLL)   ? MPI_REQ_COLL
+                                   : (h->n & REQ_SEND) ? MPI_REQ_SEND
+                                                       : MPI_REQ_RECV,
                                    c, q.dt != 0 ? t : NULL, &st);
             mpi_req_placing = 0;
             if (r == NULL)

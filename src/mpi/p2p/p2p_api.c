@@ -605,6 +605,11 @@ static int isendrecv_any(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
     return MPI_SUCCESS;
 }
 
+int mpi_req_is_isendrecv(const struct shoal_mpi_request *r)
+{
+    return r->poll_fn == isendrecv_poll;
+}
+
 static int isendrecv_checked(const void *sbuf, MPI_Count scount,
                              MPI_Datatype sdt, int dest, int stag, void *rbuf,
                              MPI_Count rcount, MPI_Datatype rdt, int source,

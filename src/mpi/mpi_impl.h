@@ -528,6 +528,10 @@ struct shoal_mpi_request {
  * MPI_Isendrecv's, point-to-point (p2p_api.c). */
 int mpi_coll_req_is_sched(const struct shoal_mpi_request *r);
 int mpi_req_is_isendrecv(const struct shoal_mpi_request *r);
+/* A generalized request's functions and extra state, as the program gave
+ * them to MPI_Grequest_start (1), or 0 when r is not one (request.c). */
+int mpi_req_greq_fns(const struct shoal_mpi_request *r, uint64_t *query,
+                     uint64_t *free_fn, uint64_t *cancel, uint64_t *state);
 
 /* Allocate a request (from a pool) of kind; released by mpi_req_free. */
 MPI_Request mpi_req_alloc(int kind, MPI_Comm comm);

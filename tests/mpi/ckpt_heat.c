@@ -130,6 +130,35 @@ static MPI_Request ss_req = MPI_REQUEST_NULL;
  * registered, waited for after it. */
 static MPI_Request dsum_req = MPI_REQUEST_NULL;
 static int dsum, dsum_in;
+/* ... and a generalized request started before the checkpoint and
+ * completed by the program after it; its handle and extra state
+ * registered, its query function puts the state in the status's tag. */
+static MPI_Request gr_req = MPI_REQUEST_NULL;
+static int gr_state, gr_frees;
+
+static int gr_query(void *st, MPI_Status *s)
+{
+    s->MPI_SOURCE = MPI_UNDEFINED;
+    s->MPI_TAG = *(int *)st;
+    s->MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements(s, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(s, 0);
+    return MPI_SUCCESS;
+}
+
+static int gr_free(void *st)
+{
+    (void)st;
+    gr_frees++;
+    return MPI_SUCCESS;
+}
+
+static int gr_cancel(void *st, int complete)
+{
+    (void)st, (void)complete;
+    return MPI_SUCCESS;
+}
+
 /* ... and an info object with two keys, its handle registered. */
 static MPI_Info kept_info = MPI_INFO_NULL;
 static int errh_calls, op_calls;
@@ -302,6 +331,10 @@ static void extras_out(int it, int rank, int right)
         int ss[2] = {it, rank + 300};
         check("issend across", MPI_Issend(ss, 2, MPI_INT, right, 12, dup_c,
                                           &ss_req));
+        gr_state = it * 7 + rank;
+        check("grequest start", MPI_Grequest_start(gr_query, gr_free,
+                                                   gr_cancel, &gr_state,
+                                                   &gr_req));
         dsum_in = it * 10 + rank;
         dsum = -1;
         check("iallreduce on the duplicate",
@@ -359,6 +392,18 @@ static void extras_in(int it, int rank, int left)
             die("the receive posted across the checkpoint", MPI_ERR_OTHER);
         if (left == MPI_PROC_NULL && pst.MPI_SOURCE != MPI_PROC_NULL)
             die("the status of the receive completed before the checkpoint",
+                MPI_ERR_OTHER);
+        int gflag = 1, frees = gr_frees;
+        MPI_Status gst;
+        check("test the generalized request", MPI_Test(&gr_req, &gflag,
+                                                       MPI_STATUS_IGNORE));
+        if (gflag)
+            die("a generalized request completed by nobody", MPI_ERR_OTHER);
+        check("grequest complete", MPI_Grequest_complete(gr_req));
+        check("wait for the generalized request", MPI_Wait(&gr_req, &gst));
+        if (gst.MPI_TAG != it * 7 + rank || gr_frees != frees + 1 ||
+            gr_req != MPI_REQUEST_NULL)
+            die("the generalized request across the checkpoint",
                 MPI_ERR_OTHER);
         check("wait for the iallreduce on the duplicate",
               MPI_Wait(&dsum_req, MPI_STATUS_IGNORE));
@@ -505,6 +550,10 @@ int main(int argc, char **argv)
               MPIX_Checkpoint_register(&kept_info, sizeof(kept_info)));
         check("register iallreduce",
               MPIX_Checkpoint_register(&dsum_req, sizeof(dsum_req)));
+        check("register grequest",
+              MPIX_Checkpoint_register(&gr_req, sizeof(gr_req)));
+        check("register grequest's state",
+              MPIX_Checkpoint_register(&gr_state, sizeof(gr_state)));
         check("register iallreduce's result",
               MPIX_Checkpoint_register(&dsum, sizeof(dsum)));
     }

@@ -59,6 +59,9 @@ static int is_obj(uint32_t kind)
 /* A nonblocking collective's, completed at the cut (ckpt.c runs them to
  * their end there) and not yet waited for. */
 #define REQ_COLL 32
+/* A generalized request (MPI_Grequest_start), completed or not: its
+ * functions and extra state follow the cko_req_t (cko_greq_t). */
+#define REQ_GREQ 64
 typedef struct cko_req {
     uint64_t comm, dt;
     int64_t count;
@@ -67,6 +70,10 @@ typedef struct cko_req {
     int32_t st_source, st_tag, st_error, st_cancelled;
     int64_t st_count;
 } cko_req_t;
+
+typedef struct cko_greq {
+    uint64_t query, free, cancel, state;
+} cko_greq_t;
 
 /* An info object (head.n: its pairs): per pair, the key's and the
  * value's lengths, then the key's and the value's bytes (no NULs); the
@@ -538,11 +545,36 @@ long ckpt_objs_posted(uint32_t skip_ctx)
     return n;
 }
 
+/* A generalized request, as MPI_Grequest_start made it (request.c). */
+static void put_greq(wbuf_t *b, MPI_Request r)
+{
+    cko_greq_t g;
+    cko_req_t rec = {.region = -1};
+
+    if (r->user_freed || !mpi_req_greq_fns(r, &g.query, &g.free, &g.cancel,
+                                           &g.state))
+        return;
+    cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(rec) + sizeof(g));
+    if (h == NULL)
+        return;
+    *h = (cko_head_t){.kind = CKO_REQ,
+                      .len = (uint32_t)PAD8(sizeof(*h) + sizeof(rec) +
+                                            sizeof(g)),
+                      .addr = (uint64_t)(uintptr_t)r, .refs = 1,
+                      .n = REQ_GREQ | (mpi_req_is_done(r) ? REQ_DONE : 0)};
+    memcpy(h + 1, &rec, sizeof(rec));
+    memcpy((uint8_t *)(h + 1) + sizeof(rec), &g, sizeof(g));
+}
+
 static void put_req(wbuf_t *b, MPI_Request r, uint32_t skip_ctx)
 {
     cko_req_t rec;
     int flags;
 
+    if (r->kind == MPI_REQ_GREQ) {
+        put_greq(b, r);
+        return;
+    }
     if (!req_carried(r, skip_ctx, &rec, &flags))
         return;
     cko_head_t *h = wb_room(b, sizeof(*h) + sizeof(rec));
@@ -936,6 +968,14 @@ static int check_req(const cko_head_t *h, char *why, size_t whylen)
         return 0;
     }
     memcpy(&q, h + 1, sizeof(q));
+    if (h->n & REQ_GREQ) {
+        if (h->len < sizeof(*h) + sizeof(q) + sizeof(cko_greq_t)) {
+            snprintf(why, whylen, "a generalized request's record is "
+                     "malformed");
+            return 0;
+        }
+        return 1;
+    }
     MPI_Comm c = req_comm(&q);
     if (c == NULL || (q.dt != 0 && dt_named(q.dt) == NULL) || q.count < 0 ||
         (q.count > 0 && q.region < 0 && !(h->n & REQ_DONE) &&
@@ -1055,7 +1095,19 @@ static void put_back_reqs(void)
                         : NULL;
         MPI_Request r = MPI_REQUEST_NULL;
         int rc = mpi_arena_place((void *)(uintptr_t)h->addr);
-        if (rc == MPI_SUCCESS && (h->n & REQ_SYNC_OUT)) {
+        if (rc == MPI_SUCCESS && (h->n & REQ_GREQ)) {
+            cko_greq_t g;
+            memcpy(&g, (const uint8_t *)(h + 1) + sizeof(q), sizeof(g));
+            mpi_req_placing = 1;
+            rc = PMPI_Grequest_start(
+                (MPI_Grequest_query_function *)(uintptr_t)g.query,
+                (MPI_Grequest_free_function *)(uintptr_t)g.free,
+                (MPI_Grequest_cancel_function *)(uintptr_t)g.cancel,
+                (void *)(uintptr_t)g.state, &r);
+            mpi_req_placing = 0;
+            if (rc == MPI_SUCCESS && (h->n & REQ_DONE))
+                mpi_req_complete(r);
+        } else if (rc == MPI_SUCCESS && (h->n & REQ_SYNC_OUT)) {
             rc = sync_out_again(h, &q, c, t, buf, &r);
         } else if (rc == MPI_SUCCESS && (h->n & REQ_DONE)) {
             MPI_Status st = {.MPI_SOURCE = q.st_source, .MPI_TAG = q.st_tag,

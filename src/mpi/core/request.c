@@ -969,6 +969,20 @@ static int greq_cancel(MPI_Request r, int complete)
     return g->cancel ? g->cancel(g->state, complete) : MPI_SUCCESS;
 }
 
+int mpi_req_greq_fns(const struct shoal_mpi_request *r, uint64_t *query,
+                     uint64_t *free_fn, uint64_t *cancel, uint64_t *state)
+{
+    const greq_t *g = r->extra;
+
+    if (r->kind != MPI_REQ_GREQ || r->free_fn != greq_free || g == NULL)
+        return 0;
+    *query = (uint64_t)(uintptr_t)g->query;
+    *free_fn = (uint64_t)(uintptr_t)g->free;
+    *cancel = (uint64_t)(uintptr_t)g->cancel;
+    *state = (uint64_t)(uintptr_t)g->state;
+    return 1;
+}
+
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn,

@@ -21,10 +21,13 @@
  * same way.  The outcome (the first failing aggregator's class) is agreed
  * by everyone.
  *
- * Off by default, as measured (docs/IO.md: on one host it was slower than
- * each rank's own list IO in 30 of 37 cases, and no rule picked the rest
- * without losers): `romio_cb_write=enable` and `romio_cb_read=enable`
- * turn it on; rank 0's hints decide for all,
+ * Used by default (romio_cb_*=automatic, io_cb_decide) only on network
+ * and cluster file systems, for views with holes and blocks under 16 KiB
+ * (reads: not sieved), as measured (docs/IO.md: on one host it was slower
+ * than each rank's own list IO in 30 of 37 cases; across namespace hosts
+ * on sshfs 2-8x faster for such views, slower for others):
+ * `romio_cb_write` and `romio_cb_read` `enable` or `disable` decide
+ * otherwise; rank 0's hints decide for all,
  * so hints that differ between ranks cannot split a collective call.
  * A domain is handled in rounds of `cb_buffer_size` bytes of file (16 MiB
  * by default), one exchange and one IO pass each, so an aggregator holds

@@ -97,7 +97,7 @@ void io_cb_decide(MPI_File fh)
      * 16 KiB (reads: and are not sieved); not for contiguous views or
      * large blocks, where each rank's own requests are already large,
      * nor on local file systems (docs/IO.md: slower on one host's page
-     * cache; across hosts on sshfs 2-8x faster for 1-4 KiB pieces and
+     * cache; across hosts on sshfs 1.3-8x faster for 1-4 KiB pieces and
      * the BT-IO-like checkpoint, slower for contiguous access, 32 KiB
      * pieces and sieved reads).
      * Every input is agreed (rank 0's hints, reductions at open and

@@ -25,7 +25,7 @@
  * and cluster file systems, for views with holes and blocks under 16 KiB
  * (reads: not sieved), as measured (docs/IO.md: on one host it was slower
  * than each rank's own list IO in 30 of 37 cases; across namespace hosts
- * on sshfs 2-8x faster for such views, slower for others):
+ * on sshfs 1.3-8x faster for such views, slower for others):
  * `romio_cb_write` and `romio_cb_read` `enable` or `disable` decide
  * otherwise; rank 0's hints decide for all,
  * so hints that differ between ranks cannot split a collective call.

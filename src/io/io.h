@@ -212,7 +212,7 @@ void io_cb_decide(MPI_File fh);
 /* Views whose blocks average under this many bytes go through the
  * aggregators by default on a network file system (measured: docs/IO.md,
  * "Collective buffering on a network file system"). */
-#define IO_CB_NETFS_SMALL (16 << 10)
+#define IO_CB_NETFS_SMALL (8 << 10)
 /* The file system of an open descriptor (io_fs.c): its statfs f_type in
  * *magic, a short name ("nfs", "fuse", "ext4", ... or "0x..."), and
  * whether it is in the list of network and cluster file systems on which

@@ -94,7 +94,7 @@ void io_cb_decide(MPI_File fh)
 {
     /* automatic: on a network or cluster file system (io_fs.c, or
      * shoal_netfs=enable) for views with holes whose blocks average under
-     * 16 KiB (reads: and are not sieved); not for contiguous views or
+     * 8 KiB (reads: and are not sieved); not for contiguous views or
      * large blocks, where each rank's own requests are already large,
      * nor on local file systems (docs/IO.md: slower on one host's page
      * cache; across hosts on sshfs 1.3-8x faster for 1-4 KiB pieces and

@@ -22,7 +22,7 @@
  * by everyone.
  *
  * Used by default (romio_cb_*=automatic, io_cb_decide) only on network
- * and cluster file systems, for views with holes and blocks under 16 KiB
+ * and cluster file systems, for views with holes and blocks under 8 KiB
  * (reads: not sieved), as measured (docs/IO.md: on one host it was slower
  * than each rank's own list IO in 30 of 37 cases; across namespace hosts
  * on sshfs 1.3-8x faster for such views, slower for others):

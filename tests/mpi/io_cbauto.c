@@ -1,7 +1,7 @@
 /*
  * Collective buffering's automatic choice (io_hints.c io_cb_decide,
  * io_fs.c): on a network or cluster file system (FUSE, NFS, Lustre, ...)
- * collective calls through a view with holes and blocks under 16 KiB go
+ * collective calls through a view with holes and blocks under 8 KiB go
  * through the aggregators (reads only where they are not sieved: blocks
  * of 1 KiB and more); on a local one (tmpfs, ext4, ...), through
  * contiguous views and views of large blocks they do not;
@@ -162,6 +162,9 @@ int main(int argc, char **argv)
     strided_view(fh, 200);
     expect_rw(fh, "disable", autocb, "200-byte blocks");
     exercise(fh, path, 2, 200);
+    /* Of 8 KiB, the bound: no longer. */
+    strided_view(fh, 8192);
+    expect_cb(fh, "disable", "8 KiB blocks");
     /* Of 32 KiB: each rank's requests are large already; never. */
     strided_view(fh, 32768);
     expect_cb(fh, "disable", "32 KiB blocks");

@@ -138,7 +138,8 @@ set_tests_properties(mp.mpi.io_rw_cb.fs.np4 PROPERTIES LABELS "mp;mpi"
                      SKIP_RETURN_CODE 77 TIMEOUT 300)
 # Collective buffering's automatic choice by file system (io_cbauto.c):
 # off on /tmp at 2 and 4 ranks; at 4 ranks on a tmpfs (off) and on a FUSE
-# file system, sshfs served by sftp-server (on, for views with holes),
+# file system, sshfs served by sftp-server (on for views of blocks under
+# 8 KiB, reads only where not sieved; off for contiguous and larger ones),
 # mounted for the run (io_netfs.sh; needs root, sshfs and /dev/fuse,
 # skips with the reason otherwise); the hints override it, every byte is
 # checked.

@@ -103,7 +103,21 @@ struct shoal_mpi_file {
     int sh_err; /* why not: an MPI error class */
     /* collective buffering (io_twophase.c), agreed at open, set_view and
      * set_info from rank 0's hints */
-    int cb_read, cb_write; /* romio_cb_read / romio_cb_write enabled */
+    int cb_read, cb_write; /* collective buffering used for reads / writes
+                              now (io_cb_decide) */
+    int cb_read_mode, cb_write_mode; /* romio_cb_read / romio_cb_write:
+                                        0 disable, 1 enable, 2 automatic */
+    int netfs_mode; /* shoal_netfs: 0 disable, 1 enable, 2 automatic */
+    int netfs_any;  /* some rank's file is on a network or cluster file
+                       system (statfs, io_fs.c; agreed at open) */
+    long fs_magic;  /* this rank's statfs f_type of the file */
+    int nolocks_any; /* some rank's file system keeps fcntl locks to
+                        its own host (FUSE, io_fs.c; agreed at open): no
+                        automatic sieving of writes */
+    int cbw_small_any, cbr_small_any; /* some rank's view has holes and
+                                         small blocks, for collective
+                                         buffering's automatic choice
+                                         (agreed, io_ds_agree) */
     int cb_nodes;          /* aggregators to use (0: one per host) */
     int cb_stripes;        /* striping_factor: aggregators when cb_nodes
                               is not given (0: not given) */
@@ -190,6 +204,21 @@ int io_hints_merge(MPI_File fh, MPI_Info info);
 
 /* Agree on the hints that change behaviour: rank 0's win (collective). */
 int io_hints_apply(MPI_File fh);
+/* Whether collective reads and writes go through the aggregators, from
+ * the agreed hints, file system and views (io_hints.c): enable or disable
+ * as hinted; automatic on a network file system when some rank's view has
+ * holes and small blocks (cbw_small_any, cbr_small_any). */
+void io_cb_decide(MPI_File fh);
+/* Views whose blocks average under this many bytes go through the
+ * aggregators by default on a network file system (measured: docs/IO.md,
+ * "Collective buffering on a network file system"). */
+#define IO_CB_NETFS_SMALL (8 << 10)
+/* The file system of an open descriptor (io_fs.c): its statfs f_type in
+ * *magic, a short name ("nfs", "fuse", "ext4", ... or "0x..."), and
+ * whether it is in the list of network and cluster file systems on which
+ * collective buffering is used by default. */
+int io_fs_kind(int fd, long *magic, const char **name, int *nolocks);
+const char *io_fs_name(long magic, int *netfs, int *nolocks);
 
 /* ---- collective buffering (io_twophase.c) -----------------------------------
  */

@@ -7,9 +7,10 @@
  * is correct for any set of views and needs no synchronization: MPI's
  * consistency rules ask the program for MPI_File_sync and a barrier before
  * one rank reads what another wrote.  With romio_cb_read/romio_cb_write
- * enabled, explicit-offset and individual-pointer collectives go through
- * two-phase collective buffering instead (io_twophase.c; the nonblocking
- * ones in the background there).  Ordered access
+ * enabled (by the hints, or by default on a network file system for views
+ * of small blocks: io_cb_decide), explicit-offset and individual-pointer
+ * collectives go through two-phase collective buffering instead
+ * (io_twophase.c; the nonblocking ones in the background there).  Ordered access
  * talks anyway: a scan of the sizes.
  *
  * A split collective does its work in _begin and keeps the byte count for

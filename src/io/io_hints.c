@@ -40,15 +40,6 @@ static long long hint_count(MPI_Info info, const char *key)
     return end != v && *end == '\0' && n > 0 ? n : 0;
 }
 
-static int hint_enabled(MPI_Info info, const char *key)
-{
-    const char *v = mpi_info_lookup(info, key);
-
-    /* "automatic" (and no hint) is off: measured slower on one host
-     * (docs/IO.md, "Collective buffering by default"). */
-    return v != NULL && strcmp(v, "enable") == 0;
-}
-
 /* enable 1, disable 0, automatic (and no hint, or another value) 2. */
 static int tristate(MPI_Info info, const char *key)
 {
@@ -62,13 +53,13 @@ static int tristate(MPI_Info info, const char *key)
 
 int io_hints_apply(MPI_File fh)
 {
-    long long v[10] = {0, 0, 0, 0, 2, 16 << 20, 2, 2, 0, 2};
+    long long v[11] = {2, 2, 0, 0, 2, 16 << 20, 2, 2, 0, 2, 2};
     int rank, rc;
 
     PMPI_Comm_rank(fh->comm, &rank);
     if (rank == 0) {
-        v[0] = hint_enabled(fh->hints, "romio_cb_read");
-        v[1] = hint_enabled(fh->hints, "romio_cb_write");
+        v[0] = tristate(fh->hints, "romio_cb_read");
+        v[1] = tristate(fh->hints, "romio_cb_write");
         v[2] = hint_count(fh->hints, "cb_nodes");
         v[3] = hint_count(fh->hints, "striping_unit");
         if (hint_count(fh->hints, "cb_buffer_size") > 0)
@@ -78,13 +69,15 @@ int io_hints_apply(MPI_File fh)
         v[7] = tristate(fh->hints, "shoal_io_uring");
         v[8] = hint_count(fh->hints, "striping_factor");
         v[9] = tristate(fh->hints, "shoal_cb_double_buffer");
+        v[10] = tristate(fh->hints, "shoal_netfs");
     }
     /* Rank 0's hints decide for everyone: a collective call never splits
      * between two paths because the ranks were given different hints. */
-    if ((rc = PMPI_Bcast(v, 10, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Bcast(v, 11, MPI_LONG_LONG, 0, fh->comm)) != MPI_SUCCESS)
         return rc;
-    fh->cb_read = (int)v[0];
-    fh->cb_write = (int)v[1];
+    fh->cb_read_mode = (int)v[0];
+    fh->cb_write_mode = (int)v[1];
+    fh->netfs_mode = (int)v[10];
     fh->cb_nodes = v[2] > INT_MAX ? INT_MAX : (int)v[2];
     fh->cb_align = v[3];
     fh->ds_read = (int)v[4];
@@ -93,7 +86,28 @@ int io_hints_apply(MPI_File fh)
     fh->uring = (int)v[7];
     fh->cb_stripes = v[8] > INT_MAX ? INT_MAX : (int)v[8];
     fh->cb_double = (int)v[9];
+    io_cb_decide(fh);
     return MPI_SUCCESS;
+}
+
+void io_cb_decide(MPI_File fh)
+{
+    /* automatic: on a network or cluster file system (io_fs.c, or
+     * shoal_netfs=enable) for views with holes whose blocks average under
+     * 8 KiB (reads: and are not sieved); not for contiguous views or
+     * large blocks, where each rank's own requests are already large,
+     * nor on local file systems (docs/IO.md: slower on one host's page
+     * cache; across hosts on sshfs 1.3-8x faster for 1-4 KiB pieces and
+     * the BT-IO-like checkpoint, slower for contiguous access, 32 KiB
+     * pieces and sieved reads).
+     * Every input is agreed (rank 0's hints, reductions at open and
+     * set_view), so every rank decides the same. */
+    int netfs = fh->netfs_mode == 2 ? fh->netfs_any : fh->netfs_mode;
+
+    fh->cb_read = fh->cb_read_mode == 1 ||
+                  (fh->cb_read_mode == 2 && netfs && fh->cbr_small_any);
+    fh->cb_write = fh->cb_write_mode == 1 ||
+                   (fh->cb_write_mode == 2 && netfs && fh->cbw_small_any);
 }
 
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
@@ -125,6 +139,26 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
         return io_error(fh, MPI_ERR_ARG, fn, "info_used is NULL");
     if ((rc = PMPI_Info_dup(fh->hints, info_used)) != MPI_SUCCESS)
         return io_error(fh, rc, fn, "could not copy the hints");
+    /* What Shoal chose, beside the hints as given: whether collective
+     * calls use the aggregators now, and the file system (this rank's
+     * name for it, and whether the ranks took it for a network one). */
+    if ((rc = PMPI_Info_set(*info_used, "shoal_cb_read_used",
+                            fh->cb_read ? "enable" : "disable")) !=
+            MPI_SUCCESS ||
+        (rc = PMPI_Info_set(*info_used, "shoal_cb_write_used",
+                            fh->cb_write ? "enable" : "disable")) !=
+            MPI_SUCCESS ||
+        (rc = PMPI_Info_set(*info_used, "shoal_fs",
+                            io_fs_name(fh->fs_magic, NULL, NULL))) !=
+            MPI_SUCCESS ||
+        (rc = PMPI_Info_set(*info_used, "shoal_netfs_used",
+                            (fh->netfs_mode == 2 ? fh->netfs_any
+                                                 : fh->netfs_mode)
+                                ? "enable"
+                                : "disable")) != MPI_SUCCESS) {
+        PMPI_Info_free(info_used);
+        return io_error(fh, rc, fn, "could not copy the hints");
+    }
     return MPI_SUCCESS;
 }
 SHOAL_MPI_WEAK(File_get_info)

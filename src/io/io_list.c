@@ -186,18 +186,31 @@ int io_sieve_on(MPI_File fh, int wr)
 
     if (wr && (fh->amode & MPI_MODE_WRONLY))
         return 0; /* the holes cannot be read */
+    if (wr && mode == 2 && fh->nolocks_any)
+        return 0; /* its locks would not keep out other hosts' writes */
     return !fh->view.dense && fh->view.nsegs > 0 &&
            (mode == 1 || (mode == 2 && fh->view.fsize / fh->view.nsegs < small));
 }
 
 int io_ds_agree(MPI_File fh)
 {
-    int mine[2] = {io_sieve_on(fh, 1), fh->view.overlap}, any[2];
-    int rc = PMPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, fh->comm);
+    /* Collective buffering's automatic choice on a network file system
+     * (io_cb_decide) wants views with holes whose blocks average under
+     * IO_CB_NETFS_SMALL bytes: for writes any such view, for reads those
+     * not sieved (measured: docs/IO.md). */
+    int small = !fh->view.dense && fh->view.nsegs > 0 &&
+                fh->view.fsize / fh->view.nsegs < IO_CB_NETFS_SMALL;
+    int mine[4] = {io_sieve_on(fh, 1), fh->view.overlap, small,
+                   small && !io_sieve_on(fh, 0)},
+        any[4];
+    int rc = PMPI_Allreduce(mine, any, 4, MPI_INT, MPI_MAX, fh->comm);
 
     if (rc == MPI_SUCCESS) {
         fh->ds_any = any[0];
         fh->ov_any = any[1];
+        fh->cbw_small_any = any[2];
+        fh->cbr_small_any = any[3];
+        io_cb_decide(fh);
     }
     return rc;
 }

@@ -150,6 +150,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     MPI_Comm dup = MPI_COMM_NULL;
     int lc = MPI_SUCCESS, rank, rc, fd = -1, created = 0, err = 0;
     int agree[3], all[3];
+    long fs_magic;
+    const char *fs_name;
     long long first[2]; /* rank 0's class and file size */
     MPI_Offset size = 0;
     MPI_File f;
@@ -279,8 +281,15 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     }
     if (lc == MPI_SUCCESS && (lc = io_view_default(&f->view)) != MPI_SUCCESS)
         PMPI_Info_free(&f->hints);
-    /* Out of memory anywhere fails the open everywhere. */
-    rc = PMPI_Allreduce(&lc, &all[0], 1, MPI_INT, MPI_MAX, dup);
+    /* Out of memory anywhere fails the open everywhere.  The same
+     * reduction agrees on the file system: if any rank's file is on a
+     * network or cluster file system (io_fs.c), every rank takes it so,
+     * for collective buffering's automatic choice (ranks on the file
+     * server's host may see a local file system); and if any rank's
+     * locks stay on its host (FUSE), no rank sieves writes by default. */
+    agree[0] = lc;
+    agree[1] = io_fs_kind(fd, &fs_magic, &fs_name, &agree[2]);
+    rc = PMPI_Allreduce(agree, all, 3, MPI_INT, MPI_MAX, dup);
     if (rc != MPI_SUCCESS || all[0] != MPI_SUCCESS) {
         if (f != NULL) {
             if (f->hints != NULL)
@@ -308,6 +317,11 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
     f->ds_write = 2;
     f->ds_any = 0;
     f->ov_any = 0;
+    f->cbw_small_any = 0;
+    f->cbr_small_any = 0;
+    f->netfs_any = all[1];
+    f->nolocks_any = all[2];
+    f->fs_magic = fs_magic;
     io_shared_open(f, f->pos);
     /* Collective buffering: the aggregators, and rank 0's hints. */
     lc = io_twophase_setup(f);

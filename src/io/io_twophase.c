@@ -21,10 +21,13 @@
  * same way.  The outcome (the first failing aggregator's class) is agreed
  * by everyone.
  *
- * Off by default, as measured (docs/IO.md: on one host it was slower than
- * each rank's own list IO in 30 of 37 cases, and no rule picked the rest
- * without losers): `romio_cb_write=enable` and `romio_cb_read=enable`
- * turn it on; rank 0's hints decide for all,
+ * Used by default (romio_cb_*=automatic, io_cb_decide) only on network
+ * and cluster file systems, for views with holes and blocks under 8 KiB
+ * (reads: not sieved), as measured (docs/IO.md: on one host it was slower
+ * than each rank's own list IO in 30 of 37 cases; across namespace hosts
+ * on sshfs 1.3-8x faster for such views, slower for others):
+ * `romio_cb_write` and `romio_cb_read` `enable` or `disable` decide
+ * otherwise; rank 0's hints decide for all,
  * so hints that differ between ranks cannot split a collective call.
  * A domain is handled in rounds of `cb_buffer_size` bytes of file (16 MiB
  * by default), one exchange and one IO pass each, so an aggregator holds
@@ -237,7 +240,7 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     int P, me, rc = MPI_SUCCESS, err = 0, lc, all, A;
     MPI_Count bytes = count * dt->size, nblk = 0, nsp = 0;
     blk_t *mine = NULL;
-    long long range[2], grange[2], fd_size, gmin, sub, nrounds;
+    long long range[2], grange[2], fd_size, gmin, sub, nrounds, fsize = -1;
     long long *scnt = NULL, *rcnt = NULL; /* per rank: blocks, bytes */
     int *sbc = NULL, *sbd = NULL, *rbc = NULL, *rbd = NULL, dbl;
     spiece_t *sp = NULL;
@@ -531,9 +534,21 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
     slot_wait(&slot[0], &err);
     slot_wait(&slot[1], &err);
     lc = err ? io_errno_class(err) : MPI_SUCCESS;
-    if ((rc = PMPI_Allreduce(&lc, &all, 1, MPI_INT, MPI_MAX, fh->comm)) !=
-        MPI_SUCCESS)
-        goto out;
+    {
+        /* The outcome, and (reads) the file's size: the largest any rank
+         * sees.  On a network file system a client's size may be stale
+         * (sshfs, NFS attribute caches): a rank whose host wrote nothing
+         * of the file may still see it empty. */
+        long long ov[2] = {lc, -1}, og[2];
+        struct stat st;
+        if (!wr && fstat(fh->fd, &st) == 0)
+            ov[1] = (long long)st.st_size;
+        if ((rc = PMPI_Allreduce(ov, og, 2, MPI_LONG_LONG, MPI_MAX,
+                                 fh->comm)) != MPI_SUCCESS)
+            goto out;
+        all = (int)og[0];
+        fsize = og[1];
+    }
     if (all != MPI_SUCCESS) {
         rc = all;
         *err_p = err ? err : EIO;
@@ -544,12 +559,12 @@ int io_twophase_rw(MPI_File fh, int wr, MPI_Offset pos, void *buf,
         goto out;
     }
     {
-        /* What exists: the stream bytes before the end of the file. */
-        struct stat st;
+        /* What exists: the stream bytes before the end of the file (its
+         * size agreed above). */
         MPI_Count have = bytes;
-        if (fstat(fh->fd, &st) == 0) {
+        if (fsize >= 0) {
             MPI_Offset before =
-                io_view_stream_before(&fh->view, (MPI_Offset)st.st_size);
+                io_view_stream_before(&fh->view, (MPI_Offset)fsize);
             have = before - pos;
             if (have < 0)
                 have = 0;
@@ -730,8 +745,9 @@ typedef struct io_tpnb {
     int nsends, capsends;
     MPI_Request *backs; /* reads: data coming back (waited at the end) */
     int nbacks, capbacks;
-    long long *ends;    /* P: outcomes */
-    long long myend;
+    long long *ends;    /* P x 2: outcomes, and (reads) file sizes */
+    long long myend[2]; /* my outcome, my fstat size (reads; -1) */
+    long long fsize;    /* the file's size, the largest any rank saw */
     int lc;  /* the worst local class so far */
     int err; /* errno of a failed IO */
     /* A representation that converts: esz stream bytes per element of dt
@@ -1105,11 +1121,16 @@ static int nb_round_over(io_tpnb_t *o, nb_slot_t *t)
 /* The outcome of a finished access (every rank agrees on o->rc). */
 static void nb_finish(io_tpnb_t *o)
 {
-    long long all = o->myend;
+    long long all = o->myend[0];
 
+    o->fsize = o->myend[1];
     for (int r = 0; r < o->P; r++)
-        if (r != o->me && o->ends[r] > all)
-            all = o->ends[r];
+        if (r != o->me) {
+            if (o->ends[2 * r] > all)
+                all = o->ends[2 * r];
+            if (o->ends[2 * r + 1] > o->fsize)
+                o->fsize = o->ends[2 * r + 1];
+        }
     o->rc = (int)all;
     if (o->rc != MPI_SUCCESS) {
         if (o->err == 0)
@@ -1119,7 +1140,7 @@ static void nb_finish(io_tpnb_t *o)
                  "aggregators: %s%s",
                  o->fh->path, o->wr ? "writing" : "reading",
                  (long long)o->bytes, (long long)o->pos, strerror(o->err),
-                 o->myend != MPI_SUCCESS ? "" : " (on another rank)");
+                 o->myend[0] != MPI_SUCCESS ? "" : " (on another rank)");
         return;
     }
     if (o->wr) {
@@ -1128,11 +1149,10 @@ static void nb_finish(io_tpnb_t *o)
         return;
     }
     {
-        struct stat st;
         MPI_Count have = o->bytes;
-        if (fstat(o->fh->fd, &st) == 0) {
+        if (o->fsize >= 0) {
             MPI_Offset before =
-                io_view_stream_before(&o->fh->view, (MPI_Offset)st.st_size);
+                io_view_stream_before(&o->fh->view, (MPI_Offset)o->fsize);
             have = before - o->pos;
             if (have < 0)
                 have = 0;
@@ -1249,9 +1269,12 @@ static int nb_step(io_tpnb_t *o)
                 return 1;
             }
             if (g[1] == LLONG_MIN) { /* nobody moves a byte */
-                o->myend = MPI_SUCCESS;
-                for (int r = 0; r < o->P; r++)
-                    o->ends[r] = MPI_SUCCESS;
+                o->myend[0] = MPI_SUCCESS;
+                o->myend[1] = -1;
+                for (int r = 0; r < o->P; r++) {
+                    o->ends[2 * r] = MPI_SUCCESS;
+                    o->ends[2 * r + 1] = -1;
+                }
                 nb_finish(o);
                 o->state = NB_DONE;
                 return 1;
@@ -1315,11 +1338,21 @@ static int nb_step(io_tpnb_t *o)
         case NB_END:
             if (o->err != 0)
                 nb_lc(o, io_errno_class(o->err));
-            o->myend = o->lc;
+            o->myend[0] = o->lc;
+            o->myend[1] = -1;
+            if (!o->wr) {
+                /* The file's size as I see it: the largest is every
+                 * rank's (a network file system's client may see a stale
+                 * size; nb_finish, io_twophase_rw). */
+                struct stat st;
+                if (fstat(o->fh->fd, &st) == 0)
+                    o->myend[1] = (long long)st.st_size;
+            }
             for (int r = 0; r < o->P; r++)
                 if (r != o->me) {
-                    nb_recv(o, 1, &o->ends[r], 1, MPI_LONG_LONG, r, TAG_END);
-                    nb_send(o, &o->myend, 1, MPI_LONG_LONG, r, TAG_END);
+                    nb_recv(o, 1, &o->ends[2 * r], 2, MPI_LONG_LONG, r,
+                            TAG_END);
+                    nb_send(o, o->myend, 2, MPI_LONG_LONG, r, TAG_END);
                 }
             o->state = NB_ENDW;
             break;
@@ -1545,7 +1578,7 @@ static int tp_start(MPI_File fh, const char *fn, int wr, MPI_Offset pos,
     o->scnt = calloc((size_t)P, 2 * sizeof(long long));
     o->sat = calloc((size_t)P, sizeof(long long));
     o->sbd = calloc((size_t)P, sizeof(long long));
-    o->ends = calloc((size_t)P, sizeof(long long));
+    o->ends = calloc((size_t)P * 2, sizeof(long long));
     ok = o->aggs && o->agg_of && o->rng && o->scnt && o->sat && o->sbd &&
          o->ends;
     for (int i = 0; i < 2; i++) {

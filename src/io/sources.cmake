@@ -6,6 +6,7 @@ list(APPEND SHOAL_SOURCES
     io/io_coll.c
     io/io_datarep.c
     io/io_errh.c
+    io/io_fs.c
     io/io_hints.c
     io/io_indep.c
     io/io_list.c

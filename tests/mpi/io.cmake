@@ -136,3 +136,27 @@ add_test(NAME mp.mpi.io_rw_cb.fs.np4
                  $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_rw> cb 3 64)
 set_tests_properties(mp.mpi.io_rw_cb.fs.np4 PROPERTIES LABELS "mp;mpi"
                      SKIP_RETURN_CODE 77 TIMEOUT 300)
+# Collective buffering's automatic choice by file system (io_cbauto.c):
+# off on /tmp at 2 and 4 ranks; at 4 ranks on a tmpfs (off) and on a FUSE
+# file system, sshfs served by sftp-server (on for views of blocks under
+# 8 KiB, reads only where not sieved; off for contiguous and larger ones),
+# mounted for the run (io_netfs.sh; needs root, sshfs and /dev/fuse,
+# skips with the reason otherwise); the hints override it, every byte is
+# checked.
+shoal_mpi_test(io_cbauto SOURCES io_cbauto.c NP 2 4 ARGS local)
+add_test(NAME mp.mpi.io_cbauto.netfs.np4
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_netfs.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_cbauto> 4)
+set_tests_properties(mp.mpi.io_cbauto.netfs.np4 PROPERTIES LABELS "mp;mpi"
+                     SKIP_RETURN_CODE 77 TIMEOUT 120)
+# The same across two namespace hosts that see the directory differently
+# (io_netfs_hosts.sh, bench/io/netfs.sh: a file server with sshd whose
+# ranks see a local file system, a client that mounts it with sshfs): the
+# ranks must agree on collective buffering.  Needs root, ip netns, sshd,
+# sshfs and /dev/fuse; skips with the reason otherwise.
+add_test(NAME multihost.mpi_io_netfs
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/io_netfs_hosts.sh
+                 $<TARGET_FILE:shoalrun> $<TARGET_FILE:mpi_io_cbauto>)
+set_tests_properties(multihost.mpi_io_netfs PROPERTIES
+                     LABELS "launcher;multihost" SKIP_RETURN_CODE 77
+                     TIMEOUT 120 RUN_SERIAL TRUE)

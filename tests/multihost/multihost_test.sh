@@ -1134,8 +1134,11 @@ mpi_ft_partition)
     done
     ! grep -Eq "rank [0-3] is taken for dead|^shoal\[[0-9]\] WARN am: rank [0-3] failed|taken for dead by" "$tmp/err" ||
         fail "a rank of the side that stays was given up"
-    grep -Eq "^shoal\[[23]\] WARN am: rank [45] unreachable: .*accused to the launcher" "$tmp/err" ||
-        fail "no rank of h1 accused a rank of h2"
+    # (Which side's wires give up first is timing: the launcher may
+    # decide on the first accusations, of either side, before the other
+    # side's come.)
+    grep -Eq "^shoal\[[23]\] WARN am: rank [45] unreachable: .*accused to the launcher|^shoal\[[45]\] WARN am: rank [23] unreachable: .*accused to the launcher" "$tmp/err" ||
+        fail "no rank accused a rank across the cut"
     nothing_left 8000
     ;;
 hydra_ft)

@@ -9,12 +9,17 @@
  * across the cut that talked does so within about one beat of the ring
  * of watches; so the launcher gathers what comes within a window
  * (SHOAL_FT_TIMEOUT / 2, at least 100 ms, at most 2 s) of the first open
- * accusation, then takes for dead a smallest set of ranks that leaves no
- * accuser and accused both alive: greedily, the rank in the most open
- * accusations first; on a tie, the one of the host in more of them, then
- * of the higher node of the daemon tree (so the launcher's side stays,
- * and two windows about the same cut pick the same side), then the
- * higher rank.  Each is told to every rank as dead (cmd=shoal-ft-dead,
+ * accusation, then takes for dead a set of ranks that leaves no accuser
+ * and accused both alive, host by host: a link is cut between hosts, and
+ * every pair of ranks across it gives each other up sooner or later, so
+ * one window may hold any part of them.  Greedily, a rank of the host in
+ * the most open accusations first (the host on the far side of the most
+ * cut links); on a tie, of the host later in the daemon tree (so the
+ * launcher's side stays, and two windows about the same cut pick the
+ * same side); within the host, the rank in the most accusations, then
+ * the higher rank.  So a cut between two hosts ends the ranks of one of
+ * them that are in accusations, whichever of its pairs the window saw,
+ * and a rank whose own connections failed, alone, goes alone.  Each is told to every rank as dead (cmd=shoal-ft-dead,
  * job_ft_notify) and killed (here, or by its host's daemon: CONDEMN),
  * so it cannot go on as a member the others gave up; its end is then
  * reported as any other.  Accusations by or of a rank already dead or
@@ -129,12 +134,12 @@ static int worse(const job_t *job, const int *deg, const int *node_deg,
 {
     int na = node_of(job, a), nb = node_of(job, b);
 
-    if (deg[a] != deg[b])
-        return deg[a] > deg[b];
     if (node_deg[na] != node_deg[nb])
         return node_deg[na] > node_deg[nb];
     if (na != nb)
         return na > nb;
+    if (deg[a] != deg[b])
+        return deg[a] > deg[b];
     return a > b;
 }
 

@@ -252,10 +252,16 @@ void job_report_exit(job_t *job, rank_t *r, pid_t pid, int status, int pmi)
      * and Open MPI's ULFM go on too). */
     int died_early = !finalized && (pmi & SHOALRUN_PMI_INITIALIZED) &&
                      sig == 0 && code != 0 && base_cfg.FT;
-    if (((pmi & SHOALRUN_PMI_EXPENDABLE) || r->expendable) &&
+    /* A rank the launcher took for dead on an accusation (ft_accuse.c)
+     * was told dead to every rank when it was condemned: its end, which
+     * may come after every survivor has finished, is no failure of the
+     * job's. */
+    int condemned = r->condemned && base_cfg.FT;
+    if (((pmi & SHOALRUN_PMI_EXPENDABLE) || r->expendable || condemned) &&
         !job->stopping && !job->failed &&
-        (((sig != 0 || died_early) && job->nalive > 0) || early)) {
-        if (base_cfg.FT)
+        (((sig != 0 || died_early) && (job->nalive > 0 || condemned)) ||
+         early)) {
+        if (base_cfg.FT && !condemned)
             job_ft_notify(job, r->rank);
         if (sig != 0 && base_cfg.FT)
             shoalrun_say("rank %d (pid %ld)%s was killed by signal %d (%s); "

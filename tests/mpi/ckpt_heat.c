@@ -805,6 +805,7 @@ int main(int argc, char **argv)
         check("free keyval", MPI_Comm_free_keyval(&comm_kv));
         check("free keyval", MPI_Type_free_keyval(&type_kv));
         check("op free", MPI_Op_free(&sum_op));
+        check("info free", MPI_Info_free(&kept_info));
         /* after a restart too: the duplicate's and MPI_COMM_WORLD's */
         if (deletes < 2)
             die("the delete callbacks", MPI_ERR_KEYVAL);

@@ -10,8 +10,8 @@
  * Instead the rank accuses the peer to the launcher ("shoal-ft-accuse
  * rank=R" up the daemon tree) and holds it as suspect: not dead, not told
  * about.  The launcher, which every host still reaches, gathers the
- * accusations of a short while, takes for dead a smallest set of ranks
- * that leaves no accuser and accused both alive (tools/shoalrun/
+ * accusations of a short while, takes for dead a set of ranks, host by
+ * host, that leaves no accuser and accused both alive (tools/shoalrun/
  * ft_accuse.c), kills them and tells every rank (cmd=shoal-ft-dead), the
  * way it tells any death.  A suspect's death is then taken from the
  * launcher, like any other; a rank the launcher chose instead is killed.
